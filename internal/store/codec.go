@@ -1,0 +1,157 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+)
+
+// Encodings of stored data.
+const (
+	encRaw     = 0 // data as is
+	encZstd    = 1 // zstd frame
+	encChunked = 2 // blobs only: concatenated 32-byte chunk ids
+)
+
+var (
+	encOnce sync.Once
+	encoder *zstd.Encoder
+	decoder *zstd.Decoder
+)
+
+func codecs() (*zstd.Encoder, *zstd.Decoder) {
+	encOnce.Do(func() {
+		var err error
+		encoder, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
+			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			panic(err)
+		}
+		decoder, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			panic(err)
+		}
+	})
+	return encoder, decoder
+}
+
+// compress returns data's stored form: zstd when that saves at least 1/16,
+// raw otherwise.
+func compress(data []byte) (enc int, out []byte) {
+	if len(data) < 64 {
+		return encRaw, data
+	}
+	e, _ := codecs()
+	c := e.EncodeAll(data, make([]byte, 0, len(data)/2))
+	if len(c) >= len(data)-len(data)/16 {
+		return encRaw, data
+	}
+	return encZstd, c
+}
+
+// decompress inverts compress. size is the expected decoded length.
+func decompress(enc int, data []byte, size int64) ([]byte, error) {
+	switch enc {
+	case encRaw:
+		return data, nil
+	case encZstd:
+		_, d := codecs()
+		out, err := d.DecodeAll(data, make([]byte, 0, size))
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %v", err)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown encoding %d", enc)
+}
+
+// Content-defined chunking (FastCDC-style gear hash). Boundaries depend only
+// on content, so an edit in a large file changes only the chunks around it.
+// The gear table is generated from a fixed seed and must never change
+// (changing it would only lose deduplication, never correctness).
+const (
+	// ChunkThreshold: blobs at least this large are stored in chunks.
+	ChunkThreshold = 4 << 20
+	chunkMin       = 256 << 10
+	chunkAvg       = 1 << 20
+	chunkMax       = 4 << 20
+	maskS          = (1 << 22) - 1 // harder to match below avg
+	maskL          = (1 << 18) - 1 // easier to match above avg
+)
+
+var gear = func() (g [256]uint64) {
+	r := rand.New(rand.NewPCG(0x636b7074, 0x63646331)) // "ckpt", "cdc1"
+	for i := range g {
+		g[i] = r.Uint64()
+	}
+	return
+}()
+
+// chunkBoundary returns the length of the first chunk of data. If data is
+// shorter than chunkMax and no boundary is found, it returns -1 unless final.
+func chunkBoundary(data []byte, final bool) int {
+	n := len(data)
+	if n <= chunkMin {
+		if final {
+			return n
+		}
+		return -1
+	}
+	limit := n
+	if limit > chunkMax {
+		limit = chunkMax
+	}
+	var h uint64
+	i := chunkMin
+	normal := chunkAvg
+	if normal > limit {
+		normal = limit
+	}
+	for ; i < normal; i++ {
+		h = (h << 1) + gear[data[i]]
+		if h&maskS == 0 {
+			return i + 1
+		}
+	}
+	for ; i < limit; i++ {
+		h = (h << 1) + gear[data[i]]
+		if h&maskL == 0 {
+			return i + 1
+		}
+	}
+	if limit == chunkMax || final {
+		return limit
+	}
+	return -1
+}
+
+// chunkList encodes chunk ids and sizes of a chunked blob.
+func encodeChunkList(ids []object.ID, sizes []int64) []byte {
+	b := make([]byte, 0, len(ids)*40)
+	for i, id := range ids {
+		b = append(b, id[:]...)
+		b = binary.BigEndian.AppendUint64(b, uint64(sizes[i]))
+	}
+	return b
+}
+
+func decodeChunkList(b []byte) ([]object.ID, []int64, error) {
+	if len(b)%40 != 0 {
+		return nil, nil, fmt.Errorf("chunk list length %d", len(b))
+	}
+	n := len(b) / 40
+	ids := make([]object.ID, n)
+	sizes := make([]int64, n)
+	for i := range n {
+		copy(ids[i][:], b[i*40:])
+		sizes[i] = int64(binary.BigEndian.Uint64(b[i*40+32:]))
+	}
+	return ids, sizes, nil
+}
+
+func sum(b []byte) object.ID { return sha256.Sum256(b) }

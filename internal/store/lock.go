@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileLock is an inter-process exclusive lock (flock) on a file in the store
+// directory. The kernel releases it when the holder dies, so a crashed
+// process never leaves the store locked. The file holds the holder's pid and
+// command for the "waiting for" message.
+type fileLock struct {
+	path string
+	mu   sync.Mutex // serializes holders within this process
+}
+
+func newFileLock(path string) *fileLock { return &fileLock{path: path} }
+
+func (l *fileLock) acquire(ctx context.Context, timeout time.Duration, waiting func(string)) (func(), error) {
+	deadline := time.Now().Add(timeout)
+	// In-process first.
+	got := make(chan struct{})
+	go func() { l.mu.Lock(); close(got) }()
+	select {
+	case <-got:
+	case <-ctx.Done():
+		go func() { <-got; l.mu.Unlock() }()
+		return nil, ctx.Err()
+	}
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("open lock %s: %w", l.path, err)
+	}
+	told := false
+	delay := 2 * time.Millisecond
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			f.Close()
+			l.mu.Unlock()
+			return nil, fmt.Errorf("lock %s: %w", l.path, err)
+		}
+		if time.Now().After(deadline) {
+			holder := readHolder(l.path)
+			f.Close()
+			l.mu.Unlock()
+			return nil, &LockedError{Path: l.path, Holder: holder, Waited: timeout}
+		}
+		if !told && waiting != nil && delay >= 100*time.Millisecond {
+			waiting(readHolder(l.path))
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			l.mu.Unlock()
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		if delay < 100*time.Millisecond {
+			delay *= 2
+		}
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+" "+strings.Join(os.Args, " ")+"\n"), 0)
+	return func() {
+		f.Truncate(0)
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+		l.mu.Unlock()
+	}, nil
+}
+
+func readHolder(path string) string {
+	b, _ := os.ReadFile(path)
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "another process"
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return "pid " + s
+}
+
+// LockedError: the lock was not free before the timeout. Wraps ErrLocked.
+type LockedError struct {
+	Path   string
+	Holder string
+	Waited time.Duration
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("store is locked by %s (waited %s for %s)", e.Holder, e.Waited.Round(time.Millisecond), e.Path)
+}
+
+// Unwrap returns ErrLocked.
+func (e *LockedError) Unwrap() error { return ErrLocked }

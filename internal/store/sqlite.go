@@ -1,0 +1,826 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DBName is the database file inside a store directory.
+const DBName = "ckpt.db"
+
+const schemaVersion = "1"
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (
+	id BLOB NOT NULL UNIQUE, size INTEGER NOT NULL, enc INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+	id BLOB NOT NULL UNIQUE, size INTEGER NOT NULL, enc INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS trees (
+	id BLOB NOT NULL UNIQUE, enc INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoints (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	id BLOB NOT NULL UNIQUE,
+	data BLOB NOT NULL,
+	time INTEGER NOT NULL,
+	kind TEXT NOT NULL,
+	tree BLOB NOT NULL,
+	added INTEGER NOT NULL, modified INTEGER NOT NULL, deleted INTEGER NOT NULL,
+	files INTEGER NOT NULL, bytes INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS refs (
+	name TEXT PRIMARY KEY, id BLOB NOT NULL, symbolic TEXT NOT NULL DEFAULT '',
+	time INTEGER NOT NULL, expires INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS ops (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, kind TEXT NOT NULL,
+	before BLOB, after BLOB, target INTEGER NOT NULL DEFAULT 0, checkpoint BLOB,
+	detail TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS journal (
+	id INTEGER PRIMARY KEY CHECK (id = 1), kind TEXT NOT NULL, data BLOB NOT NULL, time INTEGER NOT NULL);
+`
+
+// SQLite is the native store: one SQLite database in WAL mode.
+type SQLite struct {
+	dir  string
+	db   *sql.DB
+	lock *fileLock
+}
+
+var _ Store = (*SQLite)(nil)
+
+// OpenSQLite opens (creating if needed) the store in dir for workspace.
+// A store created for another workspace is refused.
+func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create store %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, DBName)
+	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(120000)" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(0)" +
+		"&_pragma=cache_size(-8000)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(4)
+	s := &SQLite{dir: dir, db: db, lock: newFileLock(filepath.Join(dir, "lock"))}
+	if err := s.init(ctx, workspace); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *SQLite) init(ctx context.Context, workspace string) error {
+	// Probe writability of the directory first for a clear error.
+	if f, err := os.CreateTemp(s.dir, ".probe-*"); err != nil {
+		return fmt.Errorf("store directory %s is not writable: %w", s.dir, unwrapPathErr(err))
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	var ver string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&ver)
+	if err == nil {
+		if ver != schemaVersion {
+			return fmt.Errorf("store %s has schema version %s; this ckpt understands %s", s.dir, ver, schemaVersion)
+		}
+		var ws string
+		if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
+			workspace != "" && ws != workspace {
+			return &WorkspaceMismatchError{Store: s.dir, Recorded: ws, Workspace: workspace}
+		}
+		return nil
+	}
+	if !isNoTable(err) && !errors.Is(err, sql.ErrNoRows) {
+		return s.wrap("open store "+s.dir, err)
+	}
+	return s.update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(schema); err != nil {
+			return err
+		}
+		var inst [8]byte
+		rand.Read(inst[:])
+		now := fmt.Sprint(time.Now().UnixNano())
+		for k, v := range map[string]string{
+			"schema": schemaVersion, "workspace": workspace, "created": now,
+			"instance": hex.EncodeToString(inst[:]), "generation": "1",
+		} {
+			if _, err := tx.Exec(`INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)`, k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// WorkspaceMismatchError: the store belongs to another workspace.
+type WorkspaceMismatchError struct{ Store, Recorded, Workspace string }
+
+func (e *WorkspaceMismatchError) Error() string {
+	return fmt.Sprintf("store %s belongs to workspace %s, not %s", e.Store, e.Recorded, e.Workspace)
+}
+
+func isNoTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// wrap turns SQLite corruption codes into CorruptError and busy into ErrLocked.
+func (s *SQLite) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return &CorruptError{Kind: "database", Detail: fmt.Sprintf("%s: %s", filepath.Join(s.dir, DBName), se.Error())}
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%s: %w: %v", op, ErrLocked, se)
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+func (s *SQLite) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("begin transaction", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("commit", err)
+	}
+	return nil
+}
+
+// Dir returns the store directory.
+func (s *SQLite) Dir() string { return s.dir }
+
+// Close closes the database.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+// Info describes the store.
+func (s *SQLite) Info(ctx context.Context) (Info, error) {
+	in := Info{Backend: "sqlite", Path: s.dir}
+	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM meta`)
+	if err != nil {
+		return in, s.wrap("read store info", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return in, s.wrap("read store info", err)
+		}
+		switch k {
+		case "workspace":
+			in.Workspace = v
+		case "created":
+			var ns int64
+			fmt.Sscan(v, &ns)
+			in.Created = time.Unix(0, ns)
+		case "instance":
+			in.Instance = v
+		case "generation":
+			fmt.Sscan(v, &in.Generation)
+		}
+	}
+	for _, n := range []string{DBName, DBName + "-wal", DBName + "-shm"} {
+		if fi, err := os.Stat(filepath.Join(s.dir, n)); err == nil {
+			in.Size += fi.Size()
+		}
+	}
+	return in, s.wrap("read store info", rows.Err())
+}
+
+// Meta returns a setting.
+func (s *SQLite) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key=?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, s.wrap("read setting "+key, err)
+}
+
+// HasBlob reports whether the blob exists.
+func (s *SQLite) HasBlob(ctx context.Context, id object.ID) (bool, error) {
+	return s.has(ctx, "blobs", id)
+}
+
+// HasTree reports whether the tree exists.
+func (s *SQLite) HasTree(ctx context.Context, id object.ID) (bool, error) {
+	return s.has(ctx, "trees", id)
+}
+
+func (s *SQLite) has(ctx context.Context, table string, id object.ID) (bool, error) {
+	var one int
+	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM `+table+` WHERE id=?`, id[:]).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.wrap("look up "+table, err)
+	}
+	return true, nil
+}
+
+func (s *SQLite) readRow(ctx context.Context, table string, id object.ID) (size int64, enc int, data []byte, err error) {
+	q := `SELECT size, enc, data FROM ` + table + ` WHERE id=?`
+	if table == "trees" {
+		q = `SELECT -1, enc, data FROM trees WHERE id=?`
+	}
+	err = s.db.QueryRowContext(ctx, q, id[:]).Scan(&size, &enc, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil, &NotFoundError{Kind: strings.TrimSuffix(table, "s"), ID: id}
+	}
+	if err != nil {
+		return 0, 0, nil, s.wrap("read "+strings.TrimSuffix(table, "s")+" "+id.String(), err)
+	}
+	return size, enc, data, nil
+}
+
+// readVerified reads a blob or chunk row, decodes and verifies it.
+func (s *SQLite) readChunk(ctx context.Context, id object.ID) ([]byte, error) {
+	size, enc, data, err := s.readRow(ctx, "chunks", id)
+	if err != nil {
+		return nil, err
+	}
+	out, err := decompress(enc, data, size)
+	if err != nil || int64(len(out)) != size || sum(out) != id {
+		return nil, &CorruptError{Kind: "chunk", ID: id, Detail: "content does not match its hash"}
+	}
+	return out, nil
+}
+
+// ReadBlob returns a verified blob.
+func (s *SQLite) ReadBlob(ctx context.Context, id object.ID) ([]byte, error) {
+	size, enc, data, err := s.readRow(ctx, "blobs", id)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	if enc == encChunked {
+		ids, sizes, err := decodeChunkList(data)
+		if err != nil {
+			return nil, &CorruptError{Kind: "blob", ID: id, Detail: err.Error()}
+		}
+		out = make([]byte, 0, size)
+		for i, cid := range ids {
+			c, err := s.readChunk(ctx, cid)
+			if err != nil {
+				return nil, blobCorrupt(id, err)
+			}
+			if int64(len(c)) != sizes[i] {
+				return nil, &CorruptError{Kind: "blob", ID: id, Detail: "chunk size mismatch"}
+			}
+			out = append(out, c...)
+		}
+	} else {
+		out, err = decompress(enc, data, size)
+		if err != nil {
+			return nil, &CorruptError{Kind: "blob", ID: id, Detail: err.Error()}
+		}
+	}
+	if int64(len(out)) != size || sum(out) != id {
+		return nil, &CorruptError{Kind: "blob", ID: id, Detail: "content does not match its hash"}
+	}
+	return out, nil
+}
+
+func blobCorrupt(id object.ID, err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return &CorruptError{Kind: "blob", ID: id, Detail: "chunk " + ce.ID.String() + " does not match its hash"}
+	}
+	if errors.Is(err, ErrNotFound) {
+		return &CorruptError{Kind: "blob", ID: id, Detail: "missing " + err.Error()}
+	}
+	return err
+}
+
+// OpenBlob streams a blob, verifying as it goes.
+func (s *SQLite) OpenBlob(ctx context.Context, id object.ID) (io.ReadCloser, int64, error) {
+	size, enc, data, err := s.readRow(ctx, "blobs", id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if enc != encChunked {
+		out, err := decompress(enc, data, size)
+		if err != nil || int64(len(out)) != size || sum(out) != id {
+			return nil, 0, &CorruptError{Kind: "blob", ID: id, Detail: "content does not match its hash"}
+		}
+		return io.NopCloser(bytes.NewReader(out)), size, nil
+	}
+	ids, sizes, err := decodeChunkList(data)
+	if err != nil {
+		return nil, 0, &CorruptError{Kind: "blob", ID: id, Detail: err.Error()}
+	}
+	return newChunkReader(id, size, ids, sizes, func(cid object.ID) ([]byte, error) {
+		return s.readChunk(ctx, cid)
+	}), size, nil
+}
+
+// ReadTree returns a verified tree.
+func (s *SQLite) ReadTree(ctx context.Context, id object.ID) (*object.Tree, error) {
+	_, enc, data, err := s.readRow(ctx, "trees", id)
+	if err != nil {
+		return nil, err
+	}
+	return decodeTree(id, enc, data)
+}
+
+func decodeTree(id object.ID, enc int, data []byte) (*object.Tree, error) {
+	raw, err := decompress(enc, data, int64(len(data))*4)
+	if err != nil {
+		return nil, &CorruptError{Kind: "tree", ID: id, Detail: err.Error()}
+	}
+	if sum(raw) != id {
+		return nil, &CorruptError{Kind: "tree", ID: id, Detail: "content does not match its hash"}
+	}
+	t, err := object.DecodeTree(raw)
+	if err != nil {
+		return nil, &CorruptError{Kind: "tree", ID: id, Detail: err.Error()}
+	}
+	return t, nil
+}
+
+const cpCols = `seq, id, data, added, modified, deleted, files, bytes`
+
+func (s *SQLite) scanRecord(sc interface{ Scan(...any) error }) (*Record, error) {
+	var (
+		r    Record
+		idb  []byte
+		data []byte
+	)
+	if err := sc.Scan(&r.Seq, &idb, &data, &r.Stats.Added, &r.Stats.Modified, &r.Stats.Deleted, &r.Stats.Files, &r.Stats.Bytes); err != nil {
+		return nil, err
+	}
+	copy(r.ID[:], idb)
+	if len(idb) != 32 || sum(data) != r.ID {
+		return nil, &CorruptError{Kind: "checkpoint", ID: r.ID, Detail: "content does not match its hash"}
+	}
+	cp, err := object.DecodeCheckpoint(data)
+	if err != nil {
+		return nil, &CorruptError{Kind: "checkpoint", ID: r.ID, Detail: err.Error()}
+	}
+	r.Checkpoint = cp
+	return &r, nil
+}
+
+// Checkpoint returns a verified checkpoint.
+func (s *SQLite) Checkpoint(ctx context.Context, id object.ID) (*Record, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+cpCols+` FROM checkpoints WHERE id=?`, id[:])
+	r, err := s.scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFoundError{Kind: "checkpoint", ID: id}
+	}
+	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, s.wrap("read checkpoint "+id.String(), err)
+	}
+	return r, nil
+}
+
+// Checkpoints lists checkpoints newest first.
+func (s *SQLite) Checkpoints(ctx context.Context, f ListFilter) ([]*Record, error) {
+	q := `SELECT ` + cpCols + ` FROM checkpoints`
+	var args []any
+	if f.Kind != "" {
+		q += ` WHERE kind=?`
+		args = append(args, f.Kind)
+	}
+	q += ` ORDER BY seq DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("list checkpoints", err)
+	}
+	defer rows.Close()
+	var out []*Record
+	for rows.Next() {
+		r, err := s.scanRecord(rows)
+		if err != nil {
+			var ce *CorruptError
+			if errors.As(err, &ce) {
+				return nil, err
+			}
+			return nil, s.wrap("list checkpoints", err)
+		}
+		out = append(out, r)
+	}
+	return out, s.wrap("list checkpoints", rows.Err())
+}
+
+// FindCheckpoints resolves a hex prefix.
+func (s *SQLite) FindCheckpoints(ctx context.Context, prefix string, limit int) ([]object.ID, error) {
+	lo, hi, ok := prefixRange(prefix)
+	if !ok {
+		return nil, nil
+	}
+	q := `SELECT id FROM checkpoints WHERE id >= ?`
+	args := []any{lo}
+	if hi != nil {
+		q += ` AND id < ?`
+		args = append(args, hi)
+	}
+	q += fmt.Sprintf(` ORDER BY id LIMIT %d`, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("find checkpoint", err)
+	}
+	defer rows.Close()
+	var out []object.ID
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, s.wrap("find checkpoint", err)
+		}
+		var id object.ID
+		copy(id[:], b)
+		if strings.HasPrefix(id.String(), prefix) {
+			out = append(out, id)
+		}
+	}
+	return out, s.wrap("find checkpoint", rows.Err())
+}
+
+// prefixRange returns the byte range [lo, hi) of ids starting with the hex
+// prefix (hi nil: unbounded).
+func prefixRange(prefix string) (lo, hi []byte, ok bool) {
+	prefix = strings.ToLower(prefix)
+	if prefix == "" || len(prefix) > 64 {
+		return nil, nil, false
+	}
+	for _, c := range prefix {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return nil, nil, false
+		}
+	}
+	p := prefix
+	if len(p)%2 == 1 {
+		p += "0"
+	}
+	lo, _ = hex.DecodeString(p)
+	// hi = lo + 1 at the last significant nibble.
+	hiHex := []byte(prefix)
+	for i := len(hiHex) - 1; i >= 0; i-- {
+		if hiHex[i] != 'f' {
+			hiHex[i] = "0123456789abcdef"[strings.IndexByte("0123456789abcdef", hiHex[i])+1]
+			hiHex = hiHex[:i+1]
+			if len(hiHex)%2 == 1 {
+				hiHex = append(hiHex, '0')
+			}
+			hi, _ = hex.DecodeString(string(hiHex))
+			return lo, hi, true
+		}
+	}
+	return lo, nil, true
+}
+
+// Ref returns a ref.
+func (s *SQLite) Ref(ctx context.Context, name string) (Ref, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT name, id, symbolic, time, expires FROM refs WHERE name=?`, name)
+	r, err := scanRef(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Ref{}, fmt.Errorf("ref %s: %w", name, ErrNotFound)
+	}
+	return r, s.wrap("read ref "+name, err)
+}
+
+func scanRef(sc interface{ Scan(...any) error }) (Ref, error) {
+	var (
+		r        Ref
+		idb      []byte
+		t, e     int64
+		symbolic string
+	)
+	if err := sc.Scan(&r.Name, &idb, &symbolic, &t, &e); err != nil {
+		return r, err
+	}
+	copy(r.ID[:], idb)
+	r.Symbolic = symbolic
+	r.Time = time.Unix(0, t)
+	if e != 0 {
+		r.Expires = time.Unix(0, e)
+	}
+	return r, nil
+}
+
+// Refs lists refs by prefix.
+func (s *SQLite) Refs(ctx context.Context, prefix string) ([]Ref, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT name, id, symbolic, time, expires FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`, len(prefix), prefix)
+	if err != nil {
+		return nil, s.wrap("list refs", err)
+	}
+	defer rows.Close()
+	var out []Ref
+	for rows.Next() {
+		r, err := scanRef(rows)
+		if err != nil {
+			return nil, s.wrap("list refs", err)
+		}
+		out = append(out, r)
+	}
+	return out, s.wrap("list refs", rows.Err())
+}
+
+// Ops returns the op log after seq.
+func (s *SQLite) Ops(ctx context.Context, after int64) ([]Op, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, time, kind, before, after, target, checkpoint, detail FROM ops WHERE seq > ? ORDER BY seq`, after)
+	if err != nil {
+		return nil, s.wrap("read operation log", err)
+	}
+	defer rows.Close()
+	var out []Op
+	for rows.Next() {
+		var (
+			op            Op
+			t             int64
+			before, aft   []byte
+			checkpointRaw []byte
+		)
+		if err := rows.Scan(&op.Seq, &t, &op.Kind, &before, &aft, &op.Target, &checkpointRaw, &op.Detail); err != nil {
+			return nil, s.wrap("read operation log", err)
+		}
+		op.Time = time.Unix(0, t)
+		copy(op.Before[:], before)
+		copy(op.After[:], aft)
+		copy(op.Checkpoint[:], checkpointRaw)
+		out = append(out, op)
+	}
+	return out, s.wrap("read operation log", rows.Err())
+}
+
+// Journal returns the pending journal.
+func (s *SQLite) Journal(ctx context.Context) (*Journal, error) {
+	var (
+		j Journal
+		t int64
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT kind, data, time FROM journal WHERE id=1`).Scan(&j.Kind, &j.Data, &t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.wrap("read journal", err)
+	}
+	j.Time = time.Unix(0, t)
+	return &j, nil
+}
+
+// Lock takes the inter-process operation lock.
+func (s *SQLite) Lock(ctx context.Context, timeout time.Duration, waiting func(string)) (func(), error) {
+	return s.lock.acquire(ctx, timeout, waiting)
+}
+
+// Update runs fn in one transaction.
+func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("begin transaction", err)
+	}
+	t := &sqliteTx{s: s, tx: tx, ctx: ctx, blobs: map[object.ID]bool{}, trees: map[object.ID]bool{}}
+	if err := fn(t); err != nil {
+		tx.Rollback()
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		tx.Rollback()
+		return t.err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("commit", err)
+	}
+	return nil
+}
+
+type sqliteTx struct {
+	s   *SQLite
+	tx  *sql.Tx
+	ctx context.Context
+
+	mu    sync.Mutex // serializes statements on tx
+	err   error
+	blobs map[object.ID]bool // written in this tx
+	trees map[object.ID]bool
+}
+
+func (t *sqliteTx) exec(op, q string, args ...any) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return t.err
+	}
+	if _, err := t.tx.ExecContext(t.ctx, q, args...); err != nil {
+		t.err = t.s.wrap(op, err)
+		return t.err
+	}
+	return nil
+}
+
+func (t *sqliteTx) HasBlob(id object.ID) (bool, error) {
+	t.mu.Lock()
+	if t.blobs[id] {
+		t.mu.Unlock()
+		return true, nil
+	}
+	t.mu.Unlock()
+	return t.s.HasBlob(t.ctx, id)
+}
+
+func (t *sqliteTx) HasTree(id object.ID) (bool, error) {
+	t.mu.Lock()
+	if t.trees[id] {
+		t.mu.Unlock()
+		return true, nil
+	}
+	t.mu.Unlock()
+	return t.s.HasTree(t.ctx, id)
+}
+
+func (t *sqliteTx) PutBlob(id object.ID, data []byte) error {
+	t.mu.Lock()
+	done := t.blobs[id]
+	t.mu.Unlock()
+	if done {
+		return nil
+	}
+	enc, c := compress(data)
+	err := t.exec("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, id[:], len(data), enc, c)
+	if err == nil {
+		t.mu.Lock()
+		t.blobs[id] = true
+		t.mu.Unlock()
+	}
+	return err
+}
+
+func (t *sqliteTx) putChunk(data []byte) (object.ID, error) {
+	id := sum(data)
+	enc, c := compress(data)
+	err := t.exec("store chunk", `INSERT OR IGNORE INTO chunks(id, size, enc, data) VALUES(?, ?, ?, ?)`, id[:], len(data), enc, c)
+	return id, err
+}
+
+func (t *sqliteTx) NewBlobWriter() BlobWriter {
+	return &chunkWriter{put: t.putChunk, commit: func(id object.ID, size int64, list []byte) error {
+		err := t.exec("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, id[:], size, encChunked, list)
+		if err == nil {
+			t.mu.Lock()
+			t.blobs[id] = true
+			t.mu.Unlock()
+		}
+		return err
+	}}
+}
+
+func (t *sqliteTx) PutTree(id object.ID, data []byte) error {
+	t.mu.Lock()
+	done := t.trees[id]
+	t.mu.Unlock()
+	if done {
+		return nil
+	}
+	enc, c := compress(data)
+	err := t.exec("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data) VALUES(?, ?, ?)`, id[:], enc, c)
+	if err == nil {
+		t.mu.Lock()
+		t.trees[id] = true
+		t.mu.Unlock()
+	}
+	return err
+}
+
+func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var (
+		enc  int
+		data []byte
+	)
+	err := t.tx.QueryRowContext(t.ctx, `SELECT enc, data FROM trees WHERE id=?`, id[:]).Scan(&enc, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFoundError{Kind: "tree", ID: id}
+	}
+	if err != nil {
+		return nil, t.s.wrap("read tree "+id.String(), err)
+	}
+	return decodeTree(id, enc, data)
+}
+
+func (t *sqliteTx) PutCheckpoint(cp *object.Checkpoint, st Stats) (object.ID, error) {
+	data := cp.Encode()
+	id := sum(data)
+	err := t.exec("store checkpoint", `INSERT OR IGNORE INTO checkpoints(id, data, time, kind, tree, added, modified, deleted, files, bytes)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id[:], data, cp.Time.UnixNano(), cp.Kind, cp.Tree[:],
+		st.Added, st.Modified, st.Deleted, st.Files, st.Bytes)
+	return id, err
+}
+
+func (t *sqliteTx) SetRef(r Ref) error {
+	var exp int64
+	if !r.Expires.IsZero() {
+		exp = r.Expires.UnixNano()
+	}
+	tm := r.Time
+	if tm.IsZero() {
+		tm = time.Now()
+	}
+	return t.exec("set ref "+r.Name, `INSERT OR REPLACE INTO refs(name, id, symbolic, time, expires) VALUES(?, ?, ?, ?, ?)`,
+		r.Name, r.ID[:], r.Symbolic, tm.UnixNano(), exp)
+}
+
+func (t *sqliteTx) DeleteRef(name string) error {
+	return t.exec("delete ref "+name, `DELETE FROM refs WHERE name=?`, name)
+}
+
+func (t *sqliteTx) AppendOp(op Op) (int64, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return 0, t.err
+	}
+	tm := op.Time
+	if tm.IsZero() {
+		tm = time.Now()
+	}
+	res, err := t.tx.ExecContext(t.ctx, `INSERT INTO ops(time, kind, before, after, target, checkpoint, detail) VALUES(?, ?, ?, ?, ?, ?, ?)`,
+		tm.UnixNano(), op.Kind, nullID(op.Before), nullID(op.After), op.Target, nullID(op.Checkpoint), op.Detail)
+	if err != nil {
+		t.err = t.s.wrap("append operation", err)
+		return 0, t.err
+	}
+	return res.LastInsertId()
+}
+
+func nullID(id object.ID) any {
+	if id.IsZero() {
+		return nil
+	}
+	return id[:]
+}
+
+func (t *sqliteTx) SetJournal(j *Journal) error {
+	if j == nil {
+		return t.exec("clear journal", `DELETE FROM journal`)
+	}
+	return t.exec("write journal", `INSERT OR REPLACE INTO journal(id, kind, data, time) VALUES(1, ?, ?, ?)`, j.Kind, j.Data, time.Now().UnixNano())
+}
+
+func (t *sqliteTx) SetMeta(key, value string) error {
+	return t.exec("set "+key, `INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)`, key, value)
+}
+
+// RecordedWorkspace returns the workspace path recorded in the store in
+// dir, or "" if dir holds no store.
+func RecordedWorkspace(dir string) string {
+	path := filepath.Join(dir, DBName)
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	var ws string
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err != nil {
+		return ""
+	}
+	return ws
+}

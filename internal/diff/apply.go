@@ -1,0 +1,290 @@
+package diff
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ApplyError reports a file patch that does not apply to the content given.
+type ApplyError struct {
+	Path string // the file patch's path (NewPath, or OldPath when deleted)
+	Err  error
+}
+
+// Error formats the error as "apply path: reason".
+func (e *ApplyError) Error() string {
+	return fmt.Sprintf("apply %s: %v", QuotePath(e.Path), e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// Name returns the path that identifies the file patch: NewPath, or OldPath
+// for a deletion.
+func (fp *FilePatch) Name() string {
+	if fp.NewPath != "" {
+		return fp.NewPath
+	}
+	return fp.OldPath
+}
+
+// Apply returns the content of the file after applying fp to cur, or, when
+// reverse is set, before it. cur is the file at the path the patch reads
+// (OldPath, or NewPath in reverse), nil when the file is absent. The result
+// is nil when the file must not exist afterwards.
+//
+// Apply verifies everything the patch records: that cur exists exactly when
+// the patch expects it to, its mode (git's normalized 100644/100755 match
+// any permission bits with the same owner execute bit), the index line's
+// abbreviated git blob ids of cur and of the result, the size and SHA-256 of
+// both base64 blocks of a binary patch and that cur equals the one it
+// replaces, and every hunk's context and deleted lines exactly. A hunk may
+// be found at an offset from the line its header names, but never with
+// fuzz; a hunk starting at line 1 (or 0) must match at the start of the file
+// and one without trailing context at its end, as with git apply.
+func (fp *FilePatch) Apply(cur *Side, reverse bool) (*Side, error) {
+	res, err := fp.apply(cur, reverse)
+	if err != nil {
+		return nil, &ApplyError{Path: fp.Name(), Err: err}
+	}
+	return res, nil
+}
+
+func (fp *FilePatch) apply(cur *Side, reverse bool) (*Side, error) {
+	fromPath, toPath := fp.OldPath, fp.NewPath
+	fromMode, toMode := fp.OldMode, fp.NewMode
+	fromIdx, toIdx := fp.OldIndex, fp.NewIndex
+	fromBlk, toBlk := fp.Old, fp.New
+	if reverse {
+		fromPath, toPath = toPath, fromPath
+		fromMode, toMode = toMode, fromMode
+		fromIdx, toIdx = toIdx, fromIdx
+		fromBlk, toBlk = toBlk, fromBlk
+	}
+	fromExists, toExists := fromPath != "", toPath != ""
+	switch {
+	case !fromExists && !toExists:
+		return nil, errors.New("patch names no file")
+	case fromExists && cur == nil:
+		return nil, errors.New("file does not exist")
+	case !fromExists && cur != nil:
+		return nil, errors.New("file already exists")
+	}
+	var src []byte
+	if cur != nil {
+		src = cur.Content
+		if fromMode != 0 && !modeMatches(cur.Mode, fromMode) {
+			return nil, fmt.Errorf("file has mode %06o, patch expects %06o", cur.Mode, fromMode)
+		}
+		if err := checkIndex(fromIdx, src); err != nil {
+			return nil, fmt.Errorf("file does not match the patch: %w", err)
+		}
+	}
+
+	var out []byte
+	if fp.Binary {
+		if cur != nil && fromBlk != nil {
+			if err := fromBlk.verify(); err != nil {
+				return nil, fmt.Errorf("base64 block: %w", err)
+			}
+			if int64(len(src)) != fromBlk.Size || sha256.Sum256(src) != fromBlk.SHA256 {
+				return nil, errors.New("file does not match the patch's binary content")
+			}
+		}
+		if toExists {
+			if toBlk == nil {
+				return nil, errors.New("binary patch carries no content (ckpt's base64 block is missing)")
+			}
+			if err := toBlk.verify(); err != nil {
+				return nil, fmt.Errorf("base64 block: %w", err)
+			}
+			out = bytes.Clone(toBlk.Data)
+			if out == nil {
+				out = []byte{}
+			}
+		}
+	} else {
+		var err error
+		if out, err = applyHunks(src, fp.Hunks, reverse); err != nil {
+			return nil, err
+		}
+	}
+
+	if !toExists {
+		if len(out) != 0 {
+			return nil, errors.New("deleted file would keep content")
+		}
+		return nil, nil
+	}
+	if err := checkIndex(toIdx, out); err != nil {
+		return nil, fmt.Errorf("result does not match the patch: %w", err)
+	}
+	mode := toMode
+	switch {
+	case mode == 0 && cur != nil:
+		mode = cur.Mode
+	case mode == 0:
+		mode = 0o100644
+	case cur != nil && fromMode == toMode:
+		mode = cur.Mode // unchanged: keep the exact permission bits
+	}
+	return &Side{Mode: mode, Content: out}, nil
+}
+
+// modeMatches reports whether a file's mode satisfies a patch's mode: equal,
+// or equal after git's normalization to 100644/100755.
+func modeMatches(have, want uint32) bool {
+	if have == want {
+		return true
+	}
+	switch have & modeTypeMask {
+	case modeRegular:
+		if have&0o100 != 0 {
+			return want == 0o100755
+		}
+		return want == 0o100644
+	case modeSymlink:
+		return want == modeSymlink
+	}
+	return false
+}
+
+// checkIndex verifies content against an abbreviated git blob id from an
+// index line. Empty ids, the all-zero id, and ids longer than SHA-1 (from a
+// SHA-256 repository) are not checked.
+func checkIndex(id string, content []byte) error {
+	if isNullID(id) || len(id) > 40 {
+		return nil
+	}
+	if have := GitBlobID(content); !strings.HasPrefix(have, strings.ToLower(id)) {
+		return fmt.Errorf("git blob id %s, index line says %s", have[:len(id)], id)
+	}
+	return nil
+}
+
+// hunkSides returns the lines a hunk expects and the lines it leaves, with
+// its start and line count on the side it reads.
+func hunkSides(h *Hunk, reverse bool) (from, to []string, start, count int) {
+	drop, add := byte('-'), byte('+')
+	start, count = h.OldStart, h.OldLines
+	if reverse {
+		drop, add = add, drop
+		start, count = h.NewStart, h.NewLines
+	}
+	for _, l := range h.Lines {
+		switch l.Op {
+		case ' ':
+			from = append(from, l.Text)
+			to = append(to, l.Text)
+		case drop:
+			from = append(from, l.Text)
+		case add:
+			to = append(to, l.Text)
+		}
+	}
+	return from, to, start, count
+}
+
+// applyHunks applies text hunks to src.
+func applyHunks(src []byte, hunks []Hunk, reverse bool) ([]byte, error) {
+	lines := splitLines(string(src))
+	var out lineWriter
+	out.buf.Grow(len(src))
+	pos, offset := 0, 0
+	for i := range hunks {
+		h := &hunks[i]
+		from, to, start, count := hunkSides(h, reverse)
+		toCount := h.NewLines
+		if reverse {
+			toCount = h.OldLines
+		}
+		if len(from) != count || len(to) != toCount {
+			return nil, fmt.Errorf("hunk %d does not match its header counts", i+1)
+		}
+		trailing := 0
+		for k := len(h.Lines) - 1; k >= 0 && h.Lines[k].Op == ' '; k-- {
+			trailing++
+		}
+		want := start - 1
+		if count == 0 {
+			want = start
+		}
+		p, ok := findHunk(lines, from, pos, want+offset, start <= 1, trailing == 0)
+		if !ok {
+			return nil, fmt.Errorf("hunk %d (%s) does not apply", i+1, hunkHeader(h))
+		}
+		offset = p - want
+		if err := out.add(lines[pos:p]); err != nil {
+			return nil, err
+		}
+		if err := out.add(to); err != nil {
+			return nil, err
+		}
+		pos = p + len(from)
+	}
+	if err := out.add(lines[pos:]); err != nil {
+		return nil, err
+	}
+	return out.buf.Bytes(), nil
+}
+
+func hunkHeader(h *Hunk) string {
+	return fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
+}
+
+// findHunk returns where from occurs in lines at or after pos, as near to
+// want as possible; at 0 only if atStart, and ending at the last line only
+// if atEnd.
+func findHunk(lines, from []string, pos, want int, atStart, atEnd bool) (int, bool) {
+	lo, hi := pos, len(lines)-len(from)
+	if hi < lo {
+		return 0, false
+	}
+	matches := func(p int) bool {
+		for k, l := range from {
+			if lines[p+k] != l {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case atStart && atEnd:
+		return 0, lo == 0 && hi == 0 && matches(0)
+	case atStart:
+		return 0, lo == 0 && matches(0)
+	case atEnd:
+		return hi, matches(hi)
+	}
+	want = min(max(want, lo), hi)
+	for d := 0; want-d >= lo || want+d <= hi; d++ {
+		if p := want - d; p >= lo && matches(p) {
+			return p, true
+		}
+		if p := want + d; d > 0 && p <= hi && matches(p) {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+// lineWriter assembles a file from lines, refusing a line without "\n"
+// anywhere but at the end.
+type lineWriter struct {
+	buf  bytes.Buffer
+	open bool // the last line written lacks "\n"
+}
+
+func (w *lineWriter) add(lines []string) error {
+	for _, l := range lines {
+		if w.open {
+			return errors.New("a line without newline would not be the last line")
+		}
+		w.buf.WriteString(l)
+		w.open = !strings.HasSuffix(l, "\n")
+	}
+	return nil
+}

@@ -1,0 +1,299 @@
+package diff
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Side is one version of a file. Mode is a git-style mode number: 0o100644
+// or 0o100755 for a regular file (other permission bits are allowed and
+// kept exactly), 0o120000 for a symbolic link whose Content is the link
+// target.
+type Side struct {
+	Mode    uint32
+	Content []byte
+}
+
+// Change is one path's difference between two trees. Old or New is nil when
+// the path is absent on that side.
+type Change struct {
+	Path     string
+	Old, New *Side
+}
+
+const (
+	modeTypeMask = 0o170000
+	modeRegular  = 0o100000
+	modeSymlink  = 0o120000
+
+	// contextLines is the number of unchanged lines around each change.
+	contextLines = 3
+	// binarySniff is how many leading bytes are searched for a NUL.
+	binarySniff = 8000
+	// base64Width is the length of a full base64 data line.
+	base64Width = 76
+	// nullID is the abbreviated blob id of a missing side.
+	nullID = "0000000"
+)
+
+// IsBinary reports whether content is treated as binary: it has a NUL byte
+// in its first 8000 bytes or is not valid UTF-8.
+func IsBinary(content []byte) bool {
+	if bytes.IndexByte(content[:min(len(content), binarySniff)], 0) >= 0 {
+		return true
+	}
+	return !utf8.Valid(content)
+}
+
+// GitBlobID returns git's SHA-1 object id of content stored as a blob, in
+// hex: sha1("blob <len>\x00" + content).
+func GitBlobID(content []byte) string {
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.Itoa(len(content)) + "\x00"))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// validMode reports whether m is a regular-file or symlink mode.
+func validMode(m uint32) bool {
+	if m&^0o177777 != 0 {
+		return false
+	}
+	t := m & modeTypeMask
+	return t == modeRegular || t == modeSymlink
+}
+
+// Write renders every change in order; see WriteChange.
+func Write(w io.Writer, changes []Change) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, c := range changes {
+		if err := writeChange(bw, c); err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write diff: %w", err)
+	}
+	return nil
+}
+
+// WriteChange renders one change as git diff does, with 3 lines of context
+// and the base64 extension for binary content (see the package
+// documentation). It writes nothing when Old and New are identical.
+func WriteChange(w io.Writer, c Change) error {
+	return Write(w, []Change{c})
+}
+
+func writeChange(bw *bufio.Writer, c Change) error {
+	if err := checkPath(c.Path, false); err != nil {
+		return fmt.Errorf("write diff %s: %w", QuotePath(c.Path), err)
+	}
+	for _, s := range []*Side{c.Old, c.New} {
+		if s != nil && !validMode(s.Mode) {
+			return fmt.Errorf("write diff %s: unsupported mode %06o", QuotePath(c.Path), s.Mode)
+		}
+	}
+	o, n := c.Old, c.New
+	switch {
+	case o == nil && n == nil:
+		return nil
+	case o != nil && n != nil:
+		if o.Mode == n.Mode && bytes.Equal(o.Content, n.Content) {
+			return nil
+		}
+		if o.Mode&modeTypeMask != n.Mode&modeTypeMask {
+			// git shows a type change as a deletion and an addition.
+			writeFile(bw, c.Path, o, nil)
+			writeFile(bw, c.Path, nil, n)
+			return nil
+		}
+	}
+	writeFile(bw, c.Path, o, n)
+	return nil
+}
+
+// writeFile renders one "diff --git" section. Write errors are sticky in bw
+// and reported by Flush.
+func writeFile(bw *bufio.Writer, path string, o, n *Side) {
+	aName := QuotePath("a/" + path)
+	bName := QuotePath("b/" + path)
+	bw.WriteString("diff --git " + aName + " " + bName + "\n")
+	switch {
+	case o == nil:
+		fmt.Fprintf(bw, "new file mode %06o\n", n.Mode)
+	case n == nil:
+		fmt.Fprintf(bw, "deleted file mode %06o\n", o.Mode)
+	case o.Mode != n.Mode:
+		fmt.Fprintf(bw, "old mode %06o\nnew mode %06o\n", o.Mode, n.Mode)
+		if bytes.Equal(o.Content, n.Content) {
+			return
+		}
+	}
+
+	var oc, nc []byte
+	oldID, newID := nullID, nullID
+	oldLabel, newLabel := "/dev/null", "/dev/null"
+	if o != nil {
+		oc = o.Content
+		oldID = GitBlobID(oc)[:7]
+		oldLabel = aName
+	}
+	if n != nil {
+		nc = n.Content
+		newID = GitBlobID(nc)[:7]
+		newLabel = bName
+	}
+	bw.WriteString("index " + oldID + ".." + newID)
+	if o != nil && n != nil && o.Mode == n.Mode {
+		fmt.Fprintf(bw, " %06o", o.Mode)
+	}
+	bw.WriteByte('\n')
+
+	if (o != nil && IsBinary(oc)) || (n != nil && IsBinary(nc)) {
+		bw.WriteString("Binary files " + oldLabel + " and " + newLabel + " differ\n")
+		if o != nil {
+			writeBase64(bw, "old", oc)
+		}
+		if n != nil {
+			writeBase64(bw, "new", nc)
+		}
+		return
+	}
+	if len(oc) == 0 && len(nc) == 0 {
+		return // an added or deleted empty file: header only, like git
+	}
+	bw.WriteString("--- " + oldLabel + labelTab(oldLabel) + "\n")
+	bw.WriteString("+++ " + newLabel + labelTab(newLabel) + "\n")
+	writeHunks(bw, splitLines(string(oc)), splitLines(string(nc)))
+}
+
+// labelTab returns the tab git appends to a ---/+++ name containing a space,
+// so that patch(1) does not take the rest of the name for a timestamp.
+func labelTab(label string) string {
+	if strings.IndexByte(label, ' ') >= 0 {
+		return "\t"
+	}
+	return ""
+}
+
+// writeBase64 writes one block of the base64 extension.
+func writeBase64(bw *bufio.Writer, which string, data []byte) {
+	sum := sha256.Sum256(data)
+	fmt.Fprintf(bw, "base64 %s %d %x\n", which, len(data), sum)
+	const chunk = base64Width / 4 * 3
+	var line [base64Width]byte
+	for i := 0; i < len(data); i += chunk {
+		part := data[i:min(i+chunk, len(data))]
+		n := base64.StdEncoding.EncodedLen(len(part))
+		base64.StdEncoding.Encode(line[:n], part)
+		bw.Write(line[:n])
+		bw.WriteByte('\n')
+	}
+}
+
+// writeHunks writes the unified-diff hunks turning a into b.
+func writeHunks(bw *bufio.Writer, a, b []string) {
+	ds := diffLines(a, b)
+	funcPrev := -1
+	funcLine := ""
+	for i := 0; i < len(ds); {
+		j := i
+		for j+1 < len(ds) && ds[j+1].Start-ds[j].End <= 2*contextLines {
+			j++
+		}
+		first, last := ds[i], ds[j]
+		s1 := max(first.Start-contextLines, 0)
+		e1 := min(last.End+contextLines, len(a))
+		s2 := first.ReplStart - (first.Start - s1)
+		e2 := last.ReplEnd + (e1 - last.End)
+
+		// Like git, name the hunk after the closest line above it that
+		// starts with a letter, '_' or '$', searching back no further
+		// than the previous hunk's start.
+		for l := s1 - 1; l > funcPrev; l-- {
+			if f, ok := funcName(a[l]); ok {
+				funcLine = f
+				break
+			}
+		}
+		funcPrev = s1 - 1
+
+		bw.WriteString("@@ -" + hunkRange(s1, e1-s1) + " +" + hunkRange(s2, e2-s2) + " @@")
+		if funcLine != "" {
+			bw.WriteString(" " + funcLine)
+		}
+		bw.WriteByte('\n')
+		pos := s1
+		for _, d := range ds[i : j+1] {
+			writeLines(bw, ' ', a[pos:d.Start])
+			writeLines(bw, '-', a[d.Start:d.End])
+			writeLines(bw, '+', b[d.ReplStart:d.ReplEnd])
+			pos = d.End
+		}
+		writeLines(bw, ' ', a[pos:e1])
+		i = j + 1
+	}
+}
+
+// hunkRange formats one side of a hunk header from a 0-based start and a
+// line count, as git does: "l,s", "l" when s is 1, and the line before the
+// hunk when s is 0.
+func hunkRange(start, count int) string {
+	switch count {
+	case 0:
+		return strconv.Itoa(start) + ",0"
+	case 1:
+		return strconv.Itoa(start + 1)
+	}
+	return strconv.Itoa(start+1) + "," + strconv.Itoa(count)
+}
+
+// funcName applies git's default function-name rule to one line: a line
+// starting with an ASCII letter, '_' or '$', cut to 80 bytes (at a UTF-8
+// boundary) and stripped of trailing white space.
+func funcName(line string) (string, bool) {
+	if line == "" {
+		return "", false
+	}
+	c := line[0]
+	if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '$') {
+		return "", false
+	}
+	if len(line) > 80 {
+		n := 80
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
+		}
+		line = line[:n]
+	}
+	return strings.TrimRight(line, " \t\n\v\f\r"), true
+}
+
+func writeLines(bw *bufio.Writer, op byte, lines []string) {
+	for _, l := range lines {
+		bw.WriteByte(op)
+		bw.WriteString(l)
+		if !strings.HasSuffix(l, "\n") {
+			bw.WriteString("\n\\ No newline at end of file\n")
+		}
+	}
+}
+
+// lineCounts returns the number of inserted and deleted lines between two
+// texts.
+func lineCounts(a, b []byte) (ins, del int) {
+	for _, d := range diffLines(splitLines(string(a)), splitLines(string(b))) {
+		del += d.End - d.Start
+		ins += d.ReplEnd - d.ReplStart
+	}
+	return ins, del
+}

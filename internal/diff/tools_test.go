@@ -1,0 +1,342 @@
+package diff
+
+// Differential tests against the real git and GNU patch.
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func requireTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("%s not installed", name)
+	}
+}
+
+// toolEnv isolates git from the user's configuration and from any
+// repository around the test's directories.
+func toolEnv(dir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_CEILING_DIRECTORIES="+filepath.Dir(dir),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"LC_ALL=C",
+	)
+}
+
+// run runs a command in dir and returns its standard output.
+func run(t *testing.T, dir string, name string, args ...string) []byte {
+	t.Helper()
+	out, err := tryRun(dir, name, args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func tryRun(dir string, name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = toolEnv(dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return append(stdout.Bytes(), stderr.Bytes()...), err
+	}
+	return stdout.Bytes(), nil
+}
+
+// TestGitApplyAndPatch renders diffs between random text trees and checks
+// that git apply and patch -p1 apply them forward and in reverse, modes
+// included.
+func TestGitApplyAndPatch(t *testing.T) {
+	requireTool(t, "git")
+	requireTool(t, "patch")
+	r := rand.New(rand.NewPCG(20240601, 7))
+	trials := 120
+	if testing.Short() {
+		trials = 20
+	}
+	for trial := range trials {
+		a := randTree(r, genOpts{})
+		b := mutate(r, a, genOpts{})
+		d := render(t, a, b)
+		root := t.TempDir()
+		diffPath := filepath.Join(root, "change.diff")
+		if err := os.WriteFile(diffPath, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tools := []struct {
+			name string
+			args []string
+		}{
+			{"git", []string{"apply", "-p1", diffPath}},
+			{"patch", []string{"-p1", "-f", "-s", "--no-backup-if-mismatch", "-i", diffPath}},
+		}
+		for _, tool := range tools {
+			for _, reverse := range []bool{false, true} {
+				from, want := a, b
+				args := tool.args
+				if reverse {
+					from, want = b, a
+					args = append([]string{"-R"}, args...)
+					if tool.name == "git" {
+						args = []string{"apply", "-R", "-p1", diffPath}
+					}
+				}
+				dir := filepath.Join(root, tool.name+map[bool]string{false: "-fwd", true: "-rev"}[reverse])
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeDir(t, dir, from)
+				var blind []string
+				if tool.name == "patch" {
+					blind = patchBlindSpots(a, b)
+					want = want.clone()
+					for _, p := range blind {
+						if from[p] == nil {
+							delete(want, p)
+						} else {
+							want[p] = from[p]
+						}
+					}
+				}
+				out, err := tryRun(dir, tool.name, args...)
+				if (err != nil) != (len(blind) > 0) {
+					t.Fatalf("trial %d: %s %s: %v (sections patch cannot read: %q)\n%s\ndiff:\n%s",
+						trial, tool.name, strings.Join(args, " "), err, blind, out, d)
+				}
+				if got := diffTrees(readDir(t, dir), want); got != "" {
+					t.Fatalf("trial %d: %s (reverse=%v) gave a different tree:\n%s\ndiff:\n%s", trial, tool.name, reverse, got, d)
+				}
+			}
+		}
+	}
+}
+
+// patchBlindSpots returns the paths whose changes GNU patch (2.7) skips:
+// sections without ---/+++ lines (only a mode change, or an empty file
+// added or deleted) whose unquoted name contains a space, because patch
+// cannot split such a "diff --git" line. git writes the same text.
+func patchBlindSpots(a, b tree) []string {
+	var out []string
+	for _, c := range changes(a, b) {
+		if !strings.Contains(c.Path, " ") || QuotePath(c.Path) != c.Path {
+			continue
+		}
+		o, n := c.Old, c.New
+		switch {
+		case o != nil && n != nil && bytes.Equal(o.Content, n.Content) && o.Mode != n.Mode,
+			o == nil && len(n.Content) == 0,
+			n == nil && len(o.Content) == 0:
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// stripBase64 removes ckpt's base64 blocks, leaving what git writes.
+func stripBase64(d []byte) []byte {
+	var out []byte
+	skip := false
+	for _, l := range strings.SplitAfter(string(d), "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			skip = false
+		case skip:
+			continue
+		case strings.HasPrefix(l, "Binary files "):
+			skip = true
+		}
+		out = append(out, l...)
+	}
+	return out
+}
+
+// writeSide puts one file (or symlink) into a work tree.
+func writeSide(t *testing.T, dir, path string, s *Side) {
+	t.Helper()
+	full := filepath.Join(dir, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(full); err != nil {
+		t.Fatal(err)
+	}
+	if s == nil {
+		return
+	}
+	if s.Mode == modeSymlink {
+		if err := os.Symlink(string(s.Content), full); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.WriteFile(full, s.Content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(full, os.FileMode(s.Mode&0o777)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gitDiff commits before, stages after, and returns git's diff between them.
+func gitDiff(t *testing.T, before, after tree, args ...string) []byte {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "git", "init", "-q")
+	for p, s := range before {
+		writeSide(t, dir, p, s)
+	}
+	run(t, dir, "git", "add", "-A")
+	run(t, dir, "git", "commit", "-q", "--allow-empty", "-m", "before")
+	for p := range before {
+		writeSide(t, dir, p, nil)
+	}
+	for p, s := range after {
+		writeSide(t, dir, p, s)
+	}
+	run(t, dir, "git", "add", "-A")
+	return run(t, dir, "git", append([]string{"diff", "--cached", "--no-renames", "--no-color", "--abbrev=7"}, args...)...)
+}
+
+// TestMatchesGitDiff compares the rendering of single changes byte for byte
+// with git diff (minus ckpt's base64 blocks).
+func TestMatchesGitDiff(t *testing.T) {
+	requireTool(t, "git")
+	differs := map[string]string{
+		"invalid_utf8": "git only looks for NUL bytes",
+		"odd_modes":    "git records only 100644 and 100755",
+	}
+	for _, tc := range renderCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if why := differs[tc.name]; why != "" {
+				t.Skip(why)
+			}
+			before, after := tree{}, tree{}
+			if tc.c.Old != nil {
+				before[tc.c.Path] = tc.c.Old
+			}
+			if tc.c.New != nil {
+				after[tc.c.Path] = tc.c.New
+			}
+			want := gitDiff(t, before, after)
+			var buf bytes.Buffer
+			if err := WriteChange(&buf, tc.c); err != nil {
+				t.Fatal(err)
+			}
+			if got := stripBase64(buf.Bytes()); !bytes.Equal(got, want) {
+				t.Errorf("got\n%s\nwant (git diff)\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestParseGitOutput parses what git diff writes, renames and copies
+// included, and applies it both ways.
+func TestParseGitOutput(t *testing.T) {
+	requireTool(t, "git")
+	before := tree{
+		"keep.txt":      reg(numbered(20)),
+		"moved.txt":     reg(numbered(15)),
+		"sp ace/old nm": reg(numbered(12)),
+		"gone.txt":      reg("bye\n"),
+		"x.sh":          reg("echo\n"),
+	}
+	after := tree{
+		"keep.txt":      reg(strings.Replace(numbered(20), "line 3\n", "three\n", 1)),
+		"renamed.txt":   reg(strings.Replace(numbered(15), "line 15\n", "fifteen\n", 1)),
+		"sp ace/new nm": reg(numbered(12)),
+		"new.txt":       reg("hello"),
+		"x.sh":          execf("echo\n"),
+		"t\xc3\xa9st":   reg("q\n"),
+	}
+	for _, args := range [][]string{{"-M"}, {"-M", "-C", "--find-copies-harder"}, {"-U0"}, {"-U1"}} {
+		// -U0 hunks need git apply's --unidiff-zero; only parse them.
+		d := gitDiff(t, before, after, args...)
+		p, err := Parse(d)
+		if err != nil {
+			t.Fatalf("git diff %v: Parse: %v\n%s", args, err, d)
+		}
+		if slices.Contains(args, "-U0") {
+			continue
+		}
+		checkApply(t, p, before, after)
+	}
+	// Copies.
+	before = tree{"src.txt": reg(numbered(10))}
+	after = tree{"src.txt": reg(numbered(10)), "copy.txt": reg(strings.Replace(numbered(10), "line 9\n", "nine\n", 1))}
+	d := gitDiff(t, before, after, "-C", "--find-copies-harder")
+	if !bytes.Contains(d, []byte("copy from src.txt")) {
+		t.Fatalf("git diff did not detect the copy:\n%s", d)
+	}
+	p, err := Parse(d)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, d)
+	}
+	checkApply(t, p, before, after)
+}
+
+// TestStatMatchesGit compares WriteStat with git diff --stat.
+func TestStatMatchesGit(t *testing.T) {
+	requireTool(t, "git")
+	long := "a/very/long/path/name/that/does/not/fit/into/the/name/column/at/all/file.txt"
+	scenarios := []struct {
+		name          string
+		before, after tree
+	}{
+		{"mixed", tree{
+			"mod.txt": reg(numbered(10)), "del.txt": reg("x\ny\n"), "mode.sh": reg("echo\n"),
+			"bin": reg("bin\x00ary"), "lnk": link("target"),
+		}, tree{
+			"mod.txt": reg(strings.Replace(numbered(10), "line 2\n", "two\n", 1)), "mode.sh": execf("echo\n"),
+			"bin": reg("bin\x00ary2"), "newbin": reg("\x00\x01"), "empty": reg(""), "lnk": reg("now a file\n"),
+			"t\xc3\xa9st": reg("1\n2\n"),
+		}},
+		{"scaled", tree{
+			"small.txt": reg("a\n"), long: reg(numbered(5)),
+		}, tree{
+			"small.txt": reg("b\n"), long: reg(numbered(300)), "big.txt": reg(numbered(120)),
+		}},
+		{"one_insertion", tree{}, tree{"a": reg("x\n")}},
+		{"deletions_only", tree{"a": reg("x\ny\n"), "b": reg("z\n")}, tree{"a": reg("x\n")}},
+		{"binary_only", tree{"b1": reg("\x00")}, tree{"b1": reg("\x00\x00"), "b2": execf("\x00")}},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			want := gitDiff(t, sc.before, sc.after, "--stat")
+			var stats []FileStat
+			for _, c := range changes(sc.before, sc.after) {
+				if c.Old != nil && c.New != nil && sameSide(c.Old, c.New) {
+					continue
+				}
+				stats = append(stats, Stat(c))
+			}
+			var buf bytes.Buffer
+			if err := WriteStat(&buf, stats); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("got\n%s\nwant (git diff --stat)\n%s", buf.Bytes(), want)
+			}
+		})
+	}
+}

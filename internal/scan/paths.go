@@ -1,0 +1,151 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/seed1cedbf7c/ckpt/internal/ignore"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"golang.org/x/sys/unix"
+)
+
+// IgnoredError reports that a path named explicitly is ignored.
+type IgnoredError struct {
+	Path    string
+	Source  string // the ignore file, or "" for an always-excluded name
+	Line    int
+	Pattern string
+}
+
+func (e *IgnoredError) Error() string {
+	if e.Source == "" {
+		return fmt.Sprintf("%s is never checkpointed (ckpt always excludes .git, .ckpt and .decree)", e.Path)
+	}
+	return fmt.Sprintf("%s is ignored by %s:%d (%s)", e.Path, e.Source, e.Line, e.Pattern)
+}
+
+// matcherFor returns the matcher for the entries of dir (dir's own ignore
+// files included), checking that neither dir nor any ancestor is ignored.
+func matcherFor(root, dir string) (*ignore.Matcher, error) {
+	m := ignore.New(loadInfoExclude(root))
+	cur := ""
+	parts := []string{}
+	if dir != "" {
+		parts = strings.Split(dir, "/")
+	}
+	for i := 0; ; i++ {
+		lists := [3]*ignore.List{}
+		for j, name := range []string{".gitignore", ".ckptignore", ".decreeignore"} {
+			p := filepath.Join(root, filepath.FromSlash(cur), name)
+			fi, err := os.Lstat(p)
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, &PathError{Op: "read", Path: join(cur, name), Err: unwrapErr(err)}
+			}
+			lists[j] = ignore.ParseList(cur, join(cur, name), data)
+		}
+		m = m.Child(cur, lists[0], lists[1], lists[2])
+		if i == len(parts) {
+			return m, nil
+		}
+		next := join(cur, parts[i])
+		if excludedName(parts[i]) {
+			return nil, &IgnoredError{Path: next}
+		}
+		isDir := true
+		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(next))); err == nil {
+			isDir = fi.IsDir()
+		}
+		if m.Ignored(next, isDir) {
+			src, line, pat, _ := m.Explain(next, isDir)
+			return nil, &IgnoredError{Path: next, Source: src, Line: line, Pattern: pat}
+		}
+		cur = next
+	}
+}
+
+// Path captures one workspace path as it is now: a file or symlink entry, a
+// directory's subtree (a directory entry), or nil when the path is absent
+// (or an empty directory). Objects go to opts.Sink. A path that is ignored
+// (or lies in an ignored directory) gives an *IgnoredError.
+func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result, error) {
+	if !object.ValidPath(rel) {
+		return nil, nil, fmt.Errorf("invalid path %q", rel)
+	}
+	dir, name := "", rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		dir, name = rel[:i], rel[i+1:]
+	}
+	m, err := matcherFor(opts.Root, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if excludedName(name) || strings.HasPrefix(name, TempPrefix) {
+		return nil, nil, &IgnoredError{Path: rel}
+	}
+	abs := filepath.Join(opts.Root, filepath.FromSlash(rel))
+	st, err := lstatPath(abs)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil, &Result{}, nil
+	}
+	if err != nil {
+		return nil, nil, &PathError{Op: "stat", Path: rel, Err: err}
+	}
+	isDir := st.mode&sIFMT == sIFDIR
+	if m.Ignored(rel, isDir) {
+		src, line, pat, _ := m.Explain(rel, isDir)
+		return nil, nil, &IgnoredError{Path: rel, Source: src, Line: line, Pattern: pat}
+	}
+	if isDir {
+		res, err := scanFrom(ctx, opts, &node{rel: rel, abs: abs, m: m})
+		if err != nil {
+			return nil, nil, err
+		}
+		if res.Root == object.EmptyTree {
+			return nil, res, nil
+		}
+		return &object.Entry{Name: name, Mode: object.ModeDir, Size: res.Bytes, ID: res.Root}, res, nil
+	}
+	// A single file or symlink: scan its directory's entry alone.
+	parent := &node{rel: dir, abs: filepath.Dir(abs), m: m}
+	s := newScanner(ctx, opts)
+	defer s.cancel(nil)
+	res := &s.res
+	switch st.mode & sIFMT {
+	case sIFREG:
+		if st.size > s.max {
+			res.Skipped = append(res.Skipped, Skipped{Path: rel, Reason: fmt.Sprintf("larger than the %s limit", humanBytes(s.max)), Size: st.size})
+			return nil, res, nil
+		}
+		parent.entries = []ent{{name: name, mode: object.ModeFile | st.mode&0o777, size: st.size, st: st}}
+		if err := s.hashEntry(parent, 0); err != nil {
+			return nil, nil, err
+		}
+	case sIFLNK:
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return nil, nil, &PathError{Op: "read symlink", Path: rel, Err: unwrapErr(err)}
+		}
+		id := object.Sum([]byte(target))
+		if err := s.putBlob(id, []byte(target)); err != nil {
+			return nil, nil, err
+		}
+		parent.entries = []ent{{name: name, mode: object.ModeSymlink, size: int64(len(target)), id: id}}
+	default:
+		res.Skipped = append(res.Skipped, Skipped{Path: rel, Reason: fileType(st.mode)})
+		return nil, res, nil
+	}
+	e := parent.entries[0]
+	if e.mode == 0 {
+		return nil, res, nil
+	}
+	res.Files, res.Bytes = 1, e.size
+	return &object.Entry{Name: name, Mode: e.mode, Size: e.size, ID: e.id}, res, nil
+}

@@ -1,0 +1,834 @@
+// Package scan walks a workspace in parallel and produces its Merkle tree.
+//
+// A scan reads every directory, applies the ignore rules (package ignore),
+// lstat()s every remaining entry and compares it with the stat cache: a file
+// whose type, permission bits, size, mtime, ctime, inode and device all match
+// its cache entry, and whose mtime is older than the clock of the scan that
+// wrote the cache, is not read again. Everything else is read, hashed
+// (SHA-256) and, when a [Sink] is given, stored. Directories whose entries all
+// match the cache keep their cached tree id without being re-encoded, so the
+// cost of a scan grows with the change, not with the tree.
+//
+// Symlinks are recorded with their target and never followed. FIFOs, sockets
+// and devices are reported as skipped and never opened; so are files over the
+// size limit. Names are arbitrary bytes.
+package scan
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/ignore"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"golang.org/x/sys/unix"
+)
+
+// TempPrefix starts the names of ckpt's temporary files and directories in a
+// workspace. Scans never capture such entries; they report them in
+// [Result.Temp] so recovery can remove leftovers.
+const TempPrefix = ".ckpt-tmp-"
+
+// DefaultMaxFileSize is the default size limit (100 MiB).
+const DefaultMaxFileSize = 100 << 20
+
+// AlwaysExcluded are names never captured, at any depth.
+var AlwaysExcluded = []string{".git", ".ckpt", ".decree"}
+
+// Sink receives the objects a scan creates. store.Tx implements it.
+type Sink interface {
+	HasBlob(id object.ID) (bool, error)
+	PutBlob(id object.ID, data []byte) error
+	NewBlobWriter() store.BlobWriter
+	HasTree(id object.ID) (bool, error)
+	PutTree(id object.ID, data []byte) error
+}
+
+// Options configure a scan.
+type Options struct {
+	// Root is the absolute path of the workspace.
+	Root string
+	// MaxFileSize: larger files are skipped and reported (0: default).
+	MaxFileSize int64
+	// Exclude lists relative paths never captured (the store, if inside).
+	Exclude []string
+	// Cache is the previous stat cache (nil: hash everything).
+	Cache *Cache
+	// CacheOut, if not nil, receives the new cache.
+	CacheOut *CacheWriter
+	// Sink stores new blobs and trees. Nil: hash only; new trees are
+	// returned in Result.Trees.
+	Sink Sink
+	// Progress is called about every 100 ms while the scan runs.
+	Progress func(Progress)
+	// Workers is the number of goroutines (0: a default for the machine).
+	Workers int
+}
+
+// Progress is a snapshot of a running scan's counters.
+type Progress struct {
+	Files       int64 // files and symlinks seen
+	Bytes       int64 // their total size
+	Hashed      int64 // files read and hashed
+	HashedBytes int64
+	ToHash      int64 // files found to need hashing so far
+	ToHashBytes int64
+}
+
+// Skipped is a path a scan saw but did not capture.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Size   int64  `json:"size,omitempty"`
+}
+
+// Result is what a scan found.
+type Result struct {
+	Root    object.ID
+	Files   int64 // regular files and symlinks captured
+	Bytes   int64
+	Hashed  int64
+	HBytes  int64
+	Skipped []Skipped
+	// Trees holds the encodings of trees computed by a scan without a Sink
+	// that may not be in the store.
+	Trees map[object.ID][]byte
+	// Untracked holds directories that directly contain ignored or skipped
+	// entries (so a restore must not remove them wholesale).
+	Untracked map[string]bool
+	// Temp lists ckpt temporary entries found (relative paths).
+	Temp []string
+}
+
+// PathError is a failure to read a path of the workspace.
+type PathError struct {
+	Op   string
+	Path string // relative to the workspace
+	Err  error
+}
+
+func (e *PathError) Error() string {
+	p := e.Path
+	if p == "" {
+		p = "."
+	}
+	return fmt.Sprintf("%s %s: %v", e.Op, p, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *PathError) Unwrap() error { return e.Err }
+
+type node struct {
+	rel     string
+	abs     string
+	parent  *node
+	idx     int
+	m       *ignore.Matcher
+	entries []ent
+	pending atomic.Int64
+
+	cacheTree object.ID
+	cached    []cachedEntry
+	hasCache  bool
+}
+
+type ent struct {
+	name  string
+	mode  uint32 // object mode; 0 = dropped
+	size  int64
+	id    object.ID
+	st    statInfo
+	child *node
+}
+
+type job struct {
+	n *node
+	i int // -1: read directory n; else hash n.entries[i]
+}
+
+type scanner struct {
+	opts    Options
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	exclude map[string]bool
+	max     int64
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	stack    []job
+	active   int
+	finished bool
+
+	rmu    sync.Mutex
+	res    Result
+	files  atomic.Int64
+	bytes  atomic.Int64
+	hashed atomic.Int64
+	hbytes atomic.Int64
+	toHash atomic.Int64
+	toHB   atomic.Int64
+}
+
+// Scan walks opts.Root and returns its tree.
+func Scan(ctx context.Context, opts Options) (*Result, error) {
+	return scanFrom(ctx, opts, &node{rel: "", abs: opts.Root, m: ignore.New(loadInfoExclude(opts.Root))})
+}
+
+func newScanner(ctx context.Context, opts Options) *scanner {
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	s := &scanner{opts: opts, exclude: map[string]bool{}, max: opts.MaxFileSize}
+	for _, e := range opts.Exclude {
+		s.exclude[e] = true
+	}
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	s.cond = sync.NewCond(&s.mu)
+	s.res.Untracked = map[string]bool{}
+	if opts.Sink == nil {
+		s.res.Trees = map[object.ID][]byte{}
+	}
+	return s
+}
+
+// scanFrom walks the tree below start (whose matcher is its parent's).
+func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
+	s := newScanner(ctx, opts)
+	defer s.cancel(nil)
+	s.push(job{n: start, i: -1})
+
+	var wg sync.WaitGroup
+	for range s.opts.Workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.work() }()
+	}
+	stopTick := make(chan struct{})
+	var tickWG sync.WaitGroup
+	if opts.Progress != nil {
+		tickWG.Add(1)
+		go func() {
+			defer tickWG.Done()
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopTick:
+					return
+				case <-t.C:
+					opts.Progress(s.progress())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stopTick)
+	tickWG.Wait()
+	if opts.Progress != nil {
+		opts.Progress(s.progress())
+	}
+	if err := context.Cause(s.ctx); err != nil {
+		return nil, err
+	}
+	if !s.finished {
+		return nil, errors.New("scan ended early")
+	}
+	s.res.Files, s.res.Bytes = s.files.Load(), s.bytes.Load()
+	s.res.Hashed, s.res.HBytes = s.hashed.Load(), s.hbytes.Load()
+	sort.Slice(s.res.Skipped, func(i, j int) bool { return s.res.Skipped[i].Path < s.res.Skipped[j].Path })
+	sort.Strings(s.res.Temp)
+	return &s.res, nil
+}
+
+func (s *scanner) progress() Progress {
+	return Progress{Files: s.files.Load(), Bytes: s.bytes.Load(), Hashed: s.hashed.Load(),
+		HashedBytes: s.hbytes.Load(), ToHash: s.toHash.Load(), ToHashBytes: s.toHB.Load()}
+}
+
+func (s *scanner) push(jobs ...job) {
+	s.mu.Lock()
+	s.stack = append(s.stack, jobs...)
+	s.mu.Unlock()
+	if len(jobs) == 1 {
+		s.cond.Signal()
+	} else {
+		s.cond.Broadcast()
+	}
+}
+
+func (s *scanner) work() {
+	for {
+		s.mu.Lock()
+		for len(s.stack) == 0 && !s.finished && s.ctx.Err() == nil {
+			if s.active == 0 {
+				// Nothing queued and nobody working: the walk is over.
+				s.cond.Broadcast()
+				s.mu.Unlock()
+				return
+			}
+			s.cond.Wait()
+		}
+		if s.finished || s.ctx.Err() != nil {
+			s.cond.Broadcast()
+			s.mu.Unlock()
+			return
+		}
+		j := s.stack[len(s.stack)-1]
+		s.stack = s.stack[:len(s.stack)-1]
+		s.active++
+		s.mu.Unlock()
+
+		var err error
+		if j.i < 0 {
+			err = s.readDir(j.n)
+		} else {
+			err = s.hashEntry(j.n, j.i)
+			if err == nil {
+				s.done(j.n)
+			}
+		}
+		if err != nil {
+			s.cancel(err)
+		}
+		s.mu.Lock()
+		s.active--
+		if s.active == 0 && len(s.stack) == 0 {
+			s.cond.Broadcast()
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *scanner) fail(err error) { s.cancel(err) }
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func (s *scanner) readDir(n *node) error {
+	if err := s.ctx.Err(); err != nil {
+		return nil
+	}
+	fd, err := unix.Open(n.abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if n.parent != nil && (err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP) {
+			// Vanished or replaced since its parent was read: not there.
+			n.entries = nil
+			s.finalize(n)
+			return nil
+		}
+		return &PathError{Op: "read directory", Path: n.rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), n.abs)
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		f.Close()
+		return &PathError{Op: "read directory", Path: n.rel, Err: err}
+	}
+	defer f.Close()
+	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
+
+	// Ignore files of this directory.
+	var gi, ci, di *ignore.List
+	for _, de := range des {
+		switch de.Name() {
+		case ".gitignore", ".ckptignore", ".decreeignore":
+			if !de.Type().IsRegular() {
+				continue // git does not follow a symlinked .gitignore
+			}
+			data, err := os.ReadFile(filepath.Join(n.abs, de.Name()))
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return &PathError{Op: "read", Path: join(n.rel, de.Name()), Err: unwrapErr(err)}
+			}
+			l := ignore.ParseList(n.rel, join(n.rel, de.Name()), data)
+			switch de.Name() {
+			case ".gitignore":
+				gi = l
+			case ".ckptignore":
+				ci = l
+			default:
+				di = l
+			}
+		}
+	}
+	parentM := n.m
+	n.m = parentM.Child(n.rel, gi, ci, di)
+	n.cacheTree, n.cached, n.hasCache = s.opts.Cache.block(n.rel)
+
+	dirfd := int(f.Fd())
+	ci2 := 0 // merge cursor into n.cached
+	var hashJobs []job
+	var dirJobs []job
+	n.entries = make([]ent, 0, len(des))
+	for _, de := range des {
+		name := de.Name()
+		rel := join(n.rel, name)
+		if excludedName(name) || s.exclude[rel] {
+			continue
+		}
+		if strings.HasPrefix(name, TempPrefix) {
+			s.rmu.Lock()
+			s.res.Temp = append(s.res.Temp, rel)
+			s.rmu.Unlock()
+			continue
+		}
+		// The type from readdir is enough to apply the ignore rules, so
+		// ignored entries cost no stat.
+		if n.m.Ignored(rel, de.Type().IsDir()) {
+			s.markUntracked(n.rel)
+			continue
+		}
+		st, err := lstatAt(dirfd, name)
+		if err != nil {
+			if err == unix.ENOENT {
+				continue // vanished
+			}
+			return &PathError{Op: "stat", Path: rel, Err: err}
+		}
+		if (st.mode&sIFMT == sIFDIR) != de.Type().IsDir() && n.m.Ignored(rel, st.mode&sIFMT == sIFDIR) {
+			s.markUntracked(n.rel) // replaced since readdir
+			continue
+		}
+		switch st.mode & sIFMT {
+		case sIFDIR:
+			child := &node{rel: rel, abs: filepath.Join(n.abs, name), parent: n, idx: len(n.entries), m: n.m}
+			n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, child: child})
+			dirJobs = append(dirJobs, job{n: child, i: -1})
+		case sIFREG:
+			if st.size > s.max {
+				s.skip(n.rel, Skipped{Path: rel, Reason: fmt.Sprintf("larger than the %s limit", humanBytes(s.max)), Size: st.size})
+				continue
+			}
+			e := ent{name: name, mode: object.ModeFile | st.mode&0o777, size: st.size, st: st}
+			s.files.Add(1)
+			s.bytes.Add(st.size)
+			if c, ok := s.lookup(n, &ci2, name); ok && s.clean(c, st, e.mode) {
+				e.id = c.id
+				n.entries = append(n.entries, e)
+				continue
+			}
+			n.entries = append(n.entries, e)
+			s.toHash.Add(1)
+			s.toHB.Add(st.size)
+			hashJobs = append(hashJobs, job{n: n, i: len(n.entries) - 1})
+		case sIFLNK:
+			e := ent{name: name, mode: object.ModeSymlink, size: st.size, st: st}
+			s.files.Add(1)
+			s.bytes.Add(st.size)
+			if c, ok := s.lookup(n, &ci2, name); ok && s.clean(c, st, e.mode) {
+				e.id = c.id
+				n.entries = append(n.entries, e)
+				continue
+			}
+			target, err := readlinkAt(dirfd, name)
+			if err != nil {
+				if err == unix.ENOENT {
+					continue
+				}
+				return &PathError{Op: "read symlink", Path: rel, Err: err}
+			}
+			e.size = int64(len(target))
+			e.id = object.Sum(target)
+			if err := s.putBlob(e.id, target); err != nil {
+				return err
+			}
+			s.hashed.Add(1)
+			n.entries = append(n.entries, e)
+		default:
+			s.skip(n.rel, Skipped{Path: rel, Reason: fileType(st.mode)})
+		}
+	}
+	n.pending.Store(int64(len(dirJobs) + len(hashJobs) + 1))
+	if len(hashJobs)+len(dirJobs) > 0 {
+		s.push(append(hashJobs, dirJobs...)...)
+	}
+	s.done(n)
+	return nil
+}
+
+func unwrapErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func excludedName(name string) bool {
+	switch name {
+	case ".git", ".ckpt", ".decree":
+		return true
+	}
+	return false
+}
+
+// lookup finds name among the cached entries, advancing the merge cursor
+// (both lists are sorted).
+func (s *scanner) lookup(n *node, cur *int, name string) (*cachedEntry, bool) {
+	if !n.hasCache {
+		return nil, false
+	}
+	for *cur < len(n.cached) && n.cached[*cur].name < name {
+		*cur++
+	}
+	if *cur < len(n.cached) && n.cached[*cur].name == name {
+		return &n.cached[*cur], true
+	}
+	return nil, false
+}
+
+func (s *scanner) clean(c *cachedEntry, st statInfo, mode uint32) bool {
+	return c.mode == mode && c.size == st.size && c.mtime == st.mtime && c.ctime == st.ctime &&
+		c.ino == st.ino && c.dev == st.dev && st.mtime < s.opts.Cache.Clock
+}
+
+func (s *scanner) markUntracked(dir string) {
+	s.rmu.Lock()
+	s.res.Untracked[dir] = true
+	s.rmu.Unlock()
+}
+
+func (s *scanner) skip(dir string, sk Skipped) {
+	s.rmu.Lock()
+	s.res.Skipped = append(s.res.Skipped, sk)
+	s.res.Untracked[dir] = true
+	s.rmu.Unlock()
+}
+
+func (s *scanner) putBlob(id object.ID, data []byte) error {
+	if s.opts.Sink == nil {
+		return nil
+	}
+	ok, err := s.opts.Sink.HasBlob(id)
+	if err != nil || ok {
+		return err
+	}
+	return s.opts.Sink.PutBlob(id, data)
+}
+
+func readlinkAt(dirfd int, name string) ([]byte, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return nil, err
+		}
+		if n < size {
+			return buf[:n], nil
+		}
+	}
+}
+
+func fileType(mode uint32) string {
+	switch mode & sIFMT {
+	case unix.S_IFIFO:
+		return "named pipe (FIFO)"
+	case unix.S_IFSOCK:
+		return "socket"
+	case unix.S_IFCHR:
+		return "character device"
+	case unix.S_IFBLK:
+		return "block device"
+	}
+	return fmt.Sprintf("unsupported file type %o", mode&sIFMT)
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// hashEntry reads, hashes and stores one file. It re-stats the open file
+// after reading and reads again if the file changed meanwhile.
+func (s *scanner) hashEntry(n *node, i int) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	e := &n.entries[i]
+	rel := join(n.rel, e.name)
+	abs := filepath.Join(n.abs, e.name)
+	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ELOOP {
+			e.mode = 0 // vanished or replaced by a symlink: the next scan sees it
+			return nil
+		}
+		return &PathError{Op: "read", Path: rel, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), abs)
+	defer f.Close()
+	for attempt := 0; ; attempt++ {
+		before, err := fstat(fd)
+		if err != nil {
+			return &PathError{Op: "stat", Path: rel, Err: err}
+		}
+		if before.mode&sIFMT != sIFREG {
+			e.mode = 0
+			return nil
+		}
+		if before.size > s.max {
+			e.mode = 0
+			s.skip(n.rel, Skipped{Path: rel, Reason: fmt.Sprintf("larger than the %s limit", humanBytes(s.max)), Size: before.size})
+			return nil
+		}
+		id, size, err := s.hashFile(f, rel, before.size)
+		if err != nil {
+			return err
+		}
+		after, err := fstat(fd)
+		if err != nil {
+			return &PathError{Op: "stat", Path: rel, Err: err}
+		}
+		if after != before || size != after.size {
+			if attempt < 5 {
+				continue
+			}
+			return &PathError{Op: "read", Path: rel, Err: errors.New("file keeps changing while it is read")}
+		}
+		s.bytes.Add(size - e.size)
+		e.id, e.size, e.st = id, size, after
+		e.mode = object.ModeFile | after.mode&0o777
+		s.hashed.Add(1)
+		s.hbytes.Add(size)
+		return nil
+	}
+}
+
+func (s *scanner) hashFile(f *os.File, rel string, size int64) (object.ID, int64, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return object.ID{}, 0, &PathError{Op: "read", Path: rel, Err: err}
+	}
+	if size < store.ChunkThreshold {
+		bp := bufPool.Get().(*[]byte)
+		defer bufPool.Put(bp)
+		buf := (*bp)[:0]
+		if int64(cap(buf)) < size+1 {
+			buf = make([]byte, 0, size+1)
+		}
+		for {
+			if len(buf) == cap(buf) {
+				buf = append(buf, 0)[:len(buf)]
+			}
+			m, err := f.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+m]
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return object.ID{}, 0, &PathError{Op: "read", Path: rel, Err: unwrapErr(err)}
+			}
+			if int64(len(buf)) > s.max {
+				break
+			}
+		}
+		if cap(buf) <= 1<<20 {
+			*bp = buf[:0]
+		}
+		id := object.Sum(buf)
+		if err := s.putBlob(id, buf); err != nil {
+			return object.ID{}, 0, err
+		}
+		return id, int64(len(buf)), nil
+	}
+	// Large file: hash first; store (in chunks) only if new.
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return object.ID{}, 0, &PathError{Op: "read", Path: rel, Err: unwrapErr(err)}
+	}
+	var id object.ID
+	h.Sum(id[:0])
+	if s.opts.Sink == nil {
+		return id, n, nil
+	}
+	if ok, err := s.opts.Sink.HasBlob(id); err != nil || ok {
+		return id, n, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return object.ID{}, 0, &PathError{Op: "read", Path: rel, Err: err}
+	}
+	w := s.opts.Sink.NewBlobWriter()
+	h2 := sha256.New()
+	n2, err := io.Copy(io.MultiWriter(w, h2), f)
+	if err != nil {
+		w.Abort()
+		return object.ID{}, 0, &PathError{Op: "read", Path: rel, Err: unwrapErr(err)}
+	}
+	var id2 object.ID
+	h2.Sum(id2[:0])
+	if id2 != id || n2 != n {
+		w.Abort()
+		return id2, n2, nil // changed meanwhile; the caller's re-stat retries
+	}
+	return id, n, w.Commit(id)
+}
+
+// done records that one of n's pending parts finished.
+func (s *scanner) done(n *node) {
+	if n.pending.Add(-1) == 0 {
+		s.finalize(n)
+	}
+}
+
+// finalize computes n's tree once all its entries are known.
+func (s *scanner) finalize(n *node) {
+	live := n.entries[:0]
+	var total int64
+	for _, e := range n.entries {
+		if e.mode != 0 {
+			live = append(live, e)
+			total += e.size
+		}
+	}
+	n.entries = live
+	var id object.ID
+	switch {
+	case len(live) == 0 && n.parent != nil:
+		// Empty directories are not tracked.
+	case n.hasCache && sameEntries(live, n.cached):
+		id = n.cacheTree
+	default:
+		t := object.Tree{Entries: make([]object.Entry, len(live))}
+		for i, e := range live {
+			t.Entries[i] = object.Entry{Name: e.name, Mode: e.mode, Size: e.size, ID: e.id}
+		}
+		data := t.Encode()
+		id = object.Sum(data)
+		if s.opts.Sink != nil {
+			ok, err := s.opts.Sink.HasTree(id)
+			if err == nil && !ok {
+				err = s.opts.Sink.PutTree(id, data)
+			}
+			if err != nil {
+				s.fail(err)
+				return
+			}
+		} else {
+			s.rmu.Lock()
+			s.res.Trees[id] = data
+			s.rmu.Unlock()
+		}
+	}
+	if s.opts.CacheOut != nil && (len(live) > 0 || n.parent == nil) {
+		ces := make([]cachedEntry, len(live))
+		for i, e := range live {
+			ces[i] = cachedEntry{name: e.name, mode: e.mode, size: e.size, id: e.id,
+				mtime: e.st.mtime, ctime: e.st.ctime, ino: e.st.ino, dev: e.st.dev}
+		}
+		s.opts.CacheOut.Block(n.rel, id, ces)
+	}
+	n.entries = nil
+	n.cached = nil
+	if n.parent == nil {
+		if len(live) == 0 {
+			id = object.EmptyTree
+		}
+		s.res.Root = id
+		s.mu.Lock()
+		s.finished = true
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		return
+	}
+	p := n.parent
+	pe := &p.entries[n.idx]
+	if len(live) == 0 {
+		pe.mode = 0
+	} else {
+		pe.id, pe.size = id, total
+	}
+	pe.child = nil
+	s.done(p)
+}
+
+func sameEntries(live []ent, cached []cachedEntry) bool {
+	if len(live) != len(cached) {
+		return false
+	}
+	for i := range live {
+		a, b := &live[i], &cached[i]
+		if a.name != b.name || a.mode != b.mode || a.id != b.id || a.size != b.size {
+			return false
+		}
+	}
+	return true
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// loadInfoExclude reads .git/info/exclude of the repository at root (a .git
+// directory, or a .git file pointing to a worktree's git dir).
+func loadInfoExclude(root string) *ignore.List {
+	path := InfoExcludePath(root)
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return ignore.ParseList("", ".git/info/exclude", data)
+}
+
+// InfoExcludePath returns the path of the info/exclude file that applies to
+// a work tree rooted at root, or "".
+func InfoExcludePath(root string) string {
+	gitPath := filepath.Join(root, ".git")
+	fi, err := os.Lstat(gitPath)
+	if err != nil {
+		return ""
+	}
+	gitDir := gitPath
+	if fi.Mode().IsRegular() {
+		data, err := os.ReadFile(gitPath)
+		if err != nil {
+			return ""
+		}
+		line := strings.TrimSpace(string(data))
+		d, ok := strings.CutPrefix(line, "gitdir:")
+		if !ok {
+			return ""
+		}
+		gitDir = strings.TrimSpace(d)
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(root, gitDir)
+		}
+		if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+			cd := strings.TrimSpace(string(c))
+			if !filepath.IsAbs(cd) {
+				cd = filepath.Join(gitDir, cd)
+			}
+			gitDir = cd
+		}
+	} else if !fi.IsDir() {
+		return ""
+	}
+	return filepath.Join(gitDir, "info", "exclude")
+}

@@ -1,0 +1,84 @@
+package scan
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// statInfo is the part of lstat a cache entry compares.
+type statInfo struct {
+	mode  uint32 // st_mode: type and permission bits
+	size  int64
+	mtime int64
+	ctime int64
+	ino   uint64
+	dev   uint64
+}
+
+func lstatAt(dirfd int, name string) (statInfo, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return statInfo{}, err
+		}
+		return fromStat(&st), nil
+	}
+}
+
+func fstat(fd int) (statInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return statInfo{}, err
+	}
+	return fromStat(&st), nil
+}
+
+// Lstat returns the stat fields ckpt compares for an absolute path.
+func lstatPath(path string) (statInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return statInfo{}, err
+	}
+	return fromStat(&st), nil
+}
+
+const (
+	sIFMT  = unix.S_IFMT
+	sIFREG = unix.S_IFREG
+	sIFDIR = unix.S_IFDIR
+	sIFLNK = unix.S_IFLNK
+)
+
+// FSClock returns the current time as the file system holding dir sees it:
+// the mtime of a file created there just now. File timestamps come from the
+// kernel's coarse clock, which can lag time.Now(); comparing mtimes against
+// this clock is what makes the racy-timestamp rule sound. If dir is not
+// writable it falls back to time.Now() minus two seconds (safe: more files
+// count as racy and are re-hashed).
+func FSClock(dir string) int64 {
+	f, err := os.CreateTemp(dir, TempPrefix+"clock-*")
+	if err != nil {
+		return time.Now().Add(-2 * time.Second).UnixNano()
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	st, err := fstat(int(f.Fd()))
+	if err != nil {
+		return time.Now().Add(-2 * time.Second).UnixNano()
+	}
+	return st.mtime
+}
+
+// SameDevice reports whether two paths are on the same file system.
+func SameDevice(a, b string) bool {
+	sa, err1 := lstatPath(a)
+	sb, err2 := lstatPath(filepath.Clean(b))
+	return err1 == nil && err2 == nil && sa.dev == sb.dev
+}

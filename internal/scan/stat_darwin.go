@@ -1,0 +1,14 @@
+package scan
+
+import "golang.org/x/sys/unix"
+
+func fromStat(st *unix.Stat_t) statInfo {
+	return statInfo{
+		mode:  uint32(st.Mode),
+		size:  st.Size,
+		mtime: st.Mtimespec.Nano(),
+		ctime: st.Ctimespec.Nano(),
+		ino:   st.Ino,
+		dev:   uint64(st.Dev),
+	}
+}

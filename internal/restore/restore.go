@@ -1,0 +1,745 @@
+// Package restore makes a workspace equal to a target tree.
+//
+// A restore is planned from two trees, the workspace's current one (from a
+// scan) and the target, so it touches only what differs. It is applied in
+// phases, all through [os.Root] so nothing outside the workspace is ever
+// written and no symlink is followed out of it:
+//
+//  1. check: a path the plan would write that holds something the scan did
+//     not capture (an ignored or skipped file) is kept, and reported;
+//  2. stage: every new file and symlink is written into a staging directory
+//     inside the workspace, streamed from the store with its hash verified;
+//     a corrupt object fails here, before the workspace has changed;
+//  3. sync the staged data to disk;
+//  4. delete what the target does not have, prune directories that became
+//     empty, create missing directories;
+//  5. rename each staged entry into place (atomic per path) and sync;
+//  6. verify: every written path is read back and hashed, every deleted path
+//     checked absent; a mismatch is an [*IntegrityError].
+//
+// The caller records a journal before phase 4 so a crash can be finished on
+// the next run (see the root package's Recover).
+package restore
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+	"golang.org/x/sys/unix"
+)
+
+// Op is what an action does to a path.
+type Op string
+
+// Action kinds.
+const (
+	Create Op = "create" // the path is absent now
+	Update Op = "update" // replace content, mode or type
+	Delete Op = "delete"
+	Keep   Op = "keep" // would be written or deleted, but holds uncaptured data
+)
+
+// Action is one planned change.
+type Action struct {
+	Path   string
+	Op     Op
+	Old    *object.Entry // current (nil: absent)
+	New    *object.Entry // target (nil: absent)
+	Reason string        // for Keep
+
+	clearEmpty bool // an untracked tree of empty directories occupies Path
+}
+
+// Plan is the set of changes that make the current tree equal the target.
+type Plan struct {
+	Actions []Action // sorted by path
+	// prune lists directories that contain deletions and are absent from
+	// the target (candidates to remove once empty).
+	prune []string
+	// targetDirs is the set of directories the target has (below changes).
+	targetDirs map[string]bool
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *Plan) Empty() bool {
+	for _, a := range p.Actions {
+		if a.Op != Keep {
+			return false
+		}
+	}
+	return true
+}
+
+// Count returns the number of writes and deletes.
+func (p *Plan) Count() (writes, deletes, kept int) {
+	for _, a := range p.Actions {
+		switch a.Op {
+		case Create, Update:
+			writes++
+		case Delete:
+			deletes++
+		case Keep:
+			kept++
+		}
+	}
+	return
+}
+
+// MakePlan compares the current tree with the target. untracked holds the
+// directories that directly contain entries the scan did not capture; a
+// target file or symlink cannot replace such a directory, so the plan keeps
+// it (and everything below it) and reports it.
+func MakePlan(ctx context.Context, load tree.Loader, current, target object.ID, f *tree.Filter, untracked map[string]bool) (*Plan, error) {
+	p := &Plan{targetDirs: map[string]bool{}}
+	var changes []tree.Change
+	err := tree.Diff(ctx, load, current, target, f, func(c tree.Change) error {
+		changes = append(changes, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Directories of the target that hold changed paths.
+	for _, c := range changes {
+		if c.New != nil {
+			for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
+				if p.targetDirs[d] {
+					break
+				}
+				p.targetDirs[d] = true
+			}
+		}
+	}
+	// Directories that must become files but hold uncaptured entries.
+	blocked := map[string]string{}
+	for _, c := range changes {
+		if c.New == nil || c.Old != nil {
+			continue
+		}
+		// c.Path is created; if the current tree has a directory there, all
+		// of its files appear as deletions below c.Path.
+		if hasUntrackedBelow(untracked, c.Path) {
+			blocked[c.Path] = "a directory here holds ignored or skipped files"
+		}
+	}
+	prune := map[string]bool{}
+	for _, c := range changes {
+		a := Action{Path: c.Path, Old: c.Old, New: c.New}
+		switch {
+		case c.New == nil:
+			a.Op = Delete
+		case c.Old == nil:
+			a.Op = Create
+		default:
+			a.Op = Update
+		}
+		if reason, ok := blockedBy(blocked, c.Path); ok {
+			a.Op, a.Reason = Keep, reason
+		}
+		if a.Op == Delete {
+			for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
+				if p.targetDirs[d] || prune[d] {
+					break
+				}
+				prune[d] = true
+			}
+		}
+		p.Actions = append(p.Actions, a)
+	}
+	sort.Slice(p.Actions, func(i, j int) bool { return p.Actions[i].Path < p.Actions[j].Path })
+	for d := range prune {
+		if _, ok := blockedBy(blocked, d); !ok {
+			p.prune = append(p.prune, d)
+		}
+	}
+	// Deepest first.
+	sort.Slice(p.prune, func(i, j int) bool {
+		di, dj := strings.Count(p.prune[i], "/"), strings.Count(p.prune[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return p.prune[i] > p.prune[j]
+	})
+	return p, nil
+}
+
+func hasUntrackedBelow(untracked map[string]bool, dir string) bool {
+	if untracked[dir] {
+		return true
+	}
+	for d := range untracked {
+		if strings.HasPrefix(d, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// blockedBy reports whether p is, or lies below, a blocked path.
+func blockedBy(blocked map[string]string, p string) (string, bool) {
+	if len(blocked) == 0 {
+		return "", false
+	}
+	for q := p; ; q = path.Dir(q) {
+		if r, ok := blocked[q]; ok {
+			return r, true
+		}
+		if !strings.Contains(q, "/") {
+			return "", false
+		}
+	}
+}
+
+// Blobs opens a blob for reading; the reader must verify the content and
+// fail on a mismatch (store.Store.OpenBlob does).
+type Blobs func(ctx context.Context, id object.ID) (io.ReadCloser, error)
+
+// Applier applies plans to one workspace.
+type Applier struct {
+	Root     *os.Root
+	RootPath string // absolute path of Root, for syncfs
+	Blobs    Blobs
+	// Stage is the staging directory's name (must start with ".ckpt-tmp-").
+	Stage string
+	// Progress, if set, receives (files done, total, bytes done, total).
+	Progress func(files, totalFiles, bytes, totalBytes int64)
+	// Workers staging files in parallel (0: 4).
+	Workers int
+	// BeforeChange runs after staging and before the first change to the
+	// workspace (for crash tests and journal checks).
+	BeforeChange func() error
+	// Hook, if set, is called after every change of the workspace with the
+	// number of changes so far; an error stops Apply (failure tests), and
+	// crash tests kill the process from it.
+	Hook func(n int) error
+}
+
+// Outcome is what Apply did.
+type Outcome struct {
+	Written []string
+	Deleted []string
+	Kept    []Action
+	Pruned  []string
+	// Changed reports whether the workspace was modified at all.
+	Changed bool
+}
+
+// ErrStage is wrapped by failures that happened before the workspace changed.
+var ErrStage = errors.New("nothing was changed")
+
+// Apply executes plan. On an error wrapping ErrStage the workspace is
+// untouched; on any other error it may be partly changed and the caller
+// must roll back (or leave the journal for recovery).
+func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
+	out := &Outcome{}
+	var writes, deletes []Action
+	for _, act := range plan.Actions {
+		switch act.Op {
+		case Create, Update:
+			writes = append(writes, act)
+		case Delete:
+			deletes = append(deletes, act)
+		case Keep:
+			out.Kept = append(out.Kept, act)
+		}
+	}
+	// 1. check what lies in the way of writes.
+	writes, kept, err := a.check(writes, plan)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStage, err)
+	}
+	out.Kept = append(out.Kept, kept...)
+	// 2. stage.
+	staged, err := a.stage(ctx, writes)
+	if err != nil {
+		a.Root.RemoveAll(a.Stage)
+		return nil, fmt.Errorf("%w: %w", ErrStage, err)
+	}
+	// 3. sync.
+	a.sync()
+	if a.BeforeChange != nil {
+		if err := a.BeforeChange(); err != nil {
+			a.Root.RemoveAll(a.Stage)
+			return nil, fmt.Errorf("%w: %w", ErrStage, err)
+		}
+	}
+	n := 0
+	changed := func() error {
+		n++
+		out.Changed = true
+		if a.Hook != nil {
+			return a.Hook(n)
+		}
+		return nil
+	}
+	// 4. delete, deepest first.
+	sort.Slice(deletes, func(i, j int) bool { return deletes[i].Path > deletes[j].Path })
+	for _, d := range deletes {
+		if err := a.Root.Remove(d.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return out, fmt.Errorf("delete %s: %w", d.Path, unwrap(err))
+		}
+		out.Deleted = append(out.Deleted, d.Path)
+		if err := changed(); err != nil {
+			return out, err
+		}
+	}
+	// A file or symlink that a target directory replaces: deleted above
+	// (it appears as a deletion). Prune emptied directories.
+	for _, d := range plan.prune {
+		err := a.Root.Remove(d)
+		switch {
+		case err == nil:
+			out.Pruned = append(out.Pruned, d)
+			if err := changed(); err != nil {
+				return out, err
+			}
+		case errors.Is(err, fs.ErrNotExist):
+		case isNotEmpty(err):
+			// Holds something we did not capture: leave it.
+		default:
+			return out, fmt.Errorf("remove directory %s: %w", d, unwrap(err))
+		}
+	}
+	// 5. create directories and move staged entries into place.
+	made := map[string]bool{}
+	for i, w := range writes {
+		if dir := path.Dir(w.Path); dir != "." && !made[dir] {
+			if err := a.Root.MkdirAll(dir, 0o755); err != nil {
+				return out, fmt.Errorf("create directory %s: %w", dir, unwrap(err))
+			}
+			for d := dir; d != "."; d = path.Dir(d) {
+				made[d] = true
+			}
+		}
+		if w.clearEmpty {
+			if err := removeEmptyDirs(a.Root, w.Path); err != nil {
+				return out, fmt.Errorf("remove empty directory %s: %w", w.Path, unwrap(err))
+			}
+		}
+		if err := a.place(staged[i], w.Path); err != nil {
+			return out, err
+		}
+		out.Written = append(out.Written, w.Path)
+		if err := changed(); err != nil {
+			return out, err
+		}
+	}
+	a.Root.RemoveAll(a.Stage)
+	a.sync()
+	return out, nil
+}
+
+func isNotEmpty(err error) bool {
+	return errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)
+}
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// check drops writes whose path (or a parent) holds something the current
+// tree does not have: an ignored or skipped file, which must not be lost.
+func (a *Applier) check(writes []Action, plan *Plan) (ok, kept []Action, err error) {
+	deleted := map[string]bool{}
+	currentDirs := map[string]bool{}
+	for _, act := range plan.Actions {
+		if act.Old != nil {
+			if act.Op == Delete || act.Op == Update {
+				deleted[act.Path] = true
+			}
+			for d := path.Dir(act.Path); d != "."; d = path.Dir(d) {
+				currentDirs[d] = true
+			}
+		}
+	}
+	// What lies at each parent directory: "" ok, "gone" (absent, or a
+	// tracked file the plan deletes: nothing below it exists), or a problem.
+	checked := map[string]string{}
+	for _, w := range writes {
+		problem, gone := "", false
+		for _, d := range parents(w.Path) {
+			state, ok := checked[d]
+			if !ok {
+				fi, err := a.Root.Lstat(d)
+				switch {
+				case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR):
+					state = "gone"
+				case err != nil:
+					return nil, nil, fmt.Errorf("stat %s: %w", d, unwrap(err))
+				case fi.IsDir():
+					state = ""
+				case deleted[d]:
+					state = "gone"
+				default:
+					state = fmt.Sprintf("%s is a file that was not checkpointed (ignored or skipped)", d)
+				}
+				checked[d] = state
+			}
+			if state == "gone" {
+				gone = true
+				break
+			}
+			if state != "" {
+				problem = state
+				break
+			}
+		}
+		if problem == "" && !gone && w.Old == nil {
+			// Created: the path itself must be free.
+			fi, err := a.Root.Lstat(w.Path)
+			switch {
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR):
+			case err != nil:
+				return nil, nil, fmt.Errorf("stat %s: %w", w.Path, unwrap(err))
+			case fi.IsDir() && currentDirs[w.Path]:
+				// A tracked directory that the plan empties.
+			case fi.IsDir() && onlyEmptyDirs(a.Root, w.Path, 0):
+				// Directories left empty: nothing to lose.
+				w.clearEmpty = true
+			default:
+				problem = "it holds a file that was not checkpointed (ignored or skipped)"
+				if fi.IsDir() {
+					problem = "it is a directory holding files that were not checkpointed"
+				}
+			}
+		}
+		if problem != "" {
+			w.Op, w.Reason = Keep, problem
+			kept = append(kept, w)
+			continue
+		}
+		ok = append(ok, w)
+	}
+	return ok, kept, nil
+}
+
+// onlyEmptyDirs reports whether the directory p holds nothing but
+// (recursively) empty directories.
+func onlyEmptyDirs(root *os.Root, p string, depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	f, err := root.Open(p)
+	if err != nil {
+		return false
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return false
+	}
+	for _, de := range des {
+		if !de.IsDir() || !onlyEmptyDirs(root, p+"/"+de.Name(), depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// removeEmptyDirs removes a tree of empty directories (rmdir only, so it
+// never deletes a file that appeared meanwhile).
+func removeEmptyDirs(root *os.Root, p string) error {
+	f, err := root.Open(p)
+	if err != nil {
+		return err
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, de := range des {
+		if de.IsDir() {
+			if err := removeEmptyDirs(root, p+"/"+de.Name()); err != nil {
+				return err
+			}
+		}
+	}
+	return root.Remove(p)
+}
+
+// realParents reports whether every parent directory of p is a real
+// directory (not a symlink, which os.Root would follow inside the root).
+func realParents(root *os.Root, p string) bool {
+	for _, d := range parents(p) {
+		fi, err := root.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+func parents(p string) []string {
+	var out []string
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		out = append(out, d)
+	}
+	// Outermost first.
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// stage writes every new entry into the staging directory.
+func (a *Applier) stage(ctx context.Context, writes []Action) ([]string, error) {
+	names := make([]string, len(writes))
+	if len(writes) == 0 {
+		return names, nil
+	}
+	if !strings.HasPrefix(a.Stage, ".ckpt-tmp-") || strings.Contains(a.Stage, "/") {
+		return nil, fmt.Errorf("invalid staging directory %q", a.Stage)
+	}
+	if err := a.Root.Mkdir(a.Stage, 0o700); err != nil {
+		return nil, fmt.Errorf("create staging directory %s: %w", a.Stage, unwrap(err))
+	}
+	var totalBytes int64
+	for _, w := range writes {
+		totalBytes += w.New.Size
+	}
+	var doneFiles, doneBytes atomic.Int64
+	workers := a.Workers
+	if workers <= 0 {
+		workers = 4
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(writes) || ctx.Err() != nil {
+					return
+				}
+				name := a.Stage + "/" + strconv.Itoa(i)
+				names[i] = name
+				if err := a.stageOne(ctx, name, writes[i]); err != nil {
+					cancel(err)
+					return
+				}
+				doneBytes.Add(writes[i].New.Size)
+				if d := doneFiles.Add(1); a.Progress != nil && (d%64 == 0 || d == int64(len(writes))) {
+					a.Progress(d, int64(len(writes)), doneBytes.Load(), totalBytes)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+func (a *Applier) stageOne(ctx context.Context, name string, w Action) error {
+	e := w.New
+	rc, err := a.Blobs(ctx, e.ID)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", w.Path, err)
+	}
+	defer rc.Close()
+	if object.IsSymlink(e.Mode) {
+		target, err := io.ReadAll(rc)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", w.Path, err)
+		}
+		if err := a.Root.Symlink(string(target), name); err != nil {
+			return fmt.Errorf("stage symlink %s: %w", w.Path, unwrap(err))
+		}
+		return nil
+	}
+	f, err := a.Root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", w.Path, unwrap(err))
+	}
+	n, err := io.Copy(f, rc)
+	if err == nil && n != e.Size {
+		err = fmt.Errorf("size %d, want %d", n, e.Size)
+	}
+	if err == nil {
+		err = f.Chmod(fs.FileMode(e.Mode & 0o777))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", w.Path, err)
+	}
+	return nil
+}
+
+// place renames a staged entry to its final path, replacing what is there.
+func (a *Applier) place(staged, p string) error {
+	err := a.Root.Rename(staged, p)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, unix.EXDEV) {
+		// Another file system is mounted below the workspace: copy next to
+		// the destination first.
+		tmp := path.Join(path.Dir(p), path.Base(a.Stage)+"-"+path.Base(staged))
+		if cerr := a.copyWithin(staged, tmp); cerr != nil {
+			return fmt.Errorf("write %s: %w", p, cerr)
+		}
+		if err = a.Root.Rename(tmp, p); err == nil {
+			return nil
+		}
+		a.Root.Remove(tmp)
+	}
+	return fmt.Errorf("write %s: %w", p, unwrap(err))
+}
+
+func (a *Applier) copyWithin(src, dst string) error {
+	fi, err := a.Root.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := a.Root.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return a.Root.Symlink(t, dst)
+	}
+	in, err := a.Root.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := a.Root.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Chmod(fi.Mode().Perm())
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// sync flushes the file system holding the workspace.
+func (a *Applier) sync() {
+	if a.RootPath == "" {
+		return
+	}
+	fd, err := unix.Open(a.RootPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	syncFS(fd)
+	unix.Close(fd)
+}
+
+// Verify checks that every written path holds its target entry and every
+// deleted path is gone. It returns the paths that do not match.
+func Verify(root *os.Root, out *Outcome, plan *Plan) []string {
+	want := map[string]*object.Entry{}
+	for _, act := range plan.Actions {
+		if act.Op == Create || act.Op == Update {
+			want[act.Path] = act.New
+		}
+	}
+	var bad []string
+	for _, p := range out.Written {
+		if !matches(root, p, want[p]) {
+			bad = append(bad, p)
+		}
+	}
+	for _, p := range out.Deleted {
+		if _, replaced := want[p]; replaced {
+			continue
+		}
+		if !realParents(root, p) {
+			continue // a parent is now a file or symlink: p cannot exist
+		}
+		if fi, err := root.Lstat(p); err == nil && !(fi.IsDir() && plan.targetDirs[p]) {
+			bad = append(bad, p)
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+func matches(root *os.Root, p string, e *object.Entry) bool {
+	if e == nil || !realParents(root, p) {
+		return false
+	}
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return false
+	}
+	if object.IsSymlink(e.Mode) {
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return false
+		}
+		t, err := root.Readlink(p)
+		return err == nil && object.Sum([]byte(t)) == e.ID
+	}
+	if !fi.Mode().IsRegular() || uint32(fi.Mode().Perm()) != e.Mode&0o777 || fi.Size() != e.Size {
+		return false
+	}
+	f, err := root.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	var id object.ID
+	h.Sum(id[:0])
+	return id == e.ID
+}
+
+// Check returns the plan's actions as Apply would carry them out: writes
+// blocked by uncaptured data become Keep. It changes nothing.
+func (a *Applier) Check(plan *Plan) ([]Action, error) {
+	var writes, out []Action
+	for _, act := range plan.Actions {
+		if act.Op == Create || act.Op == Update {
+			writes = append(writes, act)
+		} else {
+			out = append(out, act)
+		}
+	}
+	ok, kept, err := a.check(writes, plan)
+	if err != nil {
+		return nil, err
+	}
+	out = append(append(out, ok...), kept...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}

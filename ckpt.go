@@ -1,0 +1,302 @@
+package ckpt
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+)
+
+// ID identifies a checkpoint (or any object): the SHA-256 of its encoding.
+type ID = object.ID
+
+// ParseID parses a full 64-hex id.
+func ParseID(s string) (ID, error) { return object.ParseID(s) }
+
+// Errors callers may test for with [errors.Is] and [errors.As].
+var (
+	// ErrNotFound: an unknown revision, checkpoint, ref or object.
+	ErrNotFound = store.ErrNotFound
+	// ErrCorrupt: stored data does not match its hash. Wrapped by
+	// [*CorruptError]; the CLI exits with status 3.
+	ErrCorrupt = store.ErrCorrupt
+	// ErrLocked: another process held the store longer than the lock timeout.
+	ErrLocked = store.ErrLocked
+	// ErrNothingToUndo / ErrNothingToRedo: the timeline has no step that way.
+	ErrNothingToUndo = errors.New("nothing to undo")
+	ErrNothingToRedo = errors.New("nothing to redo")
+	// ErrIntegrity is wrapped by [*IntegrityError].
+	ErrIntegrity = errors.New("integrity check failed")
+)
+
+// CorruptError reports a corrupt object in the store; it wraps [ErrCorrupt].
+type CorruptError = store.CorruptError
+
+// IntegrityError reports paths that do not hash to what a restore wrote.
+// It wraps [ErrIntegrity] and [ErrCorrupt]'s exit status (3) applies.
+type IntegrityError struct {
+	Op    string
+	Paths []string
+}
+
+func (e *IntegrityError) Error() string {
+	const max = 20
+	ps := e.Paths
+	more := ""
+	if len(ps) > max {
+		more = fmt.Sprintf(" (and %d more)", len(ps)-max)
+		ps = ps[:max]
+	}
+	return fmt.Sprintf("%s: %d path(s) do not match after writing: %s%s", e.Op, len(e.Paths), strings.Join(ps, ", "), more)
+}
+
+// Unwrap returns [ErrIntegrity].
+func (e *IntegrityError) Unwrap() error { return ErrIntegrity }
+
+// PathError is a failure to read or write a workspace path.
+type PathError = scan.PathError
+
+// Backend names.
+const (
+	BackendSQLite = "sqlite"
+	BackendMemory = "memory"
+)
+
+// Options configure [Open].
+type Options struct {
+	// Store is the store directory. Empty: [DefaultStoreDir] of the workspace.
+	Store string
+	// Backend is "sqlite" (default) or "memory".
+	Backend string
+	// MaxFileSize: files larger are skipped and reported (0: 100 MiB).
+	MaxFileSize int64
+	// LockTimeout bounds the wait for another process's operation (0: 10 minutes).
+	LockTimeout time.Duration
+	// Progress receives progress reports of long operations. The engine
+	// never prints; frontends render these.
+	Progress func(Progress)
+	// Waiting is called once when an operation starts waiting for the
+	// store's lock, with a description of the holder.
+	Waiting func(holder string)
+	// Now returns the current time (tests); nil: time.Now.
+	Now func() time.Time
+	// NoRecover stops Open from finishing an interrupted operation (for
+	// tools that report on it, like `ckpt recover`). Mutating operations
+	// still recover first.
+	NoRecover bool
+}
+
+// Progress is a report from a running operation.
+type Progress struct {
+	// Op is "scan", "restore", "verify" or "fsck".
+	Op string
+	// Files and Bytes done so far, and the totals known so far.
+	Files, TotalFiles int64
+	Bytes, TotalBytes int64
+}
+
+// Repo is an open workspace and its store. Its methods are safe for
+// concurrent use; mutating operations serialize through the store's lock,
+// across processes too.
+type Repo struct {
+	root     string // absolute, symlinks resolved
+	storeDir string // "" for memory
+	st       store.Store
+	opts     Options
+	exclude  []string // workspace-relative paths never captured
+
+	mu    sync.Mutex
+	cache *scan.Cache // memory backend only
+	subs  map[int]func(Event)
+	next  int
+}
+
+// Open opens the workspace at dir with its store, creating the store on
+// first use. If an earlier operation was interrupted (a crash during a
+// restore), Open finishes it first when the store is free.
+func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
+	root, err := canonicalDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 10 * time.Minute
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = scan.DefaultMaxFileSize
+	}
+	r := &Repo{root: root, opts: opts, subs: map[int]func(Event){}}
+	switch opts.Backend {
+	case "", BackendSQLite:
+		sd := opts.Store
+		if sd == "" {
+			if sd, err = DefaultStoreDir(root); err != nil {
+				return nil, err
+			}
+		}
+		sd, err = filepath.Abs(sd)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(sd, 0o700); err != nil {
+			return nil, fmt.Errorf("create store %s: %w", sd, err)
+		}
+		if real, err := filepath.EvalSymlinks(sd); err == nil {
+			sd = real
+		}
+		s, err := store.OpenSQLite(ctx, sd, root)
+		if err != nil {
+			return nil, err
+		}
+		r.st, r.storeDir = s, sd
+		if rel, err := filepath.Rel(root, sd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			r.exclude = append(r.exclude, filepath.ToSlash(rel))
+		}
+	case BackendMemory:
+		r.st = store.NewMemory(root)
+	default:
+		return nil, fmt.Errorf("unknown backend %q (want sqlite or memory)", opts.Backend)
+	}
+	if !opts.NoRecover {
+		if err := r.recoverIfFree(ctx); err != nil {
+			r.st.Close()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func canonicalDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", abs, unwrapPath(err))
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", abs, unwrapPath(err))
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("workspace %s is not a directory", abs)
+	}
+	return real, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Close releases the store.
+func (r *Repo) Close() error { return r.st.Close() }
+
+// Root returns the workspace's absolute path.
+func (r *Repo) Root() string { return r.root }
+
+// StoreDir returns the store directory ("" for the memory backend).
+func (r *Repo) StoreDir() string { return r.storeDir }
+
+func (r *Repo) now() time.Time {
+	if r.opts.Now != nil {
+		return r.opts.Now()
+	}
+	return time.Now()
+}
+
+// lock takes the store's operation lock.
+func (r *Repo) lock(ctx context.Context) (func(), error) {
+	return r.st.Lock(ctx, r.opts.LockTimeout, r.opts.Waiting)
+}
+
+// StateDir returns the directory under which default stores live:
+// $XDG_STATE_HOME/ckpt, or ~/.local/state/ckpt.
+func StateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "ckpt"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no store location: set XDG_STATE_HOME, HOME or use --store: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "ckpt"), nil
+}
+
+// DefaultStoreDir returns the default store of a workspace: outside it, in
+// [StateDir]/<basename>-<first 16 hex of SHA-256 of its absolute path>, so
+// that nothing run inside the workspace (rm -rf, git clean -fdx) can reach it.
+func DefaultStoreDir(workspace string) (string, error) {
+	sd, err := StateDir()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256([]byte(workspace))
+	base := filepath.Base(workspace)
+	if base == "/" || base == "." {
+		base = "root"
+	}
+	return filepath.Join(sd, base+"-"+hex.EncodeToString(h[:8])), nil
+}
+
+// FindWorkspace finds the workspace for a directory the way git finds a
+// repository: if storeDir names an existing store whose workspace contains
+// dir, that workspace; else the nearest ancestor that already has a default
+// store; else the top of the enclosing git work tree; else dir itself.
+func FindWorkspace(dir, storeDir string) (string, error) {
+	start, err := canonicalDir(dir)
+	if err != nil {
+		return "", err
+	}
+	if storeDir != "" {
+		if ws := store.RecordedWorkspace(storeDir); ws != "" &&
+			(start == ws || strings.HasPrefix(start, ws+string(filepath.Separator))) {
+			return ws, nil
+		}
+	}
+	for d := start; ; d = filepath.Dir(d) {
+		if sd, err := DefaultStoreDir(d); err == nil {
+			if _, err := os.Stat(filepath.Join(sd, store.DBName)); err == nil {
+				return d, nil
+			}
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	for d := start; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return start, nil
+}
+
+// HoldLock runs fn while holding the store's operation lock (for tools and
+// tests that must keep other ckpt processes waiting).
+func (r *Repo) HoldLock(ctx context.Context, fn func()) error {
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fn()
+	return nil
+}

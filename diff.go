@@ -1,0 +1,219 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/seed1cedbf7c/ckpt/internal/diff"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+// DiffOptions select the two sides of [Repo.Diff].
+type DiffOptions struct {
+	// From is the old side's revision ("" = HEAD; before the first
+	// checkpoint, the empty tree).
+	From string
+	// To is the new side's revision ("" = the working tree).
+	To string
+	// Paths restrict the comparison (workspace-relative).
+	Paths []string
+}
+
+// DiffResult is the difference between two states. Render it with
+// [DiffResult.WritePatch] or [DiffResult.WriteStat].
+type DiffResult struct {
+	From *Checkpoint // nil: the empty tree
+	To   *Checkpoint // nil: the working tree
+	// Files are the changed paths, sorted.
+	Files []FileChange
+	// Skipped lists working-tree paths not captured.
+	Skipped []Skipped
+
+	r     *Repo
+	trees map[object.ID][]byte
+}
+
+// Changes returns the changed files.
+func (d *DiffResult) Changes() []FileChange {
+	if d.Files == nil {
+		return []FileChange{}
+	}
+	return d.Files
+}
+
+// Diff compares two checkpoints, or a checkpoint and the working tree.
+func (r *Repo) Diff(ctx context.Context, opts DiffOptions) (*DiffResult, error) {
+	paths, err := cleanOptionalPaths(opts.Paths)
+	if err != nil {
+		return nil, err
+	}
+	d := &DiffResult{r: r, Files: []FileChange{}}
+	fromTree := object.EmptyTree
+	if opts.From == "" {
+		_, rec, err := r.head(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			if d.From, err = r.describe(ctx, rec); err != nil {
+				return nil, err
+			}
+			fromTree = rec.Tree
+		}
+	} else {
+		if d.From, err = r.Get(ctx, opts.From); err != nil {
+			return nil, err
+		}
+		fromTree = d.From.Tree
+	}
+	var toTree object.ID
+	if opts.To != "" {
+		if d.To, err = r.Get(ctx, opts.To); err != nil {
+			return nil, err
+		}
+		toTree = d.To.Tree
+	} else {
+		res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, r.loadCache(ctx)))
+		if err != nil {
+			return nil, scanError(err)
+		}
+		toTree, d.trees, d.Skipped = res.Root, res.Trees, res.Skipped
+	}
+	err = tree.Diff(ctx, d.load, fromTree, toTree, tree.NewFilter(paths), func(c tree.Change) error {
+		d.Files = append(d.Files, newFileChange(c))
+		return nil
+	})
+	sortChanges(d.Files)
+	return d, err
+}
+
+func cleanOptionalPaths(ps []string) ([]string, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	for _, p := range ps {
+		if filepath.ToSlash(filepath.Clean(p)) == "." {
+			return nil, nil
+		}
+	}
+	return cleanPaths(ps)
+}
+
+func (d *DiffResult) load(ctx context.Context, id object.ID) (*object.Tree, error) {
+	if data, ok := d.trees[id]; ok {
+		return object.DecodeTree(data)
+	}
+	return d.r.st.ReadTree(ctx, id)
+}
+
+// side loads one side of a change: from the store, or from the working tree
+// when the new side is the working tree.
+func (d *DiffResult) side(ctx context.Context, path string, e *object.Entry, working bool) (*diff.Side, error) {
+	if e == nil {
+		return nil, nil
+	}
+	if !working {
+		data, err := d.r.st.ReadBlob(ctx, e.ID)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return &diff.Side{Mode: e.Mode, Content: data}, nil
+	}
+	data, err := d.r.readWorking(path, e.Mode)
+	if err != nil {
+		return nil, err
+	}
+	return &diff.Side{Mode: e.Mode, Content: data}, nil
+}
+
+// readWorking reads a file's content (or a symlink's target) from the
+// workspace, never following symlinks out of it.
+func (r *Repo) readWorking(path string, mode uint32) ([]byte, error) {
+	root, err := os.OpenRoot(r.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if object.IsSymlink(mode) {
+		t, err := root.Readlink(path)
+		if err != nil {
+			return nil, &PathError{Op: "read symlink", Path: path, Err: unwrapPath(err)}
+		}
+		return []byte(t), nil
+	}
+	f, err := root.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return nil, &PathError{Op: "read", Path: path, Err: unwrapPath(err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, &PathError{Op: "read", Path: path, Err: unwrapPath(err)}
+	}
+	return data, nil
+}
+
+// WritePatch writes the difference as a git-style unified diff (see
+// docs/formats.md): text changes apply with git apply and patch -p1, binary
+// files carry their content base64-encoded.
+func (d *DiffResult) WritePatch(ctx context.Context, w io.Writer) error {
+	for _, fc := range d.Files {
+		c, err := d.change(ctx, fc)
+		if err != nil {
+			return err
+		}
+		if err := diff.WriteChange(w, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *DiffResult) change(ctx context.Context, fc FileChange) (diff.Change, error) {
+	p := string(fc.Path)
+	old, err := d.side(ctx, p, fc.old, false)
+	if err != nil {
+		return diff.Change{}, err
+	}
+	nw, err := d.side(ctx, p, fc.new, d.To == nil)
+	if err != nil {
+		return diff.Change{}, err
+	}
+	return diff.Change{Path: p, Old: old, New: nw}, nil
+}
+
+// WriteStat writes a git-style --stat summary.
+func (d *DiffResult) WriteStat(ctx context.Context, w io.Writer) error {
+	var stats []diff.FileStat
+	for _, fc := range d.Files {
+		c, err := d.change(ctx, fc)
+		if err != nil {
+			return err
+		}
+		stats = append(stats, diff.Stat(c))
+	}
+	return diff.WriteStat(w, stats)
+}
+
+// Summary returns the +added ~modified -deleted counts.
+func (d *DiffResult) Summary() (added, modified, deleted int) {
+	for _, f := range d.Files {
+		switch f.Status {
+		case "added":
+			added++
+		case "deleted":
+			deleted++
+		default:
+			modified++
+		}
+	}
+	return
+}
+
+var _ = errors.New

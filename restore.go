@@ -1,0 +1,505 @@
+package ckpt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/restore"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+// RestoreOptions configure [Repo.Restore].
+type RestoreOptions struct {
+	// Paths restrict the restore to these workspace-relative paths.
+	Paths []string
+	// DryRun plans the restore and reports it without changing anything.
+	DryRun bool
+}
+
+// Action is one change a restore makes (or, in a dry run, would make).
+type Action struct {
+	Path Path `json:"path"`
+	// Op is "create", "update", "delete", or "keep" for a path left alone
+	// because it holds data no checkpoint has (see Reason).
+	Op     string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// RestoreResult reports a restore.
+type RestoreResult struct {
+	Target *Checkpoint `json:"target"`
+	// PreRestore is the checkpoint of the state before the restore, when
+	// it differed from HEAD (nil otherwise).
+	PreRestore *Checkpoint `json:"pre_restore,omitempty"`
+	// Head is where HEAD points afterwards.
+	Head    ID       `json:"head"`
+	Actions []Action `json:"actions"`
+	DryRun  bool     `json:"dry_run,omitempty"`
+}
+
+// Changed returns the paths written or deleted.
+func (r *RestoreResult) Changed() []Path {
+	var out []Path
+	for _, a := range r.Actions {
+		if a.Op != "keep" {
+			out = append(out, a.Path)
+		}
+	}
+	return out
+}
+
+// journalData is what a restore records before it touches the workspace.
+type journalData struct {
+	Op       string   `json:"op"` // restore, undo, redo
+	Target   ID       `json:"target"`
+	Before   ID       `json:"before"`
+	Head     ID       `json:"head"` // HEAD before the operation (zero: none)
+	Paths    []string `json:"paths,omitempty"`
+	Stage    string   `json:"stage"`
+	OpTarget int64    `json:"op_target,omitempty"`
+	Pre      bool     `json:"pre,omitempty"` // Before is a new pre-restore checkpoint
+}
+
+// Restore makes the workspace (or opts.Paths) equal to the checkpoint rev
+// names. It first checkpoints the current state if it differs from HEAD
+// (kind pre-restore), writes only what differs, and then hash-verifies every
+// path it wrote; a mismatch is an [*IntegrityError]. A restore of a partial
+// checkpoint touches only that checkpoint's paths. Restore is recorded in
+// the operation log, so [Repo.Undo] takes it back.
+func (r *Repo) Restore(ctx context.Context, rev string, opts RestoreOptions) (*RestoreResult, error) {
+	paths, err := cleanOptionalPaths(opts.Paths)
+	if err != nil {
+		return nil, err
+	}
+	if opts.DryRun {
+		id, err := r.Resolve(ctx, rev)
+		if err != nil {
+			return nil, err
+		}
+		return r.dryRun(ctx, id, paths)
+	}
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.recoverLocked(ctx); err != nil {
+		return nil, err
+	}
+	id, err := r.Resolve(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	return r.restoreLocked(ctx, journalData{Op: "restore", Target: id, Paths: paths}, false)
+}
+
+// effectiveFilter combines the user's paths with a partial target's paths.
+func effectiveFilter(user []string, target *store.Record) []string {
+	if !target.Partial() {
+		return user
+	}
+	if len(user) == 0 {
+		return target.Paths
+	}
+	var out []string
+	for _, u := range user {
+		for _, t := range target.Paths {
+			switch {
+			case u == t || strings.HasPrefix(u, t+"/"):
+				out = append(out, u)
+			case strings.HasPrefix(t, u+"/"):
+				out = append(out, t)
+			}
+		}
+	}
+	if out == nil {
+		out = []string{"\x00none"} // matches nothing
+	}
+	return out
+}
+
+func (r *Repo) dryRun(ctx context.Context, id ID, paths []string) (*RestoreResult, error) {
+	target, err := r.st.Checkpoint(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, r.loadCache(ctx)))
+	if err != nil {
+		return nil, scanError(err)
+	}
+	load := func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		if data, ok := res.Trees[id]; ok {
+			return object.DecodeTree(data)
+		}
+		return r.st.ReadTree(ctx, id)
+	}
+	filter := tree.NewFilter(effectiveFilter(paths, target))
+	plan, err := restore.MakePlan(ctx, load, res.Root, target.Tree, filter, res.Untracked)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(r.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	out := &RestoreResult{DryRun: true, Actions: []Action{}}
+	if out.Target, err = r.describe(ctx, target); err != nil {
+		return nil, err
+	}
+	if _, h, err := r.head(ctx); err == nil && h != nil {
+		out.Head = h.ID
+	}
+	checked, err := (&restore.Applier{Root: root}).Check(plan)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range checked {
+		out.Actions = append(out.Actions, Action{Path: Path(a.Path), Op: string(a.Op), Reason: a.Reason})
+	}
+	return out, nil
+}
+
+func newStageName() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return scan.TempPrefix + hex.EncodeToString(b[:])
+}
+
+// restoreLocked runs a restore (or undo/redo) with the lock held. j names
+// the target, paths and op; when recovering, j is the interrupted journal.
+func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool) (*RestoreResult, error) {
+	headRef, headRec, err := r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target, err := r.st.Checkpoint(ctx, j.Target)
+	if err != nil {
+		return nil, err
+	}
+	filter := tree.NewFilter(effectiveFilter(j.Paths, target))
+	if !recovering {
+		j.Stage = newStageName()
+		j.Head = object.ZeroID
+		if headRec != nil {
+			j.Head = headRec.ID
+		}
+	}
+	out := &RestoreResult{Actions: []Action{}}
+	var (
+		c       *capture
+		plan    *restore.Plan
+		current object.ID
+		preRec  *store.Record
+	)
+	err = r.st.Update(ctx, func(tx store.Tx) error {
+		var err error
+		c, err = r.captureTx(ctx, tx)
+		if err != nil {
+			return err
+		}
+		current = c.res.Root
+		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+		plan, err = restore.MakePlan(ctx, load, current, target.Tree, filter, c.res.Untracked)
+		if err != nil {
+			return err
+		}
+		// Keep the current state unless a checkpoint already holds it.
+		needPre := (headRec == nil || current != headRec.Tree) && current != target.Tree
+		if recovering {
+			// The state before the interrupted restore is j.Before; the
+			// half-restored state needs no checkpoint unless something else
+			// changed files meanwhile.
+			needPre, err = r.strayChanges(ctx, load, plan, j.Before)
+			if err != nil {
+				return err
+			}
+		}
+		if needPre {
+			msg := "before " + j.Op + " to " + target.ID.Short()
+			if recovering {
+				msg = "found while recovering an interrupted " + j.Op
+			}
+			cp := &object.Checkpoint{Tree: current, Kind: KindPreRestore, Message: msg}
+			preRec, err = r.newCheckpoint(ctx, tx, cp, headRec, c.res.Files, c.res.Bytes, false, headRef)
+			if err != nil {
+				return err
+			}
+		}
+		if !recovering {
+			j.Before = j.Head
+			if preRec != nil {
+				j.Before, j.Pre = preRec.ID, true
+			}
+		}
+		if plan.Empty() {
+			return nil
+		}
+		data, _ := json.Marshal(j)
+		return tx.SetJournal(&store.Journal{Kind: j.Op, Data: data})
+	})
+	if err != nil {
+		c.abort()
+		return nil, err
+	}
+	r.commitCache(c)
+	if recovering {
+		// Leftovers of the interrupted attempt (e.g. cross-device copies).
+		if root, err := os.OpenRoot(r.root); err == nil {
+			for _, t := range c.res.Temp {
+				root.RemoveAll(t)
+			}
+			root.Close()
+		}
+	}
+	if out.Target, err = r.describe(ctx, target); err != nil {
+		return nil, err
+	}
+	if preRec != nil {
+		if out.PreRestore, err = r.describe(ctx, preRec); err != nil {
+			return nil, err
+		}
+	}
+	var oc *restore.Outcome
+	if !plan.Empty() {
+		oc, err = r.apply(ctx, plan, j.Stage)
+		if err != nil {
+			return nil, r.failedRestore(ctx, err, plan, j, current)
+		}
+		if bad := r.verify(oc, plan); len(bad) > 0 {
+			r.clearJournal(ctx)
+			return nil, &IntegrityError{Op: j.Op, Paths: bad}
+		}
+	} else {
+		oc = &restore.Outcome{}
+		for _, a := range plan.Actions {
+			oc.Kept = append(oc.Kept, a)
+		}
+	}
+	// Record the result.
+	newHead := target.ID
+	err = r.st.Update(ctx, func(tx store.Tx) error {
+		if err := tx.SetJournal(nil); err != nil {
+			return err
+		}
+		if filter != nil {
+			// Partial: the new state is the current tree with the target's
+			// paths laid over it.
+			load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+			root, err := overlayFrom(ctx, load, tx.PutTree, current, target.Tree, filter.Paths())
+			if err != nil {
+				return err
+			}
+			base := headRec
+			if preRec != nil {
+				base = preRec
+			}
+			if base != nil && root == base.Tree {
+				newHead = base.ID
+			} else {
+				var bytes int64
+				if t, err := load(ctx, root); err == nil {
+					bytes = t.Size()
+				}
+				cp := &object.Checkpoint{Tree: root, Kind: KindRestore,
+					Message: fmt.Sprintf("%s %s -- %s", j.Op, target.ID.Short(), strings.Join(j.Paths, " "))}
+				if len(j.Paths) == 0 {
+					cp.Message = fmt.Sprintf("%s %s (partial checkpoint)", j.Op, target.ID.Short())
+				}
+				rec, err := r.newCheckpoint(ctx, tx, cp, base, -1, bytes, false, headRef)
+				if err != nil {
+					return err
+				}
+				newHead = rec.ID
+			}
+		}
+		if err := r.setHead(tx, newHead, headRef); err != nil {
+			return err
+		}
+		if j.Op != "restore" || oc.Changed || j.Before != newHead {
+			_, err := tx.AppendOp(store.Op{Kind: j.Op, Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: target.ID})
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Head = newHead
+	for _, p := range oc.Written {
+		op := "update"
+		for _, a := range plan.Actions {
+			if a.Path == p && a.Op == restore.Create {
+				op = "create"
+			}
+		}
+		out.Actions = append(out.Actions, Action{Path: Path(p), Op: op})
+	}
+	for _, p := range oc.Deleted {
+		out.Actions = append(out.Actions, Action{Path: Path(p), Op: "delete"})
+	}
+	for _, a := range oc.Kept {
+		out.Actions = append(out.Actions, Action{Path: Path(a.Path), Op: "keep", Reason: a.Reason})
+	}
+	sortActions(out.Actions)
+	kind := EventRestored
+	switch j.Op {
+	case "undo":
+		kind = EventUndone
+	case "redo":
+		kind = EventRedone
+	}
+	if recovering {
+		kind = EventRecovered
+	}
+	r.emit(Event{Kind: kind, Checkpoint: newHead, Paths: out.Changed(), Message: j.Op + " to " + target.ID.Short()})
+	return out, nil
+}
+
+func sortActions(as []Action) {
+	for i := 1; i < len(as); i++ {
+		for k := i; k > 0 && as[k].Path < as[k-1].Path; k-- {
+			as[k], as[k-1] = as[k-1], as[k]
+		}
+	}
+}
+
+// overlayFrom lays the target's entries at paths over current.
+func overlayFrom(ctx context.Context, load tree.Loader, put tree.Put, current, target object.ID, paths []string) (object.ID, error) {
+	edits := map[string]*object.Entry{}
+	for _, p := range paths {
+		e, ok, err := tree.Lookup(ctx, load, target, p)
+		if err != nil {
+			return object.ID{}, err
+		}
+		if ok {
+			e := e
+			edits[p] = &e
+		} else {
+			edits[p] = nil
+		}
+	}
+	return tree.Overlay(ctx, load, put, current, edits)
+}
+
+// strayChanges reports whether the workspace holds, at a path the plan
+// touches, content that is neither the target's nor the state before an
+// interrupted restore (i.e. someone edited files after the crash).
+func (r *Repo) strayChanges(ctx context.Context, load tree.Loader, plan *restore.Plan, before ID) (bool, error) {
+	rec, err := r.st.Checkpoint(ctx, before)
+	if errors.Is(err, store.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, a := range plan.Actions {
+		e, ok, err := tree.Lookup(ctx, load, rec.Tree, a.Path)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case a.Old == nil && !ok:
+		case a.Old != nil && ok && a.Old.ID == e.ID && a.Old.Mode == e.Mode:
+		default:
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (r *Repo) applier(root *os.Root, stage string) *restore.Applier {
+	a := &restore.Applier{Root: root, RootPath: r.root, Stage: stage,
+		Blobs: func(ctx context.Context, id object.ID) (io.ReadCloser, error) {
+			rc, _, err := r.st.OpenBlob(ctx, id)
+			return rc, err
+		}}
+	if r.opts.Progress != nil {
+		a.Progress = func(f, tf, b, tb int64) {
+			r.progress(Progress{Op: "restore", Files: f, TotalFiles: tf, Bytes: b, TotalBytes: tb})
+		}
+	}
+	a.BeforeChange, a.Hook = testHooks()
+	return a
+}
+
+func (r *Repo) apply(ctx context.Context, plan *restore.Plan, stage string) (*restore.Outcome, error) {
+	root, err := os.OpenRoot(r.root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return r.applier(root, stage).Apply(ctx, plan)
+}
+
+func (r *Repo) verify(oc *restore.Outcome, plan *restore.Plan) []string {
+	root, err := os.OpenRoot(r.root)
+	if err != nil {
+		return oc.Written
+	}
+	defer root.Close()
+	return restore.Verify(root, oc, plan)
+}
+
+func (r *Repo) clearJournal(ctx context.Context) error {
+	return r.st.Update(ctx, func(tx store.Tx) error { return tx.SetJournal(nil) })
+}
+
+// failedRestore handles an error from apply: if the workspace was not
+// touched, it clears the journal; otherwise it rolls the workspace back to
+// the state before (current), and says so.
+func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan, j journalData, current object.ID) error {
+	if errors.Is(err, restore.ErrStage) {
+		r.clearJournal(context.WithoutCancel(ctx))
+		return fmt.Errorf("%s: %w", j.Op, err)
+	}
+	bctx := context.WithoutCancel(ctx)
+	if root, rerr := os.OpenRoot(r.root); rerr == nil {
+		root.RemoveAll(j.Stage)
+		root.Close()
+	}
+	back, berr := r.rollback(bctx, current)
+	if berr != nil {
+		return withHint(fmt.Errorf("%s failed: %w; rolling back also failed: %v", j.Op, err, berr),
+			"the workspace is half-restored; run `ckpt recover` to finish the "+j.Op+" once the problem is fixed")
+	}
+	r.clearJournal(bctx)
+	_ = back
+	return withHint(fmt.Errorf("%s failed: %w", j.Op, err), "the workspace was rolled back to its state before the "+j.Op+"; nothing was lost")
+}
+
+// rollback makes the workspace equal current again after a failed apply.
+func (r *Repo) rollback(ctx context.Context, current object.ID) (*restore.Outcome, error) {
+	res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	load := func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		if data, ok := res.Trees[id]; ok {
+			return object.DecodeTree(data)
+		}
+		return r.st.ReadTree(ctx, id)
+	}
+	plan, err := restore.MakePlan(ctx, load, res.Root, current, nil, res.Untracked)
+	if err != nil {
+		return nil, err
+	}
+	oc, err := r.apply(ctx, plan, newStageName())
+	if err != nil {
+		return nil, err
+	}
+	if bad := r.verify(oc, plan); len(bad) > 0 {
+		return nil, &IntegrityError{Op: "rollback", Paths: bad}
+	}
+	return oc, nil
+}

@@ -1,0 +1,437 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+// Checkpoint kinds.
+const (
+	KindManual     = object.KindManual     // ckpt save
+	KindTurn       = object.KindTurn       // an agent turn
+	KindRun        = object.KindRun        // a guarded run's pre-run state
+	KindPreRestore = object.KindPreRestore // taken automatically before a destructive operation
+	KindEdit       = object.KindEdit       // partial: only the paths named
+	KindRestore    = object.KindRestore    // the state a partial restore produced
+)
+
+// SaveOptions configure [Repo.Save].
+type SaveOptions struct {
+	Message string
+	// Kind of checkpoint (default manual; edit when Paths are given).
+	Kind string
+	// Paths, if set, make a partial checkpoint: it records the current
+	// content of just these workspace-relative paths (an absent path is
+	// recorded as absent, so restoring the checkpoint deletes it). HEAD
+	// does not move.
+	Paths []string
+	// AllowEmpty records a checkpoint even if the workspace equals HEAD.
+	AllowEmpty bool
+	Author     string
+	Meta       map[string]string
+}
+
+// SaveResult is what [Repo.Save] did.
+type SaveResult struct {
+	Checkpoint *Checkpoint
+	// Created is false when the workspace already equals HEAD and no
+	// checkpoint was recorded (Checkpoint is then HEAD).
+	Created bool
+	// Skipped lists paths not captured (FIFOs, devices, files over the limit).
+	Skipped []Skipped
+	// Scanned and Hashed count files seen and files read.
+	Scanned, Hashed int64
+}
+
+var errUnchanged = errors.New("unchanged")
+
+// Save records a checkpoint of the whole workspace, or of opts.Paths. A
+// whole-tree save of a workspace equal to HEAD records nothing (unless
+// AllowEmpty) and returns HEAD with Created false.
+func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
+	if opts.Kind == "" {
+		opts.Kind = KindManual
+		if len(opts.Paths) > 0 {
+			opts.Kind = KindEdit
+		}
+	}
+	if !object.ValidKind(opts.Kind) {
+		return nil, fmt.Errorf("save: unknown checkpoint kind %q", opts.Kind)
+	}
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.recoverLocked(ctx); err != nil {
+		return nil, err
+	}
+	if len(opts.Paths) > 0 {
+		return r.savePathsLocked(ctx, opts)
+	}
+	res, err := r.saveLocked(ctx, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// SaveFiles records a partial checkpoint of paths (kind edit) — call it
+// before an edit tool writes them, so a restore can put them back (and
+// delete the ones that did not exist).
+func (r *Repo) SaveFiles(ctx context.Context, message string, paths ...string) (*SaveResult, error) {
+	return r.Save(ctx, SaveOptions{Message: message, Paths: paths, Kind: KindEdit})
+}
+
+// capture is a scan of the workspace into a transaction.
+type capture struct {
+	res *scan.Result
+	cw  *scan.CacheWriter
+}
+
+func (r *Repo) cachePath() string {
+	if r.storeDir == "" {
+		return ""
+	}
+	return filepath.Join(r.storeDir, "statcache")
+}
+
+// loadCache returns the stat cache if it belongs to this store generation.
+func (r *Repo) loadCache(ctx context.Context) *scan.Cache {
+	info, err := r.st.Info(ctx)
+	if err != nil {
+		return nil
+	}
+	var c *scan.Cache
+	if r.storeDir == "" {
+		r.mu.Lock()
+		c = r.cache
+		r.mu.Unlock()
+	} else {
+		c, _ = scan.LoadCache(r.cachePath())
+	}
+	if c == nil || c.Instance != info.Instance || c.Generation != info.Generation {
+		return nil
+	}
+	return c
+}
+
+// fsClock reads the file system's clock next to the workspace.
+func (r *Repo) fsClock() int64 {
+	if r.storeDir != "" && scan.SameDevice(r.root, r.storeDir) {
+		return scan.FSClock(r.storeDir)
+	}
+	return scan.FSClock(r.root)
+}
+
+func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cache) scan.Options {
+	o := scan.Options{
+		Root: r.root, MaxFileSize: r.opts.MaxFileSize, Exclude: r.exclude,
+		Cache: cache, Sink: sink,
+	}
+	if r.opts.Progress != nil {
+		o.Progress = func(p scan.Progress) {
+			r.progress(Progress{Op: "scan", Files: p.Hashed, TotalFiles: p.ToHash,
+				Bytes: p.HashedBytes, TotalBytes: p.ToHashBytes})
+		}
+	}
+	return o
+}
+
+// captureTx scans the workspace, storing new objects in tx (nil: hash
+// only) and preparing a new stat cache (when tx is not nil).
+func (r *Repo) captureTx(ctx context.Context, tx store.Tx) (*capture, error) {
+	cache := r.loadCache(ctx)
+	var sink scan.Sink
+	var cw *scan.CacheWriter
+	if tx != nil {
+		sink = tx
+		info, err := r.st.Info(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cw, err = scan.NewCacheWriter(r.cachePath(), r.fsClock(), info.Generation, info.Instance)
+		if err != nil {
+			cw = nil // the cache is an optimization; carry on without
+		}
+	}
+	o := r.scanOptions(ctx, sink, cache)
+	o.CacheOut = cw
+	res, err := scan.Scan(ctx, o)
+	if err != nil {
+		cw.Abort()
+		return nil, scanError(err)
+	}
+	return &capture{res: res, cw: cw}, nil
+}
+
+// commitCache installs the new stat cache after its transaction committed.
+func (r *Repo) commitCache(c *capture) {
+	if c == nil || c.cw == nil {
+		return
+	}
+	if err := c.cw.Commit(); err != nil {
+		return
+	}
+	if r.storeDir == "" {
+		if mc, err := c.cw.Cache(); err == nil {
+			r.mu.Lock()
+			r.cache = mc
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (c *capture) abort() {
+	if c != nil && c.cw != nil {
+		c.cw.Abort()
+	}
+}
+
+func scanError(err error) error {
+	var pe *scan.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, errPermission) {
+			return withHint(err, fmt.Sprintf("ckpt cannot read %s; fix its permissions, or exclude it with a line in .ckptignore", orDot(pe.Path)))
+		}
+	}
+	return err
+}
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// newCheckpoint stores cp (its parent is parent, may be nil) and computes
+// its stats. If moveHead, HEAD (and HEAD's branch) move to it.
+func (r *Repo) newCheckpoint(ctx context.Context, tx store.Tx, cp *object.Checkpoint, parent *store.Record, files, bytes int64, moveHead bool, headRef *store.Ref) (*store.Record, error) {
+	if cp.Time.IsZero() {
+		cp.Time = r.now().UTC()
+	}
+	if cp.Branch == "" {
+		cp.Branch = headBranch(headRef)
+	}
+	var st store.Stats
+	if parent != nil {
+		cp.Parents = []object.ID{parent.ID}
+		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+		err := tree.Diff(ctx, load, parent.Tree, cp.Tree, nil, func(c tree.Change) error {
+			switch {
+			case c.Old == nil:
+				st.Added++
+			case c.New == nil:
+				st.Deleted++
+			default:
+				st.Modified++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if files < 0 {
+			files = parent.Stats.Files + int64(st.Added-st.Deleted)
+		}
+	} else if files >= 0 {
+		st.Added = int(files)
+	}
+	st.Files, st.Bytes = files, bytes
+	id, err := tx.PutCheckpoint(cp, st)
+	if err != nil {
+		return nil, err
+	}
+	if moveHead {
+		if err := r.setHead(tx, id, headRef); err != nil {
+			return nil, err
+		}
+	}
+	return &store.Record{Checkpoint: cp, ID: id, Stats: st}, nil
+}
+
+func headBranch(headRef *store.Ref) string {
+	if headRef == nil {
+		return "main"
+	}
+	return headRef.Symbolic
+}
+
+// setHead moves HEAD to id, keeping its branch, and advances the branch.
+func (r *Repo) setHead(tx store.Tx, id object.ID, headRef *store.Ref) error {
+	b := headBranch(headRef)
+	if err := tx.SetRef(store.Ref{Name: "HEAD", ID: id, Symbolic: b, Time: r.now()}); err != nil {
+		return err
+	}
+	if b != "" {
+		return tx.SetRef(store.Ref{Name: "branches/" + b, ID: id, Time: r.now()})
+	}
+	return nil
+}
+
+// saveLocked records a whole-tree checkpoint. within, if set, runs inside
+// the same transaction after the checkpoint (or after finding the workspace
+// unchanged, with created false).
+func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx store.Tx, rec *store.Record, created bool, c *capture) error) (*SaveResult, error) {
+	headRef, headRec, err := r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		c   *capture
+		rec *store.Record
+		out = &SaveResult{}
+	)
+	err = r.st.Update(ctx, func(tx store.Tx) error {
+		var err error
+		c, err = r.captureTx(ctx, tx)
+		if err != nil {
+			return err
+		}
+		out.Skipped, out.Scanned, out.Hashed = c.res.Skipped, c.res.Files, c.res.Hashed
+		if headRec != nil && c.res.Root == headRec.Tree && !opts.AllowEmpty {
+			rec = headRec
+			if within != nil {
+				return within(tx, rec, false, c)
+			}
+			return errUnchanged
+		}
+		cp := &object.Checkpoint{Tree: c.res.Root, Kind: opts.Kind, Message: opts.Message, Author: opts.Author, Meta: opts.Meta}
+		rec, err = r.newCheckpoint(ctx, tx, cp, headRec, c.res.Files, c.res.Bytes, true, headRef)
+		if err != nil {
+			return err
+		}
+		before := object.ZeroID
+		if headRec != nil {
+			before = headRec.ID
+		}
+		if _, err := tx.AppendOp(store.Op{Kind: "save", Before: before, After: rec.ID, Checkpoint: rec.ID, Detail: opts.Kind}); err != nil {
+			return err
+		}
+		out.Created = true
+		if within != nil {
+			return within(tx, rec, true, c)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		c.abort()
+		return nil, err
+	}
+	r.commitCache(c)
+	out.Checkpoint, err = r.describe(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	if out.Created {
+		r.emit(Event{Kind: EventCheckpoint, Checkpoint: rec.ID, CheckpointKind: rec.Kind, Message: rec.Message})
+	}
+	return out, nil
+}
+
+// cleanPaths validates and normalizes workspace-relative paths, dropping
+// paths inside other listed paths.
+func cleanPaths(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		q := filepath.ToSlash(filepath.Clean(p))
+		if q == "." {
+			return nil, fmt.Errorf("path %q names the whole workspace; save without paths instead", p)
+		}
+		if !object.ValidPath(q) {
+			return nil, fmt.Errorf("path %q is outside the workspace or not a valid relative path", p)
+		}
+		out = append(out, q)
+	}
+	sort.Strings(out)
+	var kept []string
+	for _, p := range out {
+		if len(kept) > 0 {
+			last := kept[len(kept)-1]
+			if p == last || strings.HasPrefix(p, last+"/") {
+				continue
+			}
+		}
+		kept = append(kept, p)
+	}
+	return kept, nil
+}
+
+func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
+	paths, err := cleanPaths(opts.Paths)
+	if err != nil {
+		return nil, err
+	}
+	headRef, headRec, err := r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &SaveResult{Created: true}
+	var rec *store.Record
+	err = r.st.Update(ctx, func(tx store.Tx) error {
+		cache := r.loadCache(ctx)
+		edits := map[string]*object.Entry{}
+		for _, p := range paths {
+			e, res, err := scan.Path(ctx, r.scanOptions(ctx, tx, cache), p)
+			if err != nil {
+				var ie *scan.IgnoredError
+				if errors.As(err, &ie) {
+					return withHint(err, "ckpt only checkpoints what it would capture in a whole-tree save; add !"+ie.Path+" to .ckptignore to include it")
+				}
+				return scanError(err)
+			}
+			edits[p] = e
+			out.Skipped = append(out.Skipped, res.Skipped...)
+			out.Scanned += res.Files
+			out.Hashed += res.Hashed
+		}
+		base := object.EmptyTree
+		if headRec != nil {
+			base = headRec.Tree
+		}
+		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+		root, err := tree.Overlay(ctx, load, tx.PutTree, base, edits)
+		if err != nil {
+			return err
+		}
+		var bytes int64
+		if t, err := load(ctx, root); err == nil {
+			bytes = t.Size()
+		}
+		cp := &object.Checkpoint{Tree: root, Kind: opts.Kind, Message: opts.Message, Author: opts.Author, Meta: opts.Meta, Paths: paths}
+		files := int64(-1)
+		if headRec == nil {
+			files = 0
+			tree.Walk(ctx, load, root, nil, func(string, object.Entry) error { files++; return nil })
+		}
+		rec, err = r.newCheckpoint(ctx, tx, cp, headRec, files, bytes, false, headRef)
+		if err != nil {
+			return err
+		}
+		head := object.ZeroID
+		if headRec != nil {
+			head = headRec.ID
+		}
+		_, err = tx.AppendOp(store.Op{Kind: "save-paths", Before: head, After: head, Checkpoint: rec.ID, Detail: opts.Kind})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Checkpoint, err = r.describe(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	r.emit(Event{Kind: EventCheckpoint, Checkpoint: rec.ID, CheckpointKind: rec.Kind, Message: rec.Message, Paths: toPaths(paths)})
+	return out, nil
+}

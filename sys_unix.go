@@ -1,0 +1,5 @@
+package ckpt
+
+import "syscall"
+
+const oNoFollow = syscall.O_NOFOLLOW

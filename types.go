@@ -1,0 +1,192 @@
+package ckpt
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/seed1cedbf7c/ckpt/internal/diff"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+)
+
+// Stats are the counts recorded with a checkpoint: files added, modified and
+// deleted against its parent, and the number and total size of its files.
+type Stats = store.Stats
+
+// Skipped is a path a scan saw but did not capture (a FIFO, socket or
+// device, or a file over the size limit). Restores never touch it.
+type Skipped = scan.Skipped
+
+// Checkpoint describes one stored checkpoint.
+type Checkpoint struct {
+	ID      ID                `json:"id"`
+	Time    time.Time         `json:"time"`
+	Kind    string            `json:"kind"`
+	Message string            `json:"message"`
+	Branch  string            `json:"branch,omitempty"`
+	Author  string            `json:"author,omitempty"`
+	Parents []ID              `json:"parents"`
+	Tree    ID                `json:"tree"`
+	Paths   []Path            `json:"paths,omitempty"`
+	Meta    map[string]string `json:"meta,omitempty"`
+	// Names are the refs pointing at it: "HEAD", snapshot, tag and branch
+	// names as "snapshots/x", "tags/x", "branches/x".
+	Names []string `json:"names"`
+	Stats Stats    `json:"stats"`
+}
+
+// Short returns the 12-hex short id.
+func (c *Checkpoint) Short() string { return c.ID.Short() }
+
+// Partial reports whether the checkpoint covers only some paths.
+func (c *Checkpoint) Partial() bool { return len(c.Paths) > 0 }
+
+// Path is a workspace-relative, slash-separated path. Paths are arbitrary
+// bytes; in JSON a path is written as itself when it is valid UTF-8 and does
+// not begin with a double quote, and otherwise in git's C-quoted form
+// including the surrounding double quotes (e.g. "\"caf\\351\"" for the
+// Latin-1 name caf\xe9). Readers unquote strings that begin with a double
+// quote, so every name round-trips.
+type Path string
+
+// MarshalJSON implements json.Marshaler.
+func (p Path) MarshalJSON() ([]byte, error) { return json.Marshal(EncodePath(string(p))) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *Path) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := DecodePath(s)
+	if err != nil {
+		return err
+	}
+	*p = Path(v)
+	return nil
+}
+
+// EncodePath returns the text form of a path used in JSON (see [Path]).
+func EncodePath(p string) string {
+	if utf8.ValidString(p) && !strings.HasPrefix(p, `"`) {
+		return p
+	}
+	return diff.QuotePath(p)
+}
+
+// DecodePath inverts [EncodePath].
+func DecodePath(s string) (string, error) { return diff.UnquotePath(s) }
+
+func toPaths(ps []string) []Path {
+	out := make([]Path, len(ps))
+	for i, p := range ps {
+		out[i] = Path(p)
+	}
+	return out
+}
+
+// EventKind names an [Event].
+type EventKind string
+
+// Event kinds.
+const (
+	EventCheckpoint EventKind = "checkpoint" // a checkpoint was created
+	EventRestored   EventKind = "restored"   // the workspace was restored
+	EventUndone     EventKind = "undone"     // undo moved the timeline back
+	EventRedone     EventKind = "redone"     // redo moved it forward
+	EventRecovered  EventKind = "recovered"  // an interrupted operation was finished
+)
+
+// Event is something that happened to a workspace, delivered to
+// subscribers (see [Repo.Subscribe]).
+type Event struct {
+	Kind       EventKind `json:"kind"`
+	Time       time.Time `json:"time"`
+	Checkpoint ID        `json:"checkpoint"`
+	// Kind of checkpoint for EventCheckpoint.
+	CheckpointKind string `json:"checkpoint_kind,omitempty"`
+	// Paths written or deleted (restores), or changed (checkpoints).
+	Paths   []Path `json:"paths,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Subscribe registers fn to receive events, in order, from this Repo's
+// operations. It returns a function that removes the subscription. fn runs
+// on the goroutine of the operation and must not block.
+func (r *Repo) Subscribe(fn func(Event)) (cancel func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := r.next
+	r.next++
+	r.subs[id] = fn
+	return func() {
+		r.mu.Lock()
+		delete(r.subs, id)
+		r.mu.Unlock()
+	}
+}
+
+func (r *Repo) emit(e Event) {
+	if e.Time.IsZero() {
+		e.Time = r.now()
+	}
+	r.mu.Lock()
+	fns := make([]func(Event), 0, len(r.subs))
+	for _, fn := range r.subs {
+		fns = append(fns, fn)
+	}
+	r.mu.Unlock()
+	for _, fn := range fns {
+		fn(e)
+	}
+}
+
+func (r *Repo) progress(p Progress) {
+	if r.opts.Progress != nil {
+		r.opts.Progress(p)
+	}
+}
+
+// hinted is an error with a suggestion for the user.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+
+// Hint returns the suggestion.
+func (h *hinted) Hint() string { return h.hint }
+
+func withHint(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	return &hinted{err: err, hint: hint}
+}
+
+// Hint returns the user-facing suggestion attached to err, if any.
+func Hint(err error) string {
+	for err != nil {
+		if h, ok := err.(interface{ Hint() string }); ok {
+			return h.Hint()
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return ""
+		}
+		err = u.Unwrap()
+	}
+	return ""
+}
+
+// QuotePath returns p as git shows paths in diffs: unchanged when it is
+// printable ASCII without quotes or backslashes, otherwise C-quoted.
+func QuotePath(p string) string { return diff.QuotePath(p) }
+
+// Sum returns the SHA-256 id of data (a blob's id is the hash of its content).
+func Sum(data []byte) ID { return object.Sum(data) }

@@ -1,0 +1,129 @@
+package ckpt
+
+import (
+	"context"
+
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+)
+
+// Step is where undo or redo would move the workspace.
+type Step struct {
+	// Op is the operation log entry being undone or redone.
+	Op     int64  `json:"op"`
+	OpKind string `json:"op_kind"`
+	// To is the checkpoint the workspace would be restored to.
+	To ID `json:"to"`
+}
+
+// Timeline is the undo/redo position of a workspace.
+type Timeline struct {
+	Head ID    `json:"head"`
+	Undo *Step `json:"undo"`
+	Redo *Step `json:"redo"`
+}
+
+// undoable ops are the steps of the timeline.
+func undoable(kind string) bool {
+	switch kind {
+	case "save", "restore":
+		return true
+	}
+	return false
+}
+
+// timeline replays the operation log: every save or restore pushes onto the
+// undo stack (and clears the redo stack); undo moves its op to the redo
+// stack, redo moves it back.
+func timeline(ops []store.Op) (done, redo []store.Op) {
+	for _, op := range ops {
+		switch {
+		case undoable(op.Kind):
+			done = append(done, op)
+			redo = redo[:0]
+		case op.Kind == "undo":
+			if n := len(done); n > 0 && done[n-1].Seq == op.Target {
+				redo = append(redo, done[n-1])
+				done = done[:n-1]
+			}
+		case op.Kind == "redo":
+			if n := len(redo); n > 0 && redo[n-1].Seq == op.Target {
+				done = append(done, redo[n-1])
+				redo = redo[:n-1]
+			}
+		}
+	}
+	return done, redo
+}
+
+// Timeline reports where undo and redo would go.
+func (r *Repo) Timeline(ctx context.Context) (*Timeline, error) {
+	ops, err := r.st.Ops(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	t := &Timeline{}
+	if ref, _, err := r.head(ctx); err != nil {
+		return nil, err
+	} else if ref != nil {
+		t.Head = ref.ID
+	}
+	done, redo := timeline(ops)
+	if n := len(done); n > 0 && !done[n-1].Before.IsZero() {
+		t.Undo = &Step{Op: done[n-1].Seq, OpKind: done[n-1].Kind, To: done[n-1].Before}
+	}
+	if n := len(redo); n > 0 {
+		t.Redo = &Step{Op: redo[n-1].Seq, OpKind: redo[n-1].Kind, To: redo[n-1].After}
+	}
+	return t, nil
+}
+
+// Undo steps the timeline back: it restores the state before the last save
+// or restore (or redo). If the workspace has unsaved changes, they are
+// first recorded as a checkpoint (kind pre-restore) and that save is what
+// is undone, so Redo brings them back.
+func (r *Repo) Undo(ctx context.Context) (*RestoreResult, error) {
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.recoverLocked(ctx); err != nil {
+		return nil, err
+	}
+	if _, head, err := r.head(ctx); err != nil {
+		return nil, err
+	} else if head != nil {
+		// Unsaved changes become a checkpoint first (a no-op when clean).
+		if _, err := r.saveLocked(ctx, SaveOptions{Kind: KindPreRestore, Message: "unsaved changes before undo"}, nil); err != nil {
+			return nil, err
+		}
+	}
+	t, err := r.Timeline(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t.Undo == nil {
+		return nil, withHint(ErrNothingToUndo, "the timeline starts at the first checkpoint; `ckpt log` shows it")
+	}
+	return r.restoreLocked(ctx, journalData{Op: "undo", Target: t.Undo.To, OpTarget: t.Undo.Op}, false)
+}
+
+// Redo steps the timeline forward again after [Repo.Undo].
+func (r *Repo) Redo(ctx context.Context) (*RestoreResult, error) {
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := r.recoverLocked(ctx); err != nil {
+		return nil, err
+	}
+	t, err := r.Timeline(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if t.Redo == nil {
+		return nil, withHint(ErrNothingToRedo, "redo follows undo; a new save or restore after an undo starts a new timeline")
+	}
+	return r.restoreLocked(ctx, journalData{Op: "redo", Target: t.Redo.To, OpTarget: t.Redo.Op}, false)
+}

@@ -1,0 +1,295 @@
+// Package cli implements the ckpt command line: one file per subcommand,
+// each an options struct, a newXCmd constructor and a runX function whose
+// I/O is injected. Main maps errors to exit statuses.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses.
+const (
+	ExitOK        = 0
+	ExitError     = 1
+	ExitUsage     = 2
+	ExitIntegrity = 3
+)
+
+// env is what every command shares: I/O, global flags, the open repo.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+
+	dir         string
+	store       string
+	backend     string
+	quiet       bool
+	maxFileSize string
+
+	repo      *ckpt.Repo
+	bar       *progressBar
+	noRecover bool
+}
+
+// usageError marks errors that exit with status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// Main runs ckpt with args and returns the exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRootCmd(e)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if e.bar != nil {
+		e.bar.stop()
+	}
+	if e.repo != nil {
+		e.repo.Close()
+	}
+	if err == nil {
+		return ExitOK
+	}
+	return report(stderr, err)
+}
+
+// isCobraUsage recognizes cobra's own usage errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") ||
+		strings.HasPrefix(s, "unknown shorthand flag")
+}
+
+// report prints err (and its hint) and returns the exit status for it.
+func report(w io.Writer, err error) int {
+	msg := err.Error()
+	fmt.Fprintf(w, "ckpt: %s\n", msg)
+	if h := ckpt.Hint(err); h != "" {
+		fmt.Fprintf(w, "ckpt: hint: %s\n", h)
+	} else if isCobraUsage(err) {
+		fmt.Fprintf(w, "ckpt: hint: run 'ckpt --help' for the list of commands\n")
+	}
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue), isCobraUsage(err):
+		return ExitUsage
+	case errors.Is(err, ckpt.ErrCorrupt), errors.Is(err, ckpt.ErrIntegrity):
+		return ExitIntegrity
+	}
+	return ExitError
+}
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ckpt",
+		Short: "Checkpoints and rewind for AI coding agents",
+		Long: `ckpt checkpoints a whole workspace in milliseconds, shows exactly what changed,
+and restores any earlier state — verified, undoable, and without touching git.
+
+The store lives outside the workspace (in $XDG_STATE_HOME/ckpt by default), so
+nothing run inside the workspace can destroy it.
+
+Revisions: a checkpoint id or any unique prefix of 4+ hex digits, HEAD, HEAD~N,
+or a snapshot, tag or branch name.
+
+Exit status: 0 ok, 1 error, 2 usage, 3 integrity failure (corrupt store or a
+restore that does not verify).`,
+		Example: `  ckpt save -m "before refactor"   # checkpoint the workspace
+  ckpt diff                         # what changed since the last checkpoint
+  ckpt list                         # checkpoints, newest first
+  ckpt restore HEAD~1               # go back one checkpoint (undoable)
+  ckpt undo                         # take the last save or restore back`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&e.dir, "dir", "C", "", "run as if started in `DIR`")
+	pf.StringVar(&e.store, "store", "", "store `DIR` (default: $CKPT_STORE, else under $XDG_STATE_HOME/ckpt)")
+	pf.StringVar(&e.backend, "backend", "", "store backend: sqlite")
+	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print only ids, or nothing")
+	pf.StringVar(&e.maxFileSize, "max-file-size", "", "skip files larger than `SIZE` (default 100MiB; e.g. 10MiB, 1GiB)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		newSaveCmd(e), newListCmd(e), newLogCmd(e), newShowCmd(e), newDiffCmd(e),
+		newStatusCmd(e), newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e),
+		newFsckCmd(e), newRecoverCmd(e),
+	)
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// wrapArgs makes argument-count errors usage errors (exit 2).
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil {
+		inner := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := inner(cmd, args); err != nil {
+				return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, cmd.CommandPath())}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}
+
+// open finds the workspace and opens its store.
+func (e *env) open(json bool) (*ckpt.Repo, error) {
+	if e.repo != nil {
+		return e.repo, nil
+	}
+	dir := e.dir
+	if dir == "" {
+		dir = "."
+	}
+	opts := ckpt.Options{Store: e.store, Backend: e.backend, NoRecover: e.noRecover}
+	if opts.Store == "" {
+		opts.Store = os.Getenv("CKPT_STORE")
+	}
+	ws, err := ckpt.FindWorkspace(dir, opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Backend == "" {
+		opts.Backend = os.Getenv("CKPT_BACKEND")
+	}
+	switch opts.Backend {
+	case "", "sqlite":
+	default:
+		return nil, usagef("unknown backend %q: this ckpt supports sqlite", opts.Backend)
+	}
+	if e.maxFileSize != "" {
+		n, err := parseSize(e.maxFileSize)
+		if err != nil {
+			return nil, usagef("--max-file-size: %v", err)
+		}
+		opts.MaxFileSize = n
+	}
+	if v := os.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, usagef("CKPT_LOCK_TIMEOUT: %v", err)
+		}
+		opts.LockTimeout = d
+	}
+	opts.Waiting = func(holder string) {
+		if !e.quiet {
+			fmt.Fprintf(e.stderr, "ckpt: waiting for the store, held by %s\n", holder)
+		}
+	}
+	if !json && !e.quiet && (isTerminal(e.stderr) || os.Getenv("CKPT_PROGRESS") == "always") {
+		e.bar = newProgressBar(e.stderr)
+		opts.Progress = e.bar.update
+	}
+	r, err := ckpt.Open(e.ctx, ws, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.repo = r
+	return r, nil
+}
+
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	num := strings.TrimSpace(s)
+	for _, u := range units {
+		if strings.HasSuffix(num, u.suffix) {
+			mult = u.mult
+			num = strings.TrimSpace(strings.TrimSuffix(num, u.suffix))
+			break
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscan(num, &n); err != nil || n <= 0 {
+		return 0, fmt.Errorf("invalid size %q (want e.g. 500KiB, 10MiB, 1GiB)", s)
+	}
+	return n * mult, nil
+}
+
+// printJSON writes v as indented JSON.
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func (e *env) printf(format string, a ...any) { fmt.Fprintf(e.stdout, format, a...) }
+
+// warnf prints a warning to stderr (not with -q).
+func (e *env) warnf(format string, a ...any) {
+	if !e.quiet {
+		e.bar.clear()
+		fmt.Fprintf(e.stderr, "ckpt: "+format+"\n", a...)
+	}
+}
+
+func (e *env) doneProgress() {
+	if e.bar != nil {
+		e.bar.stop()
+	}
+}
+
+func summary(s ckpt.Stats) string {
+	return fmt.Sprintf("+%d ~%d -%d", s.Added, s.Modified, s.Deleted)
+}
+
+// refLabel formats a checkpoint's names for listings: "HEAD, main, tag: v1".
+func refLabel(c *ckpt.Checkpoint) string {
+	var parts []string
+	for _, n := range c.Names {
+		switch {
+		case n == "HEAD":
+			parts = append([]string{"HEAD"}, parts...)
+		case strings.HasPrefix(n, "branches/"):
+			parts = append(parts, strings.TrimPrefix(n, "branches/"))
+		case strings.HasPrefix(n, "tags/"):
+			parts = append(parts, "tag: "+strings.TrimPrefix(n, "tags/"))
+		case strings.HasPrefix(n, "snapshots/"):
+			parts = append(parts, "snapshot: "+strings.TrimPrefix(n, "snapshots/"))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func fmtTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// displayPath shows a path for humans: quoted the way git does when it
+// holds unusual bytes.
+func displayPath(p ckpt.Path) string { return quotePath(string(p)) }

@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/seed1cedbf7c/ckpt"
+	_ "modernc.org/sqlite"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"ckpt": func() {
+			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+		// ckpt-holdlock WORKSPACE MARKER DURATION: take the store lock of
+		// WORKSPACE, create MARKER, hold the lock for DURATION.
+		"ckpt-holdlock": func() {
+			ctx := context.Background()
+			r, err := ckpt.Open(ctx, os.Args[1], ckpt.Options{Store: os.Getenv("CKPT_STORE")})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			d, _ := time.ParseDuration(os.Args[3])
+			if err := r.HoldLock(ctx, func() {
+				os.WriteFile(os.Args[2], []byte("locked\n"), 0o644)
+				time.Sleep(d)
+			}); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		},
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "testdata/script"))
+}
+
+func scriptParams(t *testing.T, dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
+		Setup: func(env *testscript.Env) error {
+			// Keep ckpt's state and testscript's TMPDIR out of the workspace.
+			state := env.WorkDir + "-state"
+			tmp := env.WorkDir + "-tmp"
+			for _, d := range []string{state, tmp} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					return err
+				}
+			}
+			os.RemoveAll(filepath.Join(env.WorkDir, ".tmp"))
+			env.Setenv("TMPDIR", tmp)
+			env.Setenv("XDG_STATE_HOME", state)
+			env.Setenv("CKPT_STORE", filepath.Join(state, "store"))
+			env.Setenv("STORE", filepath.Join(state, "store"))
+			env.Setenv("HOME", state)
+			env.Setenv("TZ", "UTC")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"mkfifo":      cmdMkfifo,
+			"corrupt":     cmdCorrupt,
+			"waitfile":    cmdWaitfile,
+			"writebytes":  cmdWriteBytes,
+			"checkperm":   cmdCheckPerm,
+			"issymlink":   cmdIsSymlink,
+			"setmtime":    cmdSetMtime,
+			"stdoutcount": cmdStdoutCount,
+			"envstdout":   cmdEnvStdout,
+			"nodac":       cmdNoDAC,
+			"notemp":      cmdNoTemp,
+		},
+	}
+}
+
+// mkfifo PATH
+func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: mkfifo path")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+}
+
+// corrupt CONTENT: flip one bit of the stored blob whose content is CONTENT
+// (quoted Go string), in the store database file itself.
+func cmdCorrupt(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: corrupt content")
+	}
+	content, err := strconv.Unquote(`"` + args[0] + `"`)
+	ts.Check(err)
+	dbPath := filepath.Join(ts.Getenv("CKPT_STORE"), "ckpt.db")
+	// Move everything from the WAL into the main file first.
+	db, err := sql.Open("sqlite", "file:"+dbPath)
+	ts.Check(err)
+	_, err = db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	ts.Check(err)
+	db.Close()
+	data, err := os.ReadFile(dbPath)
+	ts.Check(err)
+	i := bytes.Index(data, []byte(content))
+	if i < 0 {
+		ts.Fatalf("content %q not found in %s", content, dbPath)
+	}
+	data[i+len(content)/2] ^= 0x01
+	ts.Check(os.WriteFile(dbPath, data, 0o644))
+}
+
+// waitfile PATH: wait up to 20s for PATH to exist.
+func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear", args[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// writebytes PATH QUOTED: write a Go-quoted string (binary allowed) to PATH.
+// PATH itself may be Go-quoted to hold any bytes.
+func cmdWriteBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: writebytes path quoted-content")
+	}
+	name := args[0]
+	if strings.HasPrefix(name, `"`) {
+		var err error
+		name, err = strconv.Unquote(name)
+		ts.Check(err)
+	}
+	content, err := strconv.Unquote(`"` + args[1] + `"`)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(name), []byte(content), 0o644))
+}
+
+// checkperm PERM PATH: the file's permission bits are PERM (octal).
+func cmdCheckPerm(ts *testscript.TestScript, neg bool, args []string) {
+	want, err := strconv.ParseUint(args[0], 8, 32)
+	ts.Check(err)
+	fi, err := os.Lstat(ts.MkAbs(args[1]))
+	ts.Check(err)
+	if got := uint64(fi.Mode().Perm()); (got == want) == neg {
+		ts.Fatalf("%s has mode %o, want %s%o", args[1], got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+// issymlink PATH TARGET: PATH is a symlink to TARGET.
+func cmdIsSymlink(ts *testscript.TestScript, neg bool, args []string) {
+	t, err := os.Readlink(ts.MkAbs(args[0]))
+	ok := err == nil && t == args[1]
+	if ok == neg {
+		ts.Fatalf("%s: readlink = %q, %v; want symlink to %q (neg=%v)", args[0], t, err, args[1], neg)
+	}
+}
+
+// setmtime PATH RFC3339: set the file's modification time.
+func cmdSetMtime(ts *testscript.TestScript, neg bool, args []string) {
+	tm, err := time.Parse(time.RFC3339, args[1])
+	ts.Check(err)
+	ts.Check(os.Chtimes(ts.MkAbs(args[0]), tm, tm))
+}
+
+// stdoutcount N REGEXP: exactly N lines of the last stdout match REGEXP.
+func cmdStdoutCount(ts *testscript.TestScript, neg bool, args []string) {
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	for _, l := range strings.Split(ts.ReadFile("stdout"), "\n") {
+		if strings.Contains(l, args[1]) {
+			got++
+		}
+	}
+	if got != n {
+		ts.Fatalf("%d lines of stdout contain %q, want %d", got, args[1], n)
+	}
+}
+
+// envstdout NAME: set $NAME to the first word of the last command's stdout.
+func cmdEnvStdout(ts *testscript.TestScript, neg bool, args []string) {
+	f := strings.Fields(ts.ReadFile("stdout"))
+	if len(f) == 0 {
+		ts.Fatalf("stdout is empty")
+	}
+	ts.Setenv(args[0], f[0])
+}
+
+// nodac PROG ARGS...: run PROG like exec, but subject to file permissions
+// even as root (without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH).
+func cmdNoDAC(ts *testscript.TestScript, neg bool, args []string) {
+	if os.Getuid() == 0 {
+		args = append([]string{"setpriv", "--bounding-set=-dac_override,-dac_read_search"}, args...)
+	}
+	err := ts.Exec(args[0], args[1:]...)
+	if err != nil && !neg {
+		ts.Fatalf("unexpected failure: %v", err)
+	}
+	if err == nil && neg {
+		ts.Fatalf("unexpected success")
+	}
+}
+
+// notemp: no ckpt temporary file or directory is left in $WORK.
+func cmdNoTemp(ts *testscript.TestScript, neg bool, args []string) {
+	var found []string
+	filepath.WalkDir(ts.Getenv("WORK"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".ckpt-tmp-") {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if (len(found) == 0) == neg {
+		ts.Fatalf("ckpt temporary files: %v (neg=%v)", found, neg)
+	}
+}
+
+var _ = errors.New

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"bufio"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+type diffOptions struct {
+	stat     bool
+	nameOnly bool
+	json     bool
+}
+
+func newDiffCmd(e *env) *cobra.Command {
+	o := &diffOptions{}
+	c := &cobra.Command{
+		Use:   "diff [A [B]] [-- PATH...]",
+		Short: "Show changes between checkpoints or against the working tree",
+		Long: `Diff prints a git-style unified diff (3 lines of context):
+  ckpt diff          HEAD against the working tree
+  ckpt diff A        checkpoint A against the working tree
+  ckpt diff A B      checkpoint A against checkpoint B
+
+Text changes apply with 'git apply' and 'patch -p1' (and -R to reverse).
+Binary files are marked as git marks them and carry their full content,
+base64-encoded, so the diff applies in both directions with ckpt.`,
+		Example: `  ckpt diff
+  ckpt diff --stat
+  ckpt diff HEAD~1 HEAD --name-only
+  ckpt diff HEAD -- src/ README.md
+  ckpt diff A B | git apply -R`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var revs, paths []string
+			if n := cmd.ArgsLenAtDash(); n >= 0 {
+				revs, paths = args[:n], args[n:]
+			} else {
+				revs = args
+			}
+			return runDiff(e, o, revs, paths)
+		},
+	}
+	c.Flags().BoolVar(&o.stat, "stat", false, "show a diffstat instead of the patch")
+	c.Flags().BoolVar(&o.nameOnly, "name-only", false, "show only the names of changed files")
+	c.Flags().BoolVar(&o.json, "json", false, "print the changed files as JSON")
+	return c
+}
+
+func runDiff(e *env, o *diffOptions, revs, paths []string) error {
+	if o.stat && o.nameOnly {
+		return usagef("--stat and --name-only cannot be combined")
+	}
+	r, err := e.open(o.json)
+	if err != nil {
+		return err
+	}
+	wp, err := workspacePaths(e, r, paths)
+	if err != nil {
+		return err
+	}
+	opts := ckpt.DiffOptions{Paths: wp}
+	if len(revs) > 0 {
+		opts.From = revs[0]
+	}
+	if len(revs) > 1 {
+		opts.To = revs[1]
+	}
+	d, err := r.Diff(e.ctx, opts)
+	e.doneProgress()
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return e.printJSON(struct {
+			From    *ckpt.Checkpoint  `json:"from"`
+			To      *ckpt.Checkpoint  `json:"to"`
+			Changes []ckpt.FileChange `json:"changes"`
+		}{d.From, d.To, d.Changes()})
+	}
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	defer w.Flush()
+	switch {
+	case o.nameOnly:
+		for _, f := range d.Files {
+			w.WriteString(displayPath(f.Path) + "\n")
+		}
+		return nil
+	case o.stat:
+		return d.WriteStat(e.ctx, w)
+	}
+	return d.WritePatch(e.ctx, w)
+}

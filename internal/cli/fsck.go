@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+type fsckOptions struct{ json bool }
+
+func newFsckCmd(e *env) *cobra.Command {
+	o := &fsckOptions{}
+	c := &cobra.Command{
+		Use:   "fsck",
+		Short: "Verify every object and reference in the store",
+		Long: `Fsck re-hashes every object in the store (blobs, chunks, trees, checkpoints)
+and checks every tree entry, parent, ref and operation-log entry points to an
+object that exists. It prints each problem and exits with status 3 if any.`,
+		Example: `  ckpt fsck
+  ckpt fsck --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := e.open(o.json)
+			if err != nil {
+				return err
+			}
+			res, err := r.Fsck(e.ctx)
+			e.doneProgress()
+			var fe *ckpt.FsckError
+			if err != nil && !errors.As(err, &fe) {
+				return err
+			}
+			if o.json {
+				if perr := e.printJSON(res); perr != nil {
+					return perr
+				}
+				return err
+			}
+			for _, p := range res.Problems {
+				e.printf("%s\n", p)
+			}
+			if err == nil && !e.quiet {
+				e.printf("checked %d objects: ok\n", res.Checked)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: %d problem(s) in %d objects (listed above)", ckpt.ErrCorrupt, len(fe.Problems), res.Checked)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON: {checked, problems}")
+	return c
+}

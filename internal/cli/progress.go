@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"golang.org/x/term"
+)
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressBar renders ckpt.Progress reports on a terminal's stderr once an
+// operation has run for half a second; it redraws at most 10 times a second.
+type progressBar struct {
+	w       io.Writer
+	mu      sync.Mutex
+	start   time.Time
+	last    time.Time
+	shown   bool
+	stopped bool
+	delay   time.Duration
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	d := 500 * time.Millisecond
+	if os.Getenv("CKPT_PROGRESS") == "always" {
+		d = 0
+	}
+	return &progressBar{w: w, start: time.Now(), delay: d}
+}
+
+func (b *progressBar) update(p ckpt.Progress) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if b.stopped || now.Sub(b.start) < b.delay || (b.shown && now.Sub(b.last) < 100*time.Millisecond && p.Files != p.TotalFiles) {
+		return
+	}
+	b.last = now
+	b.shown = true
+	fmt.Fprintf(b.w, "\r\x1b[K%s", renderProgress(p, 30))
+}
+
+// renderProgress formats one progress line.
+func renderProgress(p ckpt.Progress, width int) string {
+	verb := map[string]string{"scan": "scanning", "restore": "restoring", "verify": "verifying", "fsck": "checking"}[p.Op]
+	if verb == "" {
+		verb = p.Op
+	}
+	frac := 0.0
+	switch {
+	case p.TotalBytes > 0:
+		frac = float64(p.Bytes) / float64(p.TotalBytes)
+	case p.TotalFiles > 0:
+		frac = float64(p.Files) / float64(p.TotalFiles)
+	}
+	if frac > 1 {
+		frac = 1
+	}
+	n := int(frac * float64(width))
+	bar := strings.Repeat("=", n)
+	if n < width {
+		bar += ">" + strings.Repeat(" ", width-n-1)
+	}
+	s := fmt.Sprintf("%s [%s] %3.0f%% %d/%d files", verb, bar, frac*100, p.Files, p.TotalFiles)
+	if p.TotalBytes > 0 {
+		s += fmt.Sprintf(", %s/%s", humanSize(p.Bytes), humanSize(p.TotalBytes))
+	}
+	return s
+}
+
+// clear erases the bar so a message can be printed.
+func (b *progressBar) clear() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.shown {
+		fmt.Fprint(b.w, "\r\x1b[K")
+		b.shown = false
+	}
+}
+
+func (b *progressBar) stop() {
+	if b == nil {
+		return
+	}
+	b.clear()
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+}
+
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+type recoverOptions struct{ json bool }
+
+func newRecoverCmd(e *env) *cobra.Command {
+	o := &recoverOptions{}
+	c := &cobra.Command{
+		Use:   "recover",
+		Short: "Finish an operation a crash interrupted",
+		Long: `Recover finishes a restore, undo or redo that was interrupted (the process was
+killed, the machine lost power) so the workspace equals its target, and removes
+ckpt's leftover temporary files. Every ckpt command does this automatically
+first; recover does it explicitly and reports.`,
+		Example: `  ckpt recover`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e.noRecover = true
+			r, err := e.open(o.json)
+			if err != nil {
+				return err
+			}
+			res, err := r.Recover(e.ctx)
+			e.doneProgress()
+			if err != nil {
+				return err
+			}
+			if o.json {
+				return e.printJSON(res)
+			}
+			if e.quiet {
+				return nil
+			}
+			for _, p := range res.Removed {
+				e.printf("removed leftover %s\n", displayPath(p))
+			}
+			if res.Op == "" {
+				e.printf("nothing to recover\n")
+				return nil
+			}
+			e.printf("finished the interrupted %s: now at %s (%d file(s) changed)\n", res.Op, res.Result.Head.Short(), len(res.Result.Changed()))
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+type restoreOptions struct {
+	dryRun bool
+	json   bool
+}
+
+func newRestoreCmd(e *env) *cobra.Command {
+	o := &restoreOptions{}
+	c := &cobra.Command{
+		Use:   "restore REV [PATH...]",
+		Short: "Make the workspace (or PATHs) equal to a checkpoint",
+		Long: `Restore makes the workspace — or only the given PATHs — equal to checkpoint REV.
+
+Before changing anything it checkpoints the current state if it differs from
+HEAD (kind pre-restore), so 'ckpt undo' brings it back. It writes only what
+differs (temp file + rename), removes files REV does not have and prunes
+directories it emptied, and never touches ignored or skipped files. Every
+written path is then hash-verified against REV; a mismatch exits with status 3.
+
+--dry-run prints every path it would create, update or delete, and changes
+nothing.`,
+		Example: `  ckpt restore HEAD~1
+  ckpt restore 3f2a9c -- src/
+  ckpt restore before-refactor --dry-run`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runRestore(e, o, args[0], args[1:]) },
+	}
+	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would change, change nothing")
+	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	return c
+}
+
+func runRestore(e *env, o *restoreOptions, rev string, paths []string) error {
+	r, err := e.open(o.json)
+	if err != nil {
+		return err
+	}
+	wp, err := workspacePaths(e, r, paths)
+	if err != nil {
+		return err
+	}
+	res, err := r.Restore(e.ctx, rev, ckpt.RestoreOptions{Paths: wp, DryRun: o.dryRun})
+	e.doneProgress()
+	if err != nil {
+		return err
+	}
+	return printRestore(e, o.json, res, "restore")
+}
+
+func printRestore(e *env, asJSON bool, res *ckpt.RestoreResult, verb string) error {
+	if asJSON {
+		return e.printJSON(res)
+	}
+	if e.quiet {
+		return nil
+	}
+	n := len(res.Changed())
+	switch {
+	case res.DryRun:
+		e.printf("would %s %s (%d file(s) to change):\n", verb, res.Target.Short(), n)
+	case verb == "restore":
+		e.printf("restored %s (%d file(s) changed)\n", res.Target.Short(), n)
+	default:
+		e.printf("%s: now at %s (%d file(s) changed)\n", verb, res.Head.Short(), n)
+	}
+	for _, a := range res.Actions {
+		if a.Op == "keep" {
+			e.printf("keep   %s (%s)\n", displayPath(a.Path), a.Reason)
+			continue
+		}
+		e.printf("%-6s %s\n", a.Op, displayPath(a.Path))
+	}
+	if res.PreRestore != nil {
+		e.warnf("unsaved changes were checkpointed first as %s (ckpt undo brings them back)", res.PreRestore.Short())
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+type saveOptions struct {
+	message    string
+	allowEmpty bool
+	json       bool
+	kind       string
+	paths      []string
+}
+
+func newSaveCmd(e *env) *cobra.Command {
+	o := &saveOptions{}
+	c := &cobra.Command{
+		Use:   "save [-m MSG] [PATH...]",
+		Short: "Checkpoint the workspace (or only PATHs)",
+		Long: `Save records a checkpoint of the whole workspace: every file and symlink that is
+not ignored (.gitignore, .git/info/exclude, .ckptignore, .decreeignore). Only
+files that changed since the last save are read.
+
+With PATHs, save records a partial checkpoint of just those paths (a path that
+does not exist is recorded as absent, so restoring the checkpoint deletes it);
+HEAD does not move.
+
+It prints the new checkpoint's short id and what changed against HEAD
+(+added ~modified -deleted). If nothing changed, nothing is recorded (unless
+--allow-empty) and save names the checkpoint the workspace already equals.`,
+		Example: `  ckpt save -m "before the refactor"
+  ckpt save -q                      # print only the full id
+  ckpt save src/main.go             # partial checkpoint of one file
+  ckpt save --allow-empty -m marker`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.paths = args
+			return runSave(e, o)
+		},
+	}
+	c.Flags().StringVarP(&o.message, "message", "m", "", "checkpoint message")
+	c.Flags().BoolVar(&o.allowEmpty, "allow-empty", false, "record a checkpoint even if nothing changed")
+	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	c.Flags().StringVar(&o.kind, "kind", "", "checkpoint kind: manual, turn, run, edit (default manual; edit with PATHs)")
+	return c
+}
+
+func runSave(e *env, o *saveOptions) error {
+	r, err := e.open(o.json)
+	if err != nil {
+		return err
+	}
+	paths, err := workspacePaths(e, r, o.paths)
+	if err != nil {
+		return err
+	}
+	res, err := r.Save(e.ctx, ckpt.SaveOptions{Message: o.message, AllowEmpty: o.allowEmpty, Kind: o.kind, Paths: paths})
+	e.doneProgress()
+	if err != nil {
+		return err
+	}
+	for _, s := range res.Skipped {
+		e.warnf("skipped %s: %s", quotePath(s.Path), s.Reason)
+	}
+	cp := res.Checkpoint
+	switch {
+	case o.json:
+		return e.printJSON(struct {
+			Created    bool             `json:"created"`
+			Checkpoint *ckpt.Checkpoint `json:"checkpoint"`
+			Skipped    []ckpt.Skipped   `json:"skipped"`
+		}{res.Created, cp, nonNil(res.Skipped)})
+	case e.quiet:
+		e.printf("%s\n", cp.ID)
+	case !res.Created:
+		e.printf("%s unchanged: the workspace equals HEAD (use --allow-empty to record anyway)\n", cp.Short())
+	default:
+		e.printf("%s %s\n", cp.Short(), summary(cp.Stats))
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

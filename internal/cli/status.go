@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+type statusOptions struct {
+	json bool
+}
+
+func newStatusCmd(e *env) *cobra.Command {
+	o := &statusOptions{}
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show the workspace, its store, HEAD and unsaved changes",
+		Example: `  ckpt status
+  ckpt status --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runStatus(e, o) },
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}
+
+func runStatus(e *env, o *statusOptions) error {
+	r, err := e.open(o.json)
+	if err != nil {
+		return err
+	}
+	s, err := r.Status(e.ctx, true)
+	e.doneProgress()
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return e.printJSON(s)
+	}
+	e.printf("workspace: %s\n", s.Workspace)
+	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, humanSize(s.StoreSize), s.Checkpoints)
+	if s.Head == nil {
+		e.printf("HEAD:      none (run `ckpt save` to record the first checkpoint)\n")
+	} else {
+		line := s.Head.Short()
+		if s.Branch != "" {
+			line += " on " + s.Branch
+		}
+		line += ", " + fmtTime(s.Head.Time)
+		if m := oneLine(s.Head.Message); m != "" {
+			line += ": " + m
+		}
+		e.printf("HEAD:      %s\n", line)
+	}
+	if s.Pending != "" {
+		e.printf("pending:   an interrupted %s (the next command, or `ckpt recover`, finishes it)\n", s.Pending)
+	}
+	if len(s.Changes) == 0 {
+		e.printf("changes:   none\n")
+	} else {
+		a, m, d := 0, 0, 0
+		for _, c := range s.Changes {
+			switch c.Status {
+			case "added":
+				a++
+			case "deleted":
+				d++
+			default:
+				m++
+			}
+		}
+		e.printf("changes:   +%d ~%d -%d since HEAD\n", a, m, d)
+		for _, c := range s.Changes {
+			e.printf("  %s %s\n", statusLetter(c.Status), displayPath(c.Path))
+		}
+	}
+	for _, sk := range s.Skipped {
+		e.printf("skipped:   %s (%s)\n", quotePath(sk.Path), sk.Reason)
+	}
+	return nil
+}

@@ -247,11 +247,22 @@ func (l *List) index() {
 	}
 }
 
-// Base returns the directory the list's patterns are anchored to.
-func (l *List) Base() string { return l.base }
+// Base returns the directory the list's patterns are anchored to ("" for a
+// nil list).
+func (l *List) Base() string {
+	if l == nil {
+		return ""
+	}
+	return l.base
+}
 
-// Source returns the label given to ParseList.
-func (l *List) Source() string { return l.source }
+// Source returns the label given to ParseList ("" for a nil list).
+func (l *List) Source() string {
+	if l == nil {
+		return ""
+	}
+	return l.source
+}
 
 // Len returns the number of patterns in the list (skipped lines excluded).
 func (l *List) Len() int {

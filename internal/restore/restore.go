@@ -221,7 +221,7 @@ type Applier struct {
 	// BeforeChange runs after staging and before the first change to the
 	// workspace (for crash tests and journal checks).
 	BeforeChange func() error
-	each bool // fsync file by file (small restores)
+	each         bool // fsync file by file (small restores)
 
 	// Hook, if set, is called after every change of the workspace with the
 	// number of changes so far; an error stops Apply (failure tests), and

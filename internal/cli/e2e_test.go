@@ -91,13 +91,13 @@ func TestCrashRestore(t *testing.T) {
 	seed := rng.Uint64()
 	t.Logf("seed %d", seed)
 	rng = rand.New(rand.NewPCG(seed, 2))
-	if err := treegen.Write(r.ws, bigTree(rng, 1500)); err != nil {
+	if err := treegen.Write(r.ws, bigTree(rng, 1000)); err != nil {
 		t.Fatal(err)
 	}
 	a := r.run("save", "-q", "-m", "A")
 	stateA := r.state()
 	// B: many modifications, deletions, additions and type changes.
-	if _, err := treegen.Mutate(rng, r.ws, stateA, 600, false); err != nil {
+	if _, err := treegen.Mutate(rng, r.ws, stateA, 150, false); err != nil {
 		t.Fatal(err)
 	}
 	b := r.run("save", "-q", "-m", "B")

@@ -563,12 +563,13 @@ func (a *Applier) stage(ctx context.Context, writes []Action) ([]string, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			dir := a.Stage + "/"
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(writes) || ctx.Err() != nil {
 					return
 				}
-				name := a.Stage + "/" + strconv.Itoa(i)
+				name := dir + strconv.Itoa(i)
 				names[i] = name
 				if err := a.stageOne(ctx, name, writes[i]); err != nil {
 					cancel(err)

@@ -1,0 +1,269 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+type fixture struct {
+	t     *testing.T
+	root  string
+	mem   *store.Memory
+	cache *Cache
+}
+
+func newFixture(t *testing.T) *fixture {
+	return &fixture{t: t, root: t.TempDir(), mem: store.NewMemory("")}
+}
+
+func (f *fixture) write(p, data string, perm fs.FileMode) {
+	f.t.Helper()
+	full := filepath.Join(f.root, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(data), perm); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Chmod(full, perm); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// scan runs a storing scan with the current cache and installs the new one,
+// the way a save does.
+func (f *fixture) scan() *Result {
+	f.t.Helper()
+	var res *Result
+	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	err = f.mem.Update(context.Background(), func(tx store.Tx) error {
+		var err error
+		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx})
+		return err
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := cw.Commit(); err != nil {
+		f.t.Fatal(err)
+	}
+	if f.cache, err = cw.Cache(); err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+func (f *fixture) files(root object.ID) map[string]object.Entry {
+	f.t.Helper()
+	m := map[string]object.Entry{}
+	err := tree.Walk(context.Background(), f.mem.ReadTree, root, nil, func(p string, e object.Entry) error {
+		m[p] = e
+		return nil
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return m
+}
+
+func TestScanCapturesEntries(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a\n", 0o644)
+	f.write("bin/run", "#!/bin/sh\n", 0o755)
+	f.write("empty", "", 0o600)
+	f.write("caf\xe9/\xff.txt", "latin-1 name\n", 0o644)
+	os.Symlink("../outside/target", filepath.Join(f.root, "link"))
+	os.Symlink("bin", filepath.Join(f.root, "dirlink"))
+	os.MkdirAll(filepath.Join(f.root, "emptydir/nested"), 0o755)
+	f.write(".git/config", "x", 0o644)
+	f.write("sub/.git/HEAD", "x", 0o644)
+	f.write(".ckpt/x", "x", 0o644)
+	f.write(".decree/inbox/m.md", "x", 0o644)
+	f.write(".ckpt-tmp-abc/leftover", "x", 0o644)
+	syscall.Mkfifo(filepath.Join(f.root, "fifo"), 0o644)
+
+	res := f.scan()
+	got := f.files(res.Root)
+	want := map[string]uint32{
+		"a.txt": 0o100644, "bin/run": 0o100755, "empty": 0o100600,
+		"caf\xe9/\xff.txt": 0o100644, "link": 0o120000, "dirlink": 0o120000,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("captured %v, want %v", keys(got), want)
+	}
+	for p, mode := range want {
+		if got[p].Mode != mode {
+			t.Errorf("%q: mode %o, want %o", p, got[p].Mode, mode)
+		}
+	}
+	if got["link"].ID != object.Sum([]byte("../outside/target")) || got["link"].Size != int64(len("../outside/target")) {
+		t.Errorf("symlink entry records %v, want its target", got["link"])
+	}
+	if got["a.txt"].ID != object.Sum([]byte("a\n")) {
+		t.Errorf("a.txt id is not the SHA-256 of its content")
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "fifo" || res.Skipped[0].Reason != "named pipe (FIFO)" {
+		t.Errorf("skipped = %v, want the FIFO", res.Skipped)
+	}
+	if len(res.Temp) != 1 || res.Temp[0] != ".ckpt-tmp-abc" {
+		t.Errorf("temp = %v", res.Temp)
+	}
+	if !res.Untracked[""] {
+		t.Errorf("root should be marked as holding uncaptured entries (the FIFO)")
+	}
+}
+
+func keys(m map[string]object.Entry) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// waitClock waits until the file system clock has moved past every mtime
+// in the tree, so cache entries become trusted.
+func waitClock(t *testing.T, dir string) {
+	start := FSClock(dir)
+	for FSClock(dir) <= start {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestCacheAvoidsRereading(t *testing.T) {
+	f := newFixture(t)
+	for i := 0; i < 50; i++ {
+		f.write(filepath.Join("d", string(rune('a'+i%26)), "f"+string(rune('0'+i%10))+".txt"), "content\n", 0o644)
+	}
+	first := f.scan()
+	if first.Hashed == 0 {
+		t.Fatal("first scan hashed nothing")
+	}
+	waitClock(t, f.root)
+	f.scan() // entries written before this scan's clock are now trusted
+	waitClock(t, f.root)
+	again := f.scan()
+	if again.Hashed != 0 {
+		t.Fatalf("an unchanged tree re-read %d files", again.Hashed)
+	}
+	if again.Root != first.Root {
+		t.Fatal("root changed")
+	}
+	f.write("d/a/f0.txt", "changed\n", 0o644)
+	third := f.scan()
+	if third.Hashed != 1 {
+		t.Fatalf("one changed file: hashed %d", third.Hashed)
+	}
+}
+
+// TestRacyRewrites: a same-size rewrite right after a scan, and a rewrite
+// with the mtime set back, are always seen.
+func TestRacyRewrites(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		f := newFixture(t)
+		f.write("x.txt", "AAAA", 0o644)
+		r1 := f.scan()
+		// Rewrite at once, same size: mtime may be in the same clock tick.
+		f.write("x.txt", "BBBB", 0o644)
+		r2 := f.scan()
+		if r2.Root == r1.Root {
+			t.Fatalf("trial %d: same-size rewrite right after a scan was missed", i)
+		}
+		if got := f.files(r2.Root)["x.txt"].ID; got != object.Sum([]byte("BBBB")) {
+			t.Fatalf("trial %d: recorded wrong content", i)
+		}
+		// Rewrite with the old mtime put back (ctime still moves).
+		fi, _ := os.Stat(filepath.Join(f.root, "x.txt"))
+		waitClock(t, f.root)
+		f.scan()
+		f.write("x.txt", "CCCC", 0o644)
+		os.Chtimes(filepath.Join(f.root, "x.txt"), fi.ModTime(), fi.ModTime())
+		r3 := f.scan()
+		if got := f.files(r3.Root)["x.txt"].ID; got != object.Sum([]byte("CCCC")) {
+			t.Fatalf("trial %d: rewrite with mtime set back was missed", i)
+		}
+	}
+}
+
+func TestSizeLimitAndUnreadable(t *testing.T) {
+	f := newFixture(t)
+	f.write("small", "0123", 0o644)
+	f.write("big", "0123456789", 0o644)
+	res, err := Scan(context.Background(), Options{Root: f.root, MaxFileSize: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "big" || res.Skipped[0].Size != 10 {
+		t.Fatalf("skipped = %+v", res.Skipped)
+	}
+	if os.Getuid() == 0 {
+		return // root reads anything; the CLI scripts cover EACCES via setpriv
+	}
+	f.write("secret", "x", 0o000)
+	_, err = Scan(context.Background(), Options{Root: f.root})
+	var pe *PathError
+	if !errors.As(err, &pe) || pe.Path != "secret" || !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("unreadable file: got %v, want a PathError for secret", err)
+	}
+}
+
+func TestIgnoredDirectoryNotDescended(t *testing.T) {
+	f := newFixture(t)
+	f.write(".gitignore", "node_modules/\n*.log\n!keep.log\n", 0o644)
+	f.write("node_modules/pkg/index.js", "x", 0o644)
+	f.write("a.log", "x", 0o644)
+	f.write("keep.log", "x", 0o644)
+	f.write(".ckptignore", "!.env\n", 0o644)
+	f.write("sub/.gitignore", ".env\n", 0o644)
+	f.write("sub/.env", "SECRET=1", 0o644)
+	// An unreadable ignored directory is never opened.
+	os.Chmod(filepath.Join(f.root, "node_modules"), 0o000)
+	defer os.Chmod(filepath.Join(f.root, "node_modules"), 0o755)
+	res, err := Scan(context.Background(), Options{Root: f.root, Sink: nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	tree.Walk(context.Background(), func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		return object.DecodeTree(res.Trees[id])
+	}, res.Root, nil, func(p string, e object.Entry) error {
+		got = append(got, p)
+		return nil
+	})
+	want := []string{".ckptignore", ".gitignore", "keep.log", "sub/.env", "sub/.gitignore"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestExcludeStoreInside(t *testing.T) {
+	f := newFixture(t)
+	f.write("a", "a", 0o644)
+	f.write("state/store/ckpt.db", "db", 0o644)
+	f.write("state/other", "o", 0o644)
+	res, err := Scan(context.Background(), Options{Root: f.root, Exclude: []string{"state/store"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != 2 {
+		t.Fatalf("captured %d files, want 2 (the store excluded)", res.Files)
+	}
+}

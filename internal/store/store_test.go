@@ -1,0 +1,338 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+)
+
+func openTest(t *testing.T) *SQLite {
+	t.Helper()
+	s, err := OpenSQLite(context.Background(), t.TempDir(), "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func backends(t *testing.T) map[string]Store {
+	return map[string]Store{"sqlite": openTest(t), "memory": NewMemory("/ws")}
+}
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.UintN(256))
+	}
+	return b
+}
+
+func putBlob(t *testing.T, s Store, data []byte) object.ID {
+	t.Helper()
+	id := object.Sum(data)
+	err := s.Update(context.Background(), func(tx Tx) error {
+		if len(data) >= ChunkThreshold {
+			w := tx.NewBlobWriter()
+			w.Write(data)
+			return w.Commit(id)
+		}
+		return tx.PutBlob(id, data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestBlobRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 1))
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			for _, n := range []int{0, 1, 63, 64, 1000, 100 << 10, ChunkThreshold, ChunkThreshold*3 + 12345} {
+				data := randBytes(r, n)
+				if n%2 == 0 {
+					data = bytes.Repeat([]byte("compressible "), n/13+1)[:n]
+				}
+				id := putBlob(t, s, data)
+				got, err := s.ReadBlob(ctx, id)
+				if err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("size %d: ReadBlob = %d bytes, %v", n, len(got), err)
+				}
+				rc, size, err := s.OpenBlob(ctx, id)
+				if err != nil || size != int64(n) {
+					t.Fatalf("size %d: OpenBlob: %d %v", n, size, err)
+				}
+				streamed, err := io.ReadAll(rc)
+				if err != nil || !bytes.Equal(streamed, data) {
+					t.Fatalf("size %d: streamed %d bytes, %v", n, len(streamed), err)
+				}
+			}
+		})
+	}
+}
+
+// A small edit in the middle of a large file stores only the chunks around it.
+func TestChunkingStoresLittle(t *testing.T) {
+	s := openTest(t)
+	r := rand.New(rand.NewPCG(2, 2))
+	data := randBytes(r, 24<<20)
+	putBlob(t, s, data)
+	before, _ := s.Info(context.Background())
+	s.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	var chunksBefore int
+	s.db.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunksBefore)
+	edited := bytes.Clone(data)
+	copy(edited[12<<20:], []byte("a small edit in the middle"))
+	putBlob(t, s, edited)
+	var chunksAfter int
+	var newBytes int64
+	s.db.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunksAfter)
+	s.db.QueryRow(`SELECT sum(length(data)) FROM chunks WHERE rowid > (SELECT max(rowid) FROM chunks) - ?`, chunksAfter-chunksBefore).Scan(&newBytes)
+	if added := chunksAfter - chunksBefore; added < 1 || added > 3 {
+		t.Fatalf("edit added %d chunks (of %d), want 1-3", added, chunksBefore)
+	}
+	if newBytes > 9<<20 {
+		t.Fatalf("edit stored %d new bytes, want a few MiB at most", newBytes)
+	}
+	_ = before
+}
+
+func TestCorruptionDetectedOnRead(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	r := rand.New(rand.NewPCG(3, 3))
+	small := []byte("a small blob that is stored raw")
+	comp := bytes.Repeat([]byte("zstd compressed content "), 100)
+	big := randBytes(r, ChunkThreshold+1000)
+	ids := []object.ID{putBlob(t, s, small), putBlob(t, s, comp), putBlob(t, s, big)}
+	tr := object.Tree{Entries: []object.Entry{{Name: "f", Mode: object.ModeFile | 0o644, Size: int64(len(small)), ID: ids[0]}}}
+	tid := object.Sum(tr.Encode())
+	var cpID object.ID
+	s.Update(ctx, func(tx Tx) error {
+		tx.PutTree(tid, tr.Encode())
+		var err error
+		cpID, err = tx.PutCheckpoint(&object.Checkpoint{Tree: tid, Time: time.Unix(1, 0), Kind: "manual"}, Stats{})
+		return err
+	})
+	flip := func(table string, id object.ID) {
+		t.Helper()
+		var data []byte
+		if err := s.db.QueryRow(`SELECT data FROM `+table+` WHERE id=?`, id[:]).Scan(&data); err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)/2] ^= 0x10
+		if _, err := s.db.Exec(`UPDATE `+table+` SET data=? WHERE id=?`, data, id[:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, err error, want object.ID) {
+		t.Helper()
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: got %v, want a CorruptError", what, err)
+		}
+		if !want.IsZero() && ce.ID != want {
+			t.Fatalf("%s: error names %s, want %s", what, ce.ID, want)
+		}
+	}
+	flip("blobs", ids[0])
+	_, err := s.ReadBlob(ctx, ids[0])
+	check("raw blob", err, ids[0])
+	flip("blobs", ids[1])
+	_, err = s.ReadBlob(ctx, ids[1])
+	check("compressed blob", err, ids[1])
+	// Corrupt one chunk of the chunked blob.
+	var cid []byte
+	s.db.QueryRow(`SELECT id FROM chunks LIMIT 1`).Scan(&cid)
+	flip("chunks", object.ID(cid))
+	_, err = s.ReadBlob(ctx, ids[2])
+	check("chunked blob", err, ids[2])
+	rc, _, err := s.OpenBlob(ctx, ids[2])
+	if err == nil {
+		_, err = io.ReadAll(rc)
+	}
+	check("streamed chunked blob", err, ids[2])
+	flip("trees", tid)
+	_, err = s.ReadTree(ctx, tid)
+	check("tree", err, tid)
+	flip("checkpoints", cpID)
+	_, err = s.Checkpoint(ctx, cpID)
+	check("checkpoint", err, cpID)
+	// fsck reports each, once.
+	var probs []Problem
+	if _, err := s.Fsck(ctx, func(p Problem) { probs = append(probs, p) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, p := range probs {
+		kinds[p.Kind]++
+	}
+	if kinds["blob"] != 2 || kinds["chunk"] != 1 || kinds["tree"] != 1 || kinds["checkpoint"] != 1 {
+		t.Fatalf("fsck problems: %v", probs)
+	}
+}
+
+func TestFindCheckpointsByPrefix(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			var ids []object.ID
+			s.Update(ctx, func(tx Tx) error {
+				for i := 0; i < 300; i++ {
+					id, _ := tx.PutCheckpoint(&object.Checkpoint{Tree: object.EmptyTree, Time: time.Unix(int64(i), 0), Kind: "manual"}, Stats{})
+					ids = append(ids, id)
+				}
+				return nil
+			})
+			for _, id := range ids {
+				for _, n := range []int{4, 5, 12, 64} {
+					got, err := s.FindCheckpoints(ctx, id.String()[:n], 10)
+					if err != nil {
+						t.Fatal(err)
+					}
+					found := false
+					for _, g := range got {
+						found = found || g == id
+					}
+					if !found {
+						t.Fatalf("prefix %s did not find %s (got %v)", id.String()[:n], id, got)
+					}
+				}
+			}
+			if got, _ := s.FindCheckpoints(ctx, "fffffffffffff", 10); len(got) > 1 {
+				t.Fatalf("unexpected %v", got)
+			}
+		})
+	}
+}
+
+func TestPrefixRange(t *testing.T) {
+	for _, c := range []struct{ p, lo, hi string }{
+		{"ab", "ab", "ac"}, {"abc", "abc0", "abd0"}, {"af", "af", "b0"}, {"ff", "ff", ""}, {"fff", "fff0", ""}, {"0f", "0f", "10"},
+	} {
+		lo, hi, ok := prefixRange(c.p)
+		if !ok || hexs(lo) != c.lo || hexs(hi) != c.hi {
+			t.Errorf("prefixRange(%q) = %x, %x; want %s, %s", c.p, lo, hi, c.lo, c.hi)
+		}
+	}
+	if _, _, ok := prefixRange("xyz"); ok {
+		t.Error("non-hex prefix accepted")
+	}
+}
+
+func hexs(b []byte) string {
+	const h = "0123456789abcdef"
+	var out []byte
+	for _, c := range b {
+		out = append(out, h[c>>4], h[c&15])
+	}
+	return string(out)
+}
+
+func TestLockSerializesAndTimesOut(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, err := OpenSQLite(ctx, dir, "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := OpenSQLite(ctx, dir, "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	unlock, err := a.Lock(ctx, time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := ""
+	_, err = b.Lock(ctx, 300*time.Millisecond, func(h string) { waited = h })
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
+		t.Fatalf("got %v, want a LockedError", err)
+	}
+	if waited == "" {
+		t.Error("waiting callback not called")
+	}
+	var mu sync.Mutex
+	got := false
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		got = true
+		mu.Unlock()
+		unlock()
+	}()
+	unlock2, err := b.Lock(ctx, 5*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if !got {
+		t.Fatal("second lock acquired while the first was held")
+	}
+	mu.Unlock()
+	unlock2()
+}
+
+func TestWorkspaceMismatch(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenSQLite(context.Background(), dir, "/one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = OpenSQLite(context.Background(), dir, "/two")
+	var we *WorkspaceMismatchError
+	if !errors.As(err, &we) {
+		t.Fatalf("got %v", err)
+	}
+	if RecordedWorkspace(dir) != "/one" {
+		t.Fatal("RecordedWorkspace")
+	}
+	if RecordedWorkspace(filepath.Join(dir, "none")) != "" {
+		t.Fatal("RecordedWorkspace of nothing")
+	}
+}
+
+func TestChunkBoundariesStable(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	data := randBytes(r, 20<<20)
+	cut := func(d []byte) []int {
+		var out []int
+		for len(d) > 0 {
+			n := chunkBoundary(d, true)
+			out = append(out, n)
+			d = d[n:]
+		}
+		return out
+	}
+	a := cut(data)
+	for _, n := range a[:len(a)-1] {
+		if n < chunkMin || n > chunkMax {
+			t.Fatalf("chunk size %d out of range", n)
+		}
+	}
+	// Inserting bytes at the front shifts, but boundaries resynchronize.
+	b := cut(append([]byte("prefix"), data...))
+	same := 0
+	for i := 1; i < len(a) && i < len(b); i++ {
+		if a[len(a)-i] == b[len(b)-i] {
+			same++
+		}
+	}
+	if same < len(a)/2 {
+		t.Fatalf("only %d of %d chunks survived an insertion", same, len(a))
+	}
+}

@@ -79,7 +79,9 @@ func (r *Repo) Diff(ctx context.Context, opts DiffOptions) (*DiffResult, error) 
 		}
 		toTree = d.To.Tree
 	} else {
-		res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, r.loadCache(ctx)))
+		cache := r.loadCache(ctx)
+		res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, cache))
+		cache.Close()
 		if err != nil {
 			return nil, scanError(err)
 		}

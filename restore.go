@@ -133,7 +133,9 @@ func (r *Repo) dryRun(ctx context.Context, id ID, paths []string) (*RestoreResul
 	if err != nil {
 		return nil, err
 	}
-	res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, r.loadCache(ctx)))
+	cache := r.loadCache(ctx)
+	res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, cache))
+	cache.Close()
 	if err != nil {
 		return nil, scanError(err)
 	}

@@ -120,15 +120,20 @@ func (r *Repo) loadCache(ctx context.Context) *scan.Cache {
 		c, _ = scan.LoadCache(r.cachePath())
 	}
 	if c == nil || c.Instance != info.Instance || c.Generation != info.Generation {
+		if r.storeDir != "" {
+			c.Close()
+		}
 		return nil
 	}
 	return c
 }
 
-// fsClock reads the file system's clock next to the workspace.
+// fsClock reads the file system's clock next to the workspace. It returns
+// 0 when the stat cache's own new file (in the store, on the workspace's
+// file system) will provide it.
 func (r *Repo) fsClock() int64 {
 	if r.storeDir != "" && scan.SameDevice(r.root, r.storeDir) {
-		return scan.FSClock(r.storeDir)
+		return 0
 	}
 	return scan.FSClock(r.root)
 }
@@ -151,6 +156,7 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 // only) and preparing a new stat cache (when tx is not nil).
 func (r *Repo) captureTx(ctx context.Context, tx store.Tx) (*capture, error) {
 	cache := r.loadCache(ctx)
+	defer cache.Close()
 	var sink scan.Sink
 	var cw *scan.CacheWriter
 	if tx != nil {
@@ -380,6 +386,7 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 	var rec *store.Record
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		cache := r.loadCache(ctx)
+		defer cache.Close()
 		edits := map[string]*object.Entry{}
 		for _, p := range paths {
 			e, res, err := scan.Path(ctx, r.scanOptions(ctx, tx, cache), p)

@@ -3,18 +3,19 @@ package scan
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
+	"time"
+	"unsafe"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"golang.org/x/sys/unix"
 )
 
 // The stat cache is a flat file, rebuilt by every full save, that lets a scan
@@ -22,34 +23,46 @@ import (
 //
 // Layout (integers big-endian):
 //
-//	header:  "CKPTSC01" | clock int64 | generation int64 | len(instance) u16 | instance
-//	block*:  len(dir) u32 | dir | tree id [32] | count u32 | entry*
+//	header:  "CKPTSC03" | clock int64 | generation int64 | len(instance) u16 | instance
+//	block*:  entry* | CRC-32C of the block's entries u32
 //	entry:   len(name) u16 | name | mode u32 | size i64 | mtime i64 | ctime i64 |
 //	         ino u64 | dev u64 | id [32]
-//	trailer: 0xffffffff | sha256 of everything before it [32]
+//	index:   (len(dir) u32 | dir | tree id [32] | offset u64 | length u32 | count u32)*
+//	footer:  index offset u64 | index length u32 | CRC-32C of header and index u32 | "CKPTSCEND"
 //
 // A block holds one directory's entries sorted by name, subdirectories
-// included (their id is the subtree's id, their stat fields zero). The clock
-// is the file system's time taken before the scan that wrote the file; an
-// entry is trusted only if its mtime is older (git's racy-timestamp rule).
-// A cache whose generation or instance differs from the store's is ignored.
-const cacheMagic = "CKPTSC01"
+// included (their id is the subtree's id, their stat fields zero). Loading
+// reads only the header, the index and the footer; a scan reads each
+// directory's block when it gets there, and verifies its checksum. The
+// clock is the file system's time taken before the scan that wrote the
+// file; an entry is trusted only if its mtime is older (git's
+// racy-timestamp rule). A cache whose generation or instance differs from
+// the store's is ignored; so is a damaged one (it is only a cache).
+const cacheMagic = "CKPTSC03"
+
+const footerMagic = "CKPTSCEND"
+
+// castagnoli is CRC-32C, computed in hardware on amd64 and arm64.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const entryFixed = 4 + 8*5 + 32
 
-// Cache is a loaded stat cache.
+// Cache is a loaded stat cache: its index in memory, its blocks read from
+// the file (or from memory) when a scan reaches each directory.
 type Cache struct {
 	Clock      int64
 	Generation int64
 	Instance   string
-	data       []byte
+	data       []byte // the whole file: mapped, or in memory
+	unmap      func()
 	dirs       map[string]blockRef
 }
 
 type blockRef struct {
-	tree  object.ID
-	start int // offset of first entry
-	count int
+	tree   object.ID
+	offset int64
+	length int // entries, without the CRC
+	count  int
 }
 
 // cachedEntry is one decoded cache entry.
@@ -64,92 +77,154 @@ type cachedEntry struct {
 	id    object.ID
 }
 
-// LoadCache reads a cache file. A missing file gives (nil, nil); a damaged
-// one an error (callers treat both as "no cache").
+// LoadCache maps a cache file and reads its index. A missing file gives
+// (nil, nil); a damaged one an error (callers treat both as "no cache").
+// Cache files are replaced by rename, never rewritten in place, so the
+// mapping stays valid while it is used.
 func LoadCache(path string) (*Cache, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return parseCache(data)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() == 0 || fi.Size() > 1<<34 {
+		return nil, fmt.Errorf("stat cache: bad size %d", fi.Size())
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("stat cache: %w", err)
+	}
+	c, err := parseCache(data)
+	if err != nil {
+		unix.Munmap(data)
+		return nil, err
+	}
+	c.unmap = func() { unix.Munmap(data) }
+	return c, nil
+}
+
+// Close releases the cache file's mapping.
+func (c *Cache) Close() {
+	if c != nil && c.unmap != nil {
+		c.unmap()
+		c.unmap = nil
+		c.data = nil
+	}
 }
 
 func parseCache(data []byte) (*Cache, error) {
-	bad := func(what string) (*Cache, error) { return nil, fmt.Errorf("stat cache: %s", what) }
-	if len(data) < len(cacheMagic)+18+36 || string(data[:8]) != cacheMagic {
-		return bad("bad header")
+	c, err := readIndex(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
 	}
-	body := data[:len(data)-32]
-	if sha256.Sum256(body) != [32]byte(data[len(data)-32:]) {
-		return bad("checksum mismatch")
-	}
-	c := &Cache{data: data, dirs: map[string]blockRef{}}
-	p := 8
-	c.Clock = int64(binary.BigEndian.Uint64(data[p:]))
-	c.Generation = int64(binary.BigEndian.Uint64(data[p+8:]))
-	n := int(binary.BigEndian.Uint16(data[p+16:]))
-	p += 18
-	if p+n > len(body) {
-		return bad("bad header")
-	}
-	c.Instance = string(data[p : p+n])
-	p += n
-	for {
-		if p+4 > len(body) {
-			return bad("truncated")
-		}
-		dl := binary.BigEndian.Uint32(data[p:])
-		if dl == 0xffffffff {
-			if p+4 != len(body) {
-				return bad("trailing data")
-			}
-			return c, nil
-		}
-		p += 4
-		if p+int(dl)+36 > len(body) {
-			return bad("truncated block")
-		}
-		dir := string(data[p : p+int(dl)])
-		p += int(dl)
-		var b blockRef
-		copy(b.tree[:], data[p:])
-		b.count = int(binary.BigEndian.Uint32(data[p+32:]))
-		p += 36
-		b.start = p
-		for range b.count {
-			if p+2 > len(body) {
-				return bad("truncated entry")
-			}
-			nl := int(binary.BigEndian.Uint16(data[p:]))
-			p += 2 + nl + entryFixed
-			if p > len(body) {
-				return bad("truncated entry")
-			}
-		}
-		c.dirs[dir] = b
-	}
+	c.data = data
+	return c, nil
 }
 
-// block returns the cached entries of dir, decoded.
+func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
+	bad := func(what string) (*Cache, error) { return nil, fmt.Errorf("stat cache: %s", what) }
+	const footerLen = int64(8 + 4 + 4 + len(footerMagic))
+	hdrFixed := int64(len(cacheMagic) + 18)
+	if size < hdrFixed+footerLen {
+		return bad("too short")
+	}
+	ft := make([]byte, footerLen)
+	if _, err := src.ReadAt(ft, size-footerLen); err != nil || string(ft[16:]) != footerMagic {
+		return bad("bad footer")
+	}
+	ioff := int64(binary.BigEndian.Uint64(ft))
+	ilen := int64(binary.BigEndian.Uint32(ft[8:]))
+	if ioff < hdrFixed || ioff+ilen != size-footerLen {
+		return bad("bad footer")
+	}
+	hdr := make([]byte, hdrFixed)
+	if _, err := src.ReadAt(hdr, 0); err != nil || string(hdr[:8]) != cacheMagic {
+		return bad("bad header")
+	}
+	c := &Cache{dirs: map[string]blockRef{}}
+	c.Clock = int64(binary.BigEndian.Uint64(hdr[8:]))
+	c.Generation = int64(binary.BigEndian.Uint64(hdr[16:]))
+	n := int64(binary.BigEndian.Uint16(hdr[24:]))
+	if hdrFixed+n > ioff {
+		return bad("bad header")
+	}
+	inst := make([]byte, n)
+	if _, err := src.ReadAt(inst, hdrFixed); err != nil {
+		return bad("bad header")
+	}
+	c.Instance = string(inst)
+	idx := make([]byte, ilen)
+	if _, err := src.ReadAt(idx, ioff); err != nil {
+		return bad("truncated index")
+	}
+	crc := crc32.Update(crc32.Update(crc32.Checksum(hdr, castagnoli), castagnoli, inst), castagnoli, idx)
+	if crc != binary.BigEndian.Uint32(ft[12:]) {
+		return bad("checksum mismatch")
+	}
+	for p := 0; p < len(idx); {
+		if p+4 > len(idx) {
+			return bad("bad index")
+		}
+		dl := int(binary.BigEndian.Uint32(idx[p:]))
+		p += 4
+		if p+dl+32+16 > len(idx) {
+			return bad("bad index")
+		}
+		dir := string(idx[p : p+dl])
+		p += dl
+		var ref blockRef
+		copy(ref.tree[:], idx[p:])
+		ref.offset = int64(binary.BigEndian.Uint64(idx[p+32:]))
+		ref.length = int(binary.BigEndian.Uint32(idx[p+40:]))
+		ref.count = int(binary.BigEndian.Uint32(idx[p+44:]))
+		p += 48
+		if ref.offset < hdrFixed+n || ref.offset+int64(ref.length)+4 > ioff {
+			return bad("bad index")
+		}
+		c.dirs[dir] = ref
+	}
+	return c, nil
+}
+
+// block returns the cached entries of dir, decoded; false if there are
+// none or the block is damaged.
 func (c *Cache) block(dir string) (object.ID, []cachedEntry, bool) {
-	if c == nil {
+	if c == nil || c.data == nil {
 		return object.ID{}, nil, false
 	}
 	b, ok := c.dirs[dir]
 	if !ok {
 		return object.ID{}, nil, false
 	}
+	d := c.data[b.offset : b.offset+int64(b.length)+4]
+	if crc32.Checksum(d[:b.length], castagnoli) != binary.BigEndian.Uint32(d[b.length:]) {
+		return object.ID{}, nil, false
+	}
+	d = d[:b.length]
 	out := make([]cachedEntry, b.count)
-	p := b.start
-	d := c.data
+	p := 0
 	for i := range out {
+		if p+2 > len(d) {
+			return object.ID{}, nil, false
+		}
 		nl := int(binary.BigEndian.Uint16(d[p:]))
 		p += 2
+		if p+nl+entryFixed > len(d) {
+			return object.ID{}, nil, false
+		}
 		e := &out[i]
-		e.name = string(d[p : p+nl])
+		// The name points into the cache's data: it is only compared
+		// during the scan, which ends before the cache is closed.
+		if nl > 0 {
+			e.name = unsafe.String(&d[p], nl)
+		}
 		p += nl
 		e.mode = binary.BigEndian.Uint32(d[p:])
 		e.size = int64(binary.BigEndian.Uint64(d[p+4:]))
@@ -171,55 +246,32 @@ func (c *Cache) Dirs() int {
 	return len(c.dirs)
 }
 
-// Without returns a copy of c without the blocks of the given directories,
-// so their files are re-hashed by the next scan.
-func (c *Cache) Without(dirs map[string]bool) *Cache {
-	if c == nil {
-		return nil
-	}
-	n := &Cache{Clock: c.Clock, Generation: c.Generation, Instance: c.Instance, data: c.data, dirs: make(map[string]blockRef, len(c.dirs))}
-	for d, b := range c.dirs {
-		if !dirs[d] {
-			n.dirs[d] = b
-		}
-	}
-	return n
-}
-
-// WriteFile writes c to path atomically (temp file + rename).
-func (c *Cache) WriteFile(path string) error {
-	w, err := NewCacheWriter(path, c.Clock, c.Generation, c.Instance)
-	if err != nil {
-		return err
-	}
-	dirs := make([]string, 0, len(c.dirs))
-	for d := range c.dirs {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	for _, d := range dirs {
-		tree, es, _ := c.block(d)
-		w.Block(d, tree, es)
-	}
-	return w.Commit()
-}
-
 // CacheWriter streams a new cache to a temporary file (or memory); Commit
-// renames it into place, Abort removes it. Block is safe for concurrent use.
+// writes the index and renames the file into place, Abort removes it.
+// Block is safe for concurrent use.
 type CacheWriter struct {
-	mu   sync.Mutex
-	path string
-	f    *os.File      // nil in memory mode
-	mem  *bytes.Buffer // memory mode
-	w    *bufio.Writer
-	h    hash.Hash
-	err  error
+	mu     sync.Mutex
+	path   string
+	f      *os.File      // nil in memory mode
+	mem    *bytes.Buffer // memory mode
+	w      *bufio.Writer
+	off    int64
+	hdrCRC uint32
+	index  []byte
+	err    error
+	// Clock is the file system's time when the writer was created (the
+	// mtime of its new temporary file).
+	Clock int64
+	clock int64
+	gen   int64
+	inst  string
 }
 
 // NewCacheWriter starts a cache file at path; path "" keeps it in memory
-// (see [CacheWriter.Cache]).
+// (see [CacheWriter.Cache]). clock 0 takes the clock from the temporary
+// file's mtime (see [FSClock]).
 func NewCacheWriter(path string, clock, generation int64, instance string) (*CacheWriter, error) {
-	cw := &CacheWriter{path: path, h: sha256.New()}
+	cw := &CacheWriter{path: path, gen: generation, inst: instance}
 	var out io.Writer
 	if path == "" {
 		cw.mem = &bytes.Buffer{}
@@ -231,15 +283,26 @@ func NewCacheWriter(path string, clock, generation int64, instance string) (*Cac
 		}
 		cw.f = f
 		out = f
+		if clock == 0 {
+			if st, err := fstat(int(f.Fd())); err == nil {
+				clock = st.mtime
+			}
+		}
 	}
-	cw.w = bufio.NewWriterSize(io.MultiWriter(out, cw.h), 256<<10)
+	if clock == 0 {
+		clock = time.Now().Add(-2 * time.Second).UnixNano()
+	}
+	cw.Clock, cw.clock = clock, clock
+	cw.w = bufio.NewWriterSize(out, 256<<10)
 	var hd bytes.Buffer
 	hd.WriteString(cacheMagic)
 	binary.Write(&hd, binary.BigEndian, clock)
 	binary.Write(&hd, binary.BigEndian, generation)
 	binary.Write(&hd, binary.BigEndian, uint16(len(instance)))
 	hd.WriteString(instance)
+	cw.hdrCRC = crc32.Checksum(hd.Bytes(), castagnoli)
 	cw.w.Write(hd.Bytes())
+	cw.off = int64(hd.Len())
 	return cw, nil
 }
 
@@ -256,24 +319,30 @@ func (w *CacheWriter) Block(dir string, tree object.ID, es []cachedEntry) {
 	if w == nil {
 		return
 	}
-	b := w.encode(dir, tree, es)
+	b := encodeEntries(es)
+	crc := crc32.Checksum(b, castagnoli)
+	b = binary.BigEndian.AppendUint32(b, crc)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err == nil {
-		_, w.err = w.w.Write(b)
+	if w.err != nil {
+		return
 	}
+	_, w.err = w.w.Write(b)
+	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(dir)))
+	w.index = append(w.index, dir...)
+	w.index = append(w.index, tree[:]...)
+	w.index = binary.BigEndian.AppendUint64(w.index, uint64(w.off))
+	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(b)-4))
+	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(es)))
+	w.off += int64(len(b))
 }
 
-func (w *CacheWriter) encode(dir string, tree object.ID, es []cachedEntry) []byte {
-	n := 4 + len(dir) + 36
+func encodeEntries(es []cachedEntry) []byte {
+	n := 4
 	for i := range es {
 		n += 2 + len(es[i].name) + entryFixed
 	}
 	b := make([]byte, 0, n)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(dir)))
-	b = append(b, dir...)
-	b = append(b, tree[:]...)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(es)))
 	for i := range es {
 		e := &es[i]
 		b = binary.BigEndian.AppendUint16(b, uint16(len(e.name)))
@@ -289,7 +358,7 @@ func (w *CacheWriter) encode(dir string, tree object.ID, es []cachedEntry) []byt
 	return b
 }
 
-// Commit finishes the file and renames it into place.
+// Commit writes the index and footer and renames the file into place.
 func (w *CacheWriter) Commit() error {
 	if w == nil {
 		return nil
@@ -297,18 +366,20 @@ func (w *CacheWriter) Commit() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {
-		_, w.err = w.w.Write([]byte{0xff, 0xff, 0xff, 0xff})
+		_, w.err = w.w.Write(w.index)
+	}
+	if w.err == nil {
+		ft := binary.BigEndian.AppendUint64(nil, uint64(w.off))
+		ft = binary.BigEndian.AppendUint32(ft, uint32(len(w.index)))
+		ft = binary.BigEndian.AppendUint32(ft, crc32.Update(w.hdrCRC, castagnoli, w.index))
+		ft = append(ft, footerMagic...)
+		_, w.err = w.w.Write(ft)
 	}
 	if w.err == nil {
 		w.err = w.w.Flush()
 	}
-	sum := w.h.Sum(nil)
 	if w.mem != nil {
-		w.mem.Write(sum)
 		return w.err
-	}
-	if w.err == nil {
-		_, w.err = w.f.Write(sum)
 	}
 	if cerr := w.f.Close(); w.err == nil {
 		w.err = cerr

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -336,32 +337,33 @@ func (s *scanner) readDir(n *node) error {
 		}
 		return &PathError{Op: "read directory", Path: n.rel, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), n.abs)
-	des, err := f.ReadDir(-1)
+	defer unix.Close(fd)
+	bp := direntPool.Get().(*[]byte)
+	des, err := readDirents(fd, *bp)
+	direntPool.Put(bp)
 	if err != nil {
-		f.Close()
 		return &PathError{Op: "read directory", Path: n.rel, Err: err}
 	}
-	defer f.Close()
-	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
+	slices.SortFunc(des, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 
 	// Ignore files of this directory.
 	var gi, ci, di *ignore.List
 	for _, de := range des {
-		switch de.Name() {
+		switch de.name {
 		case ".gitignore", ".ckptignore", ".decreeignore":
-			if !de.Type().IsRegular() {
+			st, err := lstatAt(fd, de.name)
+			if err != nil || st.mode&sIFMT != sIFREG {
 				continue // git does not follow a symlinked .gitignore
 			}
-			data, err := os.ReadFile(filepath.Join(n.abs, de.Name()))
+			data, err := os.ReadFile(filepath.Join(n.abs, de.name))
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
-				return &PathError{Op: "read", Path: join(n.rel, de.Name()), Err: unwrapErr(err)}
+				return &PathError{Op: "read", Path: join(n.rel, de.name), Err: unwrapErr(err)}
 			}
-			l := ignore.ParseList(n.rel, join(n.rel, de.Name()), data)
-			switch de.Name() {
+			l := ignore.ParseList(n.rel, join(n.rel, de.name), data)
+			switch de.name {
 			case ".gitignore":
 				gi = l
 			case ".ckptignore":
@@ -375,13 +377,13 @@ func (s *scanner) readDir(n *node) error {
 	n.m = parentM.Child(n.rel, gi, ci, di)
 	n.cacheTree, n.cached, n.hasCache = s.opts.Cache.block(n.rel)
 
-	dirfd := int(f.Fd())
+	dirfd := fd
 	ci2 := 0 // merge cursor into n.cached
 	var hashJobs []job
 	var dirJobs []job
 	n.entries = make([]ent, 0, len(des))
 	for _, de := range des {
-		name := de.Name()
+		name := de.name
 		rel := join(n.rel, name)
 		if excludedName(name) || s.exclude[rel] {
 			continue
@@ -394,7 +396,7 @@ func (s *scanner) readDir(n *node) error {
 		}
 		// The type from readdir is enough to apply the ignore rules, so
 		// ignored entries cost no stat.
-		if n.m.Ignored(rel, de.Type().IsDir()) {
+		if de.typeKnown && n.m.Ignored(rel, de.isDir) {
 			s.markUntracked(n.rel)
 			continue
 		}
@@ -405,8 +407,8 @@ func (s *scanner) readDir(n *node) error {
 			}
 			return &PathError{Op: "stat", Path: rel, Err: err}
 		}
-		if (st.mode&sIFMT == sIFDIR) != de.Type().IsDir() && n.m.Ignored(rel, st.mode&sIFMT == sIFDIR) {
-			s.markUntracked(n.rel) // replaced since readdir
+		if isDir := st.mode&sIFMT == sIFDIR; (!de.typeKnown || isDir != de.isDir) && n.m.Ignored(rel, isDir) {
+			s.markUntracked(n.rel) // type unknown to readdir, or replaced since
 			continue
 		}
 		switch st.mode & sIFMT {
@@ -552,6 +554,8 @@ func fileType(mode uint32) string {
 	}
 	return fmt.Sprintf("unsupported file type %o", mode&sIFMT)
 }
+
+var direntPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 

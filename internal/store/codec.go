@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -27,8 +28,13 @@ var (
 func codecs() (*zstd.Encoder, *zstd.Decoder) {
 	encOnce.Do(func() {
 		var err error
+		// EncodeAll is called from every scan worker: one encoder per CPU
+		// (with 1, concurrent calls queue for a single encoder).
+		// A 256 KiB window: blobs are mostly a few KB and chunks at most
+		// 4 MiB, and the encoders' history buffers dominate peak memory.
 		encoder, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
-			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithLowerEncoderMem(true),
+			zstd.WithWindowSize(256<<10))
 		if err != nil {
 			panic(err)
 		}
@@ -52,6 +58,16 @@ func compress(data []byte) (enc int, out []byte) {
 		return encRaw, data
 	}
 	return encZstd, c
+}
+
+// compressOwned is compress for data that is queued: the result never
+// aliases data, which the caller may reuse at once.
+func compressOwned(data []byte) (int, []byte) {
+	enc, c := compress(data)
+	if enc == encRaw {
+		c = append(make([]byte, 0, len(c)), c...) // never nil: NULL would violate NOT NULL
+	}
+	return enc, c
 }
 
 // decompress inverts compress. size is the expected decoded length.

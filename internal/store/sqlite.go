@@ -58,6 +58,9 @@ type SQLite struct {
 	dir  string
 	db   *sql.DB
 	lock *fileLock
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
 }
 
 var _ Store = (*SQLite)(nil)
@@ -71,7 +74,7 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	path := filepath.Join(dir, DBName)
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(120000)" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(0)" +
-		"&_pragma=cache_size(-8000)"
+		"&_pragma=cache_size(-1000)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
@@ -180,6 +183,25 @@ func (s *SQLite) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
+// prepared returns a statement prepared on the pool (database/sql
+// re-prepares it per connection as needed).
+func (s *SQLite) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[q] = st
+	return st, nil
+}
+
 // Dir returns the store directory.
 func (s *SQLite) Dir() string { return s.dir }
 
@@ -241,8 +263,12 @@ func (s *SQLite) HasTree(ctx context.Context, id object.ID) (bool, error) {
 }
 
 func (s *SQLite) has(ctx context.Context, table string, id object.ID) (bool, error) {
+	st, err := s.prepared(ctx, `SELECT 1 FROM `+table+` WHERE id=?`)
+	if err != nil {
+		return false, s.wrap("look up "+table, err)
+	}
 	var one int
-	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM `+table+` WHERE id=?`, id[:]).Scan(&one)
+	err = st.QueryRowContext(ctx, id[:]).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -257,7 +283,10 @@ func (s *SQLite) readRow(ctx context.Context, table string, id object.ID) (size 
 	if table == "trees" {
 		q = `SELECT -1, enc, data FROM trees WHERE id=?`
 	}
-	err = s.db.QueryRowContext(ctx, q, id[:]).Scan(&size, &enc, &data)
+	st, err := s.prepared(ctx, q)
+	if err == nil {
+		err = st.QueryRowContext(ctx, id[:]).Scan(&size, &enc, &data)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil, &NotFoundError{Kind: strings.TrimSuffix(table, "s"), ID: id}
 	}
@@ -612,16 +641,19 @@ func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
 	if err != nil {
 		return s.wrap("begin transaction", err)
 	}
-	t := &sqliteTx{s: s, tx: tx, ctx: ctx, blobs: map[object.ID]bool{}, trees: map[object.ID]bool{}}
-	if err := fn(t); err != nil {
+	t := &sqliteTx{s: s, tx: tx, ctx: ctx, blobs: map[object.ID]bool{}, trees: map[object.ID]bool{},
+		queue: make(chan txOp, 256), done: make(chan struct{})}
+	t.budget = sync.NewCond(&t.bmu)
+	go t.writer()
+	ferr := fn(t)
+	werr := t.finish()
+	if ferr != nil {
 		tx.Rollback()
-		return err
+		return ferr
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.err != nil {
+	if werr != nil {
 		tx.Rollback()
-		return t.err
+		return werr
 	}
 	if err := tx.Commit(); err != nil {
 		return s.wrap("commit", err)
@@ -629,28 +661,148 @@ func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
 	return nil
 }
 
+// A transaction's statements run on one goroutine, in order. Inserts of
+// objects are queued without waiting (their data counted against a byte
+// budget), so the scan's workers keep hashing and compressing while
+// SQLite writes; statements whose result is needed wait for their turn.
+type txOp struct {
+	op    string
+	q     string
+	args  []any
+	bytes int
+	reply chan error // nil: asynchronous
+	fn    func(*sql.Tx) error
+}
+
+const queueBudget = 4 << 20
+
 type sqliteTx struct {
 	s   *SQLite
 	tx  *sql.Tx
 	ctx context.Context
 
-	mu    sync.Mutex // serializes statements on tx
-	err   error
-	blobs map[object.ID]bool // written in this tx
-	trees map[object.ID]bool
+	queue chan txOp
+	done  chan struct{}
+
+	mu     sync.Mutex // guards err, blobs, trees, closed
+	err    error      // first failure of an asynchronous statement
+	blobs  map[object.ID]bool
+	trees  map[object.ID]bool
+	closed bool
+
+	bmu    sync.Mutex
+	budget *sync.Cond
+	queued int
+
+	stmts map[string]*sql.Stmt // writer goroutine only
 }
 
-func (t *sqliteTx) exec(op, q string, args ...any) error {
+func (t *sqliteTx) writer() {
+	defer close(t.done)
+	for op := range t.queue {
+		var err error
+		if t.failed() == nil {
+			if op.fn != nil {
+				err = op.fn(t.tx)
+			} else {
+				var st *sql.Stmt
+				st, err = t.stmt(op.q)
+				if err == nil {
+					_, err = st.ExecContext(t.ctx, op.args...)
+				}
+			}
+			if err != nil {
+				err = t.s.wrap(op.op, err)
+			}
+		} else {
+			err = t.failed()
+		}
+		if op.bytes > 0 {
+			t.bmu.Lock()
+			t.queued -= op.bytes
+			t.budget.Broadcast()
+			t.bmu.Unlock()
+		}
+		if op.reply != nil {
+			op.reply <- err
+		} else if err != nil {
+			t.mu.Lock()
+			if t.err == nil {
+				t.err = err
+			}
+			t.mu.Unlock()
+		}
+	}
+}
+
+func (t *sqliteTx) failed() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.err != nil {
-		return t.err
+	return t.err
+}
+
+// stmt returns a prepared statement for q (SQLite would otherwise parse
+// every insert again). Writer goroutine only.
+func (t *sqliteTx) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[q]; ok {
+		return st, nil
 	}
-	if _, err := t.tx.ExecContext(t.ctx, q, args...); err != nil {
-		t.err = t.s.wrap(op, err)
-		return t.err
+	st, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return nil, err
 	}
+	if t.stmts == nil {
+		t.stmts = map[string]*sql.Stmt{}
+	}
+	t.stmts[q] = st
+	return st, nil
+}
+
+// async queues a statement; it fails later, at the next sync or at commit.
+func (t *sqliteTx) async(op, q string, size int, args ...any) error {
+	if err := t.failed(); err != nil {
+		return err
+	}
+	t.bmu.Lock()
+	for t.queued > 0 && t.queued+size > queueBudget {
+		t.budget.Wait()
+	}
+	t.queued += size
+	t.bmu.Unlock()
+	t.queue <- txOp{op: op, q: q, args: args, bytes: size}
 	return nil
+}
+
+// sync runs a statement (or fn) after everything queued before it.
+func (t *sqliteTx) sync(op, q string, args ...any) error {
+	reply := make(chan error, 1)
+	t.queue <- txOp{op: op, q: q, args: args, reply: reply}
+	if err := <-reply; err != nil {
+		return err
+	}
+	return t.failed()
+}
+
+func (t *sqliteTx) syncFn(op string, fn func(*sql.Tx) error) error {
+	reply := make(chan error, 1)
+	t.queue <- txOp{op: op, fn: fn, reply: reply}
+	if err := <-reply; err != nil {
+		return err
+	}
+	return t.failed()
+}
+
+// finish drains the queue and stops the writer.
+func (t *sqliteTx) finish() error {
+	t.mu.Lock()
+	closed := t.closed
+	t.closed = true
+	t.mu.Unlock()
+	if !closed {
+		close(t.queue)
+	}
+	<-t.done
+	return t.failed()
 }
 
 func (t *sqliteTx) HasBlob(id object.ID) (bool, error) {
@@ -680,32 +832,26 @@ func (t *sqliteTx) PutBlob(id object.ID, data []byte) error {
 	if done {
 		return nil
 	}
-	enc, c := compress(data)
-	err := t.exec("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, id[:], len(data), enc, c)
-	if err == nil {
-		t.mu.Lock()
-		t.blobs[id] = true
-		t.mu.Unlock()
-	}
-	return err
+	enc, c := compressOwned(data)
+	t.mu.Lock()
+	t.blobs[id] = true
+	t.mu.Unlock()
+	return t.async("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, len(c), id[:], len(data), enc, c)
 }
 
 func (t *sqliteTx) putChunk(data []byte) (object.ID, error) {
 	id := sum(data)
-	enc, c := compress(data)
-	err := t.exec("store chunk", `INSERT OR IGNORE INTO chunks(id, size, enc, data) VALUES(?, ?, ?, ?)`, id[:], len(data), enc, c)
+	enc, c := compressOwned(data)
+	err := t.async("store chunk", `INSERT OR IGNORE INTO chunks(id, size, enc, data) VALUES(?, ?, ?, ?)`, len(c), id[:], len(data), enc, c)
 	return id, err
 }
 
 func (t *sqliteTx) NewBlobWriter() BlobWriter {
 	return &chunkWriter{put: t.putChunk, commit: func(id object.ID, size int64, list []byte) error {
-		err := t.exec("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, id[:], size, encChunked, list)
-		if err == nil {
-			t.mu.Lock()
-			t.blobs[id] = true
-			t.mu.Unlock()
-		}
-		return err
+		t.mu.Lock()
+		t.blobs[id] = true
+		t.mu.Unlock()
+		return t.async("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, len(list), id[:], size, encChunked, list)
 	}}
 }
 
@@ -716,29 +862,32 @@ func (t *sqliteTx) PutTree(id object.ID, data []byte) error {
 	if done {
 		return nil
 	}
-	enc, c := compress(data)
-	err := t.exec("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data) VALUES(?, ?, ?)`, id[:], enc, c)
-	if err == nil {
-		t.mu.Lock()
-		t.trees[id] = true
-		t.mu.Unlock()
-	}
-	return err
+	enc, c := compressOwned(data)
+	t.mu.Lock()
+	t.trees[id] = true
+	t.mu.Unlock()
+	return t.async("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data) VALUES(?, ?, ?)`, len(c), id[:], enc, c)
 }
 
 func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	var (
-		enc  int
-		data []byte
+		enc      int
+		data     []byte
+		notFound bool
 	)
-	err := t.tx.QueryRowContext(t.ctx, `SELECT enc, data FROM trees WHERE id=?`, id[:]).Scan(&enc, &data)
-	if errors.Is(err, sql.ErrNoRows) {
+	err := t.syncFn("read tree "+id.String(), func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(t.ctx, `SELECT enc, data FROM trees WHERE id=?`, id[:]).Scan(&enc, &data)
+		if errors.Is(err, sql.ErrNoRows) {
+			notFound = true
+			return nil
+		}
+		return err
+	})
+	if notFound {
 		return nil, &NotFoundError{Kind: "tree", ID: id}
 	}
 	if err != nil {
-		return nil, t.s.wrap("read tree "+id.String(), err)
+		return nil, err
 	}
 	return decodeTree(id, enc, data)
 }
@@ -746,7 +895,7 @@ func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {
 func (t *sqliteTx) PutCheckpoint(cp *object.Checkpoint, st Stats) (object.ID, error) {
 	data := cp.Encode()
 	id := sum(data)
-	err := t.exec("store checkpoint", `INSERT OR IGNORE INTO checkpoints(id, data, time, kind, tree, added, modified, deleted, files, bytes)
+	err := t.sync("store checkpoint", `INSERT OR IGNORE INTO checkpoints(id, data, time, kind, tree, added, modified, deleted, files, bytes)
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id[:], data, cp.Time.UnixNano(), cp.Kind, cp.Tree[:],
 		st.Added, st.Modified, st.Deleted, st.Files, st.Bytes)
 	return id, err
@@ -761,31 +910,29 @@ func (t *sqliteTx) SetRef(r Ref) error {
 	if tm.IsZero() {
 		tm = time.Now()
 	}
-	return t.exec("set ref "+r.Name, `INSERT OR REPLACE INTO refs(name, id, symbolic, time, expires) VALUES(?, ?, ?, ?, ?)`,
+	return t.sync("set ref "+r.Name, `INSERT OR REPLACE INTO refs(name, id, symbolic, time, expires) VALUES(?, ?, ?, ?, ?)`,
 		r.Name, r.ID[:], r.Symbolic, tm.UnixNano(), exp)
 }
 
 func (t *sqliteTx) DeleteRef(name string) error {
-	return t.exec("delete ref "+name, `DELETE FROM refs WHERE name=?`, name)
+	return t.sync("delete ref "+name, `DELETE FROM refs WHERE name=?`, name)
 }
 
 func (t *sqliteTx) AppendOp(op Op) (int64, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.err != nil {
-		return 0, t.err
-	}
 	tm := op.Time
 	if tm.IsZero() {
 		tm = time.Now()
 	}
-	res, err := t.tx.ExecContext(t.ctx, `INSERT INTO ops(time, kind, before, after, target, checkpoint, detail) VALUES(?, ?, ?, ?, ?, ?, ?)`,
-		tm.UnixNano(), op.Kind, nullID(op.Before), nullID(op.After), op.Target, nullID(op.Checkpoint), op.Detail)
-	if err != nil {
-		t.err = t.s.wrap("append operation", err)
-		return 0, t.err
-	}
-	return res.LastInsertId()
+	var seq int64
+	err := t.syncFn("append operation", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(t.ctx, `INSERT INTO ops(time, kind, before, after, target, checkpoint, detail) VALUES(?, ?, ?, ?, ?, ?, ?)`,
+			tm.UnixNano(), op.Kind, nullID(op.Before), nullID(op.After), op.Target, nullID(op.Checkpoint), op.Detail)
+		if err == nil {
+			seq, err = res.LastInsertId()
+		}
+		return err
+	})
+	return seq, err
 }
 
 func nullID(id object.ID) any {
@@ -797,13 +944,13 @@ func nullID(id object.ID) any {
 
 func (t *sqliteTx) SetJournal(j *Journal) error {
 	if j == nil {
-		return t.exec("clear journal", `DELETE FROM journal`)
+		return t.sync("clear journal", `DELETE FROM journal`)
 	}
-	return t.exec("write journal", `INSERT OR REPLACE INTO journal(id, kind, data, time) VALUES(1, ?, ?, ?)`, j.Kind, j.Data, time.Now().UnixNano())
+	return t.sync("write journal", `INSERT OR REPLACE INTO journal(id, kind, data, time) VALUES(1, ?, ?, ?)`, j.Kind, j.Data, time.Now().UnixNano())
 }
 
 func (t *sqliteTx) SetMeta(key, value string) error {
-	return t.exec("set "+key, `INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)`, key, value)
+	return t.sync("set "+key, `INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)`, key, value)
 }
 
 // RecordedWorkspace returns the workspace path recorded in the store in

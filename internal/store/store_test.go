@@ -58,6 +58,13 @@ func TestBlobRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for name, s := range backends(t) {
 		t.Run(name, func(t *testing.T) {
+			// The empty blob, as nil and as an empty slice.
+			for _, empty := range [][]byte{nil, {}} {
+				id := putBlob(t, s, empty)
+				if got, err := s.ReadBlob(ctx, id); err != nil || len(got) != 0 {
+					t.Fatalf("empty blob: %q, %v", got, err)
+				}
+			}
 			for _, n := range []int{0, 1, 63, 64, 1000, 100 << 10, ChunkThreshold, ChunkThreshold*3 + 12345} {
 				data := randBytes(r, n)
 				if n%2 == 0 {

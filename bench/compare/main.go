@@ -1,0 +1,373 @@
+// Command compare times ckpt against the git-based snapshot methods it
+// replaces, on the same generated tree, in one run, and prints ratios.
+// bench/compare.sh builds ckpt and runs it; docs/benchmarks.md records the
+// results.
+//
+// Methods:
+//   - git status on the tree committed to its own repository (the floor a
+//     per-turn checkpoint is compared with);
+//   - cat | sha256sum of every file (the floor for a cold checkpoint);
+//   - seed 002's snapshot: a temporary GIT_INDEX_FILE, git add --all,
+//     write-tree, commit-tree, update-ref; and its restore: read-tree into a
+//     temporary index, checkout-index -a -f, remove extra files;
+//   - a Gemini-CLI-style shadow repository (separate git dir, work tree =
+//     the workspace): git add -A + git commit per turn; restore with git
+//     restore --source=C . and git clean -fd;
+//   - ckpt save / ckpt restore.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/bench"
+)
+
+var (
+	files    = flag.Int("files", 100000, "number of files in the generated corpus")
+	corpus   = flag.String("corpus", "gen", "corpus: gen (generated) or gosrc (a copy of $GOROOT/src)")
+	dir      = flag.String("dir", filepath.Join(os.TempDir(), "ckpt-bench"), "work directory (needs ~4x the corpus size)")
+	ckptBin  = flag.String("ckpt", "ckpt", "ckpt binary")
+	turns    = flag.Int("turns", 5, "agent turns to measure")
+	reps     = flag.Int("reps", 5, "repetitions of repeatable measurements (median reported)")
+	seedRest = flag.Bool("seed002-restore", true, "measure seed 002's restore (slow: rewrites every file)")
+	jsonOut  = flag.String("json", "", "also write results as JSON to this file")
+)
+
+type result struct {
+	Name   string        `json:"name"`
+	Median time.Duration `json:"median_ns"`
+	Min    time.Duration `json:"min_ns"`
+	Runs   int           `json:"runs"`
+	MaxRSS int64         `json:"max_rss_kb,omitempty"`
+
+	all []time.Duration
+}
+
+var results = map[string]*result{}
+
+func record(name string, d time.Duration, rss int64) {
+	r := results[name]
+	if r == nil {
+		r = &result{Name: name}
+		results[name] = r
+	}
+	r.Runs++
+	r.all = append(r.all, d)
+	if rss > r.MaxRSS {
+		r.MaxRSS = rss
+	}
+}
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+var gitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=b@x",
+	"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=b@x", "GIT_TERMINAL_PROMPT=0"}
+
+// sh runs a command and returns its duration and peak RSS (KB).
+func sh(env []string, wd string, name string, args ...string) (time.Duration, int64, string, error) {
+	c := exec.Command(name, args...)
+	c.Dir = wd
+	c.Env = append(append(os.Environ(), "HOME="+filepath.Join(*dir, "home")), env...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	err := c.Run()
+	d := time.Since(start)
+	var rss int64
+	if c.ProcessState != nil {
+		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss
+		}
+	}
+	if err != nil {
+		return d, rss, out.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
+	}
+	return d, rss, strings.TrimSpace(out.String()), nil
+}
+
+// bash runs a script; its duration includes everything it runs.
+func bash(env []string, wd, script string) (time.Duration, string, error) {
+	d, _, out, err := sh(env, wd, "bash", "-euo", "pipefail", "-c", script)
+	return d, out, err
+}
+
+func mustBash(env []string, wd, script string) time.Duration {
+	d, _, err := bash(env, wd, script)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func du(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func run() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	if err := os.MkdirAll(filepath.Join(*dir, "home"), 0o755); err != nil {
+		return err
+	}
+	work := filepath.Join(*dir, "work")
+	store := filepath.Join(*dir, "ckpt-store")
+	shadow := filepath.Join(*dir, "shadow.git")
+	for _, p := range []string{work, store, shadow} {
+		os.RemoveAll(p)
+	}
+	n := *files
+	fmt.Fprintf(os.Stderr, "== corpus %s (%d files) in %s\n", *corpus, n, work)
+	var c bench.Corpus
+	switch *corpus {
+	case "gen":
+		c = must(bench.Generate(work, n, 1))
+	case "gosrc":
+		goroot := strings.TrimSpace(string(must(exec.Command("go", "env", "GOROOT").Output())))
+		mustBash(nil, *dir, fmt.Sprintf("cp -a %q %q", filepath.Join(goroot, "src"), work))
+		filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				fi, _ := d.Info()
+				c.Files++
+				c.Bytes += fi.Size()
+			}
+			return nil
+		})
+		n = c.Files
+		*seedRest = false
+	default:
+		return fmt.Errorf("unknown corpus %q", *corpus)
+	}
+	fmt.Fprintf(os.Stderr, "   %d files, %.0f MB\n", c.Files, float64(c.Bytes)/1e6)
+
+	// The user's repository: everything committed (untimed setup).
+	fmt.Fprintln(os.Stderr, "== git init + add + commit of the workspace (setup)")
+	mustBash(gitEnv, work, "git init -q -b main . && git add -A && git commit -q -m init")
+	ckptEnv := []string{"CKPT_STORE=" + store}
+
+	// Floors.
+	fmt.Fprintln(os.Stderr, "== floors: git status, cat | sha256sum")
+	for i := 0; i < *reps; i++ {
+		d, rss, _, err := sh(gitEnv, work, "git", "status", "--porcelain")
+		check(err)
+		record("git status", d, rss)
+		d = mustBash(nil, work, "find . -path ./.git -prune -o -type f -print0 | xargs -0 cat | sha256sum >/dev/null")
+		record("cat | sha256sum (all files)", d, 0)
+	}
+
+	// Cold first checkpoints.
+	fmt.Fprintln(os.Stderr, "== cold: ckpt save, shadow repository")
+	for i := 0; i < 2; i++ {
+		os.RemoveAll(store)
+		d, rss, _, err := sh(ckptEnv, work, *ckptBin, "save", "-q", "-m", "cold")
+		check(err)
+		record("ckpt save (cold)", d, rss)
+	}
+	d, _, err2 := bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q init -q && git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m cold",
+		shadow, work, shadow, work, shadow, work))
+	if err2 != nil {
+		return err2
+	}
+	record("shadow repo (cold)", d, 0)
+	// seed 002's snapshot of the state before the first turn (untimed).
+	mustBash(gitEnv, work, seed002Snapshot(0))
+	// Make ckpt's stat cache trusted (files written before the clock).
+	time.Sleep(10 * time.Millisecond)
+	sh(ckptEnv, work, *ckptBin, "save", "-q")
+
+	var ckptGrowth, shadowGrowth []int64
+	for t := 1; t <= *turns; t++ {
+		fmt.Fprintf(os.Stderr, "== turn %d\n", t)
+		if _, err := bench.Turn(work, n, t); err != nil {
+			return err
+		}
+		// Checkpoints of the turn, each method on the same tree.
+		s0 := du(store)
+		d, rss, _, err := sh(ckptEnv, work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
+		check(err)
+		record("ckpt save (20-file turn)", d, rss)
+		ckptGrowth = append(ckptGrowth, du(store)-s0)
+
+		g0 := du(shadow)
+		d, _, err = bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m turn%d", shadow, work, shadow, work, t))
+		check(err)
+		record("shadow repo (20-file turn)", d, 0)
+		shadowGrowth = append(shadowGrowth, du(shadow)-g0)
+
+		d, _, err = bash(gitEnv, work, seed002Snapshot(t))
+		check(err)
+		record("seed-002 snapshot (20-file turn)", d, 0)
+
+		// Restores of the turn (back to the state before it), each followed
+		// by an untimed return to the turn's state.
+		d, _, _, err = sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD~1")
+		check(err)
+		record("ckpt restore (20-file turn)", d, 0)
+		// Return with ckpt redo (untimed) so every method starts from the turn.
+		must2(sh(ckptEnv, work, *ckptBin, "undo", "-q"))
+
+		d, _, err = bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q restore --source=HEAD~1 :/ && git --git-dir=%q --work-tree=%q clean -fdq", shadow, work, shadow, work))
+		check(err)
+		record("shadow repo restore (20-file turn)", d, 0)
+		must2(sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD"))
+
+		if *seedRest && t == 1 {
+			d, _, err = bash(gitEnv, work, seed002Restore(fmt.Sprintf("refs/sandbox/snapshots/turn%d", t-1)))
+			check(err)
+			record("seed-002 restore (20-file turn)", d, 0)
+			must2(sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD"))
+		}
+	}
+	report(c, ckptGrowth, shadowGrowth)
+	return nil
+}
+
+func check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func must2(_ time.Duration, _ int64, _ string, err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// seed002Snapshot is seed 002's snapshot_create: a temporary index, git add
+// --all, write-tree, commit-tree, update-ref.
+func seed002Snapshot(t int) string {
+	return fmt.Sprintf(`idx=$(mktemp -u) && export GIT_INDEX_FILE=$idx
+git add --all && tree=$(git write-tree) && c=$(git commit-tree $tree -m "snapshot turn%d")
+git update-ref refs/sandbox/snapshots/turn%d $c && rm -f $idx`, t, t)
+}
+
+// seed002Restore is seed 002's snapshot_restore: inventory, read-tree into a
+// temporary index, checkout-index -a -f, remove what the snapshot lacks,
+// prune empty directories.
+func seed002Restore(rev string) string {
+	return fmt.Sprintf(`idx=$(mktemp -u) && export GIT_INDEX_FILE=$idx
+before=$(mktemp) && after=$(mktemp)
+git ls-files -z > /dev/null
+git add --all && git ls-files > $before
+rm -f $idx
+git read-tree %s
+git checkout-index -a -f
+git ls-files > $after
+comm -23 <(sort $before) <(sort $after) | while IFS= read -r p; do rm -f -- "$p"; done
+find . -mindepth 1 -type d -empty -not -path "./.git/*" -delete
+rm -f $idx $before $after`, rev)
+}
+
+func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
+	for _, r := range results {
+		sort.Slice(r.all, func(i, j int) bool { return r.all[i] < r.all[j] })
+		r.Median = r.all[len(r.all)/2]
+		r.Min = r.all[0]
+	}
+	get := func(n string) time.Duration {
+		if r := results[n]; r != nil {
+			return r.Median
+		}
+		return 0
+	}
+	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "shadow repo (cold)",
+		"ckpt save (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
+		"ckpt restore (20-file turn)", "shadow repo restore (20-file turn)", "seed-002 restore (20-file turn)"}
+	fmt.Printf("corpus: %d files, %.0f MB; %s\n\n", c.Files, float64(c.Bytes)/1e6, time.Now().UTC().Format("2006-01-02"))
+	fmt.Println("| measurement | median | min | runs | peak RSS |")
+	fmt.Println("|---|---:|---:|---:|---:|")
+	for _, n := range names {
+		r := results[n]
+		if r == nil {
+			continue
+		}
+		rss := ""
+		if r.MaxRSS > 0 {
+			rss = fmt.Sprintf("%.0f MB (%.0f B/file)", float64(r.MaxRSS)/1024, float64(r.MaxRSS)*1024/float64(c.Files))
+		}
+		fmt.Printf("| %s | %s | %s | %d | %s |\n", n, r.Median.Round(time.Millisecond), r.Min.Round(time.Millisecond), r.Runs, rss)
+	}
+	med := func(xs []int64) int64 {
+		s := append([]int64(nil), xs...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		if len(s) == 0 {
+			return 0
+		}
+		return s[len(s)/2]
+	}
+	cg, sg := med(ckptGrowth), med(shadowGrowth)
+	fmt.Printf("\nstore growth per 20-file turn (median): ckpt %d KB, shadow repository %d KB\n\n", cg/1024, sg/1024)
+	ratio := func(a, b time.Duration) string {
+		if a == 0 || b == 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", float64(a)/float64(b))
+	}
+	fmt.Println("| target | ratio | goal |")
+	fmt.Println("|---|---:|---|")
+	turn := get("ckpt save (20-file turn)")
+	fmt.Printf("| ckpt turn / git status | %s | <= 1.0 |\n", ratio(turn, get("git status")))
+	fmt.Printf("| seed-002 snapshot / ckpt turn | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), turn))
+	fmt.Printf("| shadow repo turn / ckpt turn | %s | >= 2 |\n", ratio(get("shadow repo (20-file turn)"), turn))
+	fmt.Printf("| ckpt cold / cat+sha256sum | %s | <= 2 |\n", ratio(get("ckpt save (cold)"), get("cat | sha256sum (all files)")))
+	if sg > 0 {
+		fmt.Printf("| ckpt store growth / shadow growth | %.2f | <= 0.5 |\n", float64(cg)/float64(sg))
+	}
+	rest := get("ckpt restore (20-file turn)")
+	fmt.Printf("| ckpt restore / shadow restore | %s | <= 1.0 |\n", ratio(rest, get("shadow repo restore (20-file turn)")))
+	fmt.Printf("| ckpt restore / ckpt turn | %s | <= 2.0 |\n", ratio(rest, turn))
+	fmt.Printf("| seed-002 restore / ckpt restore | %s | (seed-002: 21 s measured) |\n", ratio(get("seed-002 restore (20-file turn)"), rest))
+	if r := results["ckpt save (cold)"]; r != nil {
+		fmt.Printf("| ckpt peak memory per file (cold save) | %.0f B | <= 300 B |\n", float64(r.MaxRSS)*1024/float64(c.Files))
+	}
+	if r := results["ckpt save (20-file turn)"]; r != nil {
+		fmt.Printf("| ckpt peak memory per file (turn) | %.0f B | <= 300 B |\n", float64(r.MaxRSS)*1024/float64(c.Files))
+	}
+	if *jsonOut != "" {
+		var rs []*result
+		for _, n := range names {
+			if r := results[n]; r != nil {
+				rs = append(rs, r)
+			}
+		}
+		b, _ := json.MarshalIndent(map[string]any{"files": c.Files, "bytes": c.Bytes, "results": rs,
+			"ckpt_growth_bytes": cg, "shadow_growth_bytes": sg}, "", "  ")
+		os.WriteFile(*jsonOut, b, 0o644)
+	}
+}

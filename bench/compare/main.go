@@ -198,8 +198,10 @@ func run() (err error) {
 		check(err)
 		record("ckpt save (cold)", d, rss)
 	}
-	d, _, err2 := bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q init -q && git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m cold",
-		shadow, work, shadow, work, shadow, work))
+	// Auto-gc off, so that growth per turn is the turn's own objects (a
+	// repack in the middle of the run would make it negative).
+	d, _, err2 := bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q init -q && git --git-dir=%q config gc.auto 0 && git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m cold",
+		shadow, work, shadow, shadow, work, shadow, work))
 	if err2 != nil {
 		return err2
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -53,6 +54,13 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(forma
 
 // Main runs ckpt with args and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if p := os.Getenv("CKPT_CPUPROFILE"); p != "" {
+		// For performance reports: CKPT_CPUPROFILE=cpu.out ckpt save
+		if f, err := os.Create(p); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(e)
 	root.SetArgs(args)

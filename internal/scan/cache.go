@@ -314,6 +314,18 @@ func (w *CacheWriter) Cache() (*Cache, error) {
 	return parseCache(w.mem.Bytes())
 }
 
+// rawBlock returns the stored bytes (entries and CRC) of dir's block.
+func (c *Cache) rawBlock(dir string) ([]byte, int, bool) {
+	if c == nil || c.data == nil {
+		return nil, 0, false
+	}
+	b, ok := c.dirs[dir]
+	if !ok {
+		return nil, 0, false
+	}
+	return c.data[b.offset : b.offset+int64(b.length)+4], b.count, true
+}
+
 // Block appends one directory's entries (sorted by name).
 func (w *CacheWriter) Block(dir string, tree object.ID, es []cachedEntry) {
 	if w == nil {
@@ -322,6 +334,19 @@ func (w *CacheWriter) Block(dir string, tree object.ID, es []cachedEntry) {
 	b := encodeEntries(es)
 	crc := crc32.Checksum(b, castagnoli)
 	b = binary.BigEndian.AppendUint32(b, crc)
+	w.appendBlock(dir, tree, b, len(es))
+}
+
+// CopyBlock appends an unchanged directory's block from the old cache as
+// is (entries and CRC; the caller has checked every entry is unchanged).
+func (w *CacheWriter) copyBlock(dir string, tree object.ID, raw []byte, count int) {
+	if w == nil {
+		return
+	}
+	w.appendBlock(dir, tree, raw, count)
+}
+
+func (w *CacheWriter) appendBlock(dir string, tree object.ID, b []byte, count int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -333,7 +358,7 @@ func (w *CacheWriter) Block(dir string, tree object.ID, es []cachedEntry) {
 	w.index = append(w.index, tree[:]...)
 	w.index = binary.BigEndian.AppendUint64(w.index, uint64(w.off))
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(b)-4))
-	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(es)))
+	w.index = binary.BigEndian.AppendUint32(w.index, uint32(count))
 	w.off += int64(len(b))
 }
 

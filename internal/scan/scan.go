@@ -143,6 +143,9 @@ type node struct {
 	cacheTree object.ID
 	cached    []cachedEntry
 	hasCache  bool
+	// unchanged: every entry matched its cache entry, stat data included,
+	// so the directory's cache block can be copied as is.
+	unchanged bool
 }
 
 type ent struct {
@@ -379,6 +382,7 @@ func (s *scanner) readDir(n *node) error {
 
 	dirfd := fd
 	ci2 := 0 // merge cursor into n.cached
+	n.unchanged = n.hasCache
 	var hashJobs []job
 	var dirJobs []job
 	n.entries = make([]ent, 0, len(des))
@@ -429,6 +433,7 @@ func (s *scanner) readDir(n *node) error {
 				n.entries = append(n.entries, e)
 				continue
 			}
+			n.unchanged = false
 			n.entries = append(n.entries, e)
 			s.toHash.Add(1)
 			s.toHB.Add(st.size)
@@ -442,6 +447,7 @@ func (s *scanner) readDir(n *node) error {
 				n.entries = append(n.entries, e)
 				continue
 			}
+			n.unchanged = false
 			target, err := readlinkAt(dirfd, name)
 			if err != nil {
 				if err == unix.ENOENT {
@@ -730,6 +736,15 @@ func (s *scanner) finalize(n *node) {
 			s.rmu.Unlock()
 		}
 	}
+	if s.opts.CacheOut != nil && n.unchanged && n.hasCache && id == n.cacheTree && len(live) == len(n.cached) {
+		// Nothing in this directory changed, not even stat data: its new
+		// cache block is the old one, byte for byte.
+		if raw, count, ok := s.opts.Cache.rawBlock(n.rel); ok && count == len(live) {
+			s.opts.CacheOut.copyBlock(n.rel, id, raw, count)
+			n.entries, n.cached = nil, nil
+			goto report
+		}
+	}
 	if s.opts.CacheOut != nil && (len(live) > 0 || n.parent == nil) {
 		ces := make([]cachedEntry, len(live))
 		for i, e := range live {
@@ -740,6 +755,7 @@ func (s *scanner) finalize(n *node) {
 	}
 	n.entries = nil
 	n.cached = nil
+report:
 	if n.parent == nil {
 		if len(live) == 0 {
 			id = object.EmptyTree

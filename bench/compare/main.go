@@ -18,6 +18,7 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,6 +32,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/bench"
+	_ "modernc.org/sqlite"
 )
 
 var (
@@ -136,6 +138,24 @@ func du(path string) int64 {
 	return n
 }
 
+// storeSize is the size of ckpt's database after moving the WAL into it
+// (the stat cache, rewritten by every save at a constant size, is left out).
+func storeSize(store string) int64 {
+	path := filepath.Join(store, "ckpt.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err == nil {
+		db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		db.Close()
+	}
+	var n int64
+	for _, f := range []string{"ckpt.db", "ckpt.db-wal"} {
+		if fi, err := os.Stat(filepath.Join(store, f)); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
 func run() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -194,10 +214,12 @@ func run() (err error) {
 	fmt.Fprintln(os.Stderr, "== cold: ckpt save, shadow repository")
 	for i := 0; i < 2; i++ {
 		os.RemoveAll(store)
+		settle()
 		d, rss, _, err := sh(ckptEnv, work, *ckptBin, "save", "-q", "-m", "cold")
 		check(err)
 		record("ckpt save (cold)", d, rss)
 	}
+	settle()
 	// Auto-gc off, so that growth per turn is the turn's own objects (a
 	// repack in the middle of the run would make it negative).
 	d, _, err2 := bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q init -q && git --git-dir=%q config gc.auto 0 && git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m cold",
@@ -219,36 +241,42 @@ func run() (err error) {
 			return err
 		}
 		// Checkpoints of the turn, each method on the same tree.
-		s0 := du(store)
+		s0 := storeSize(store)
+		settle()
 		d, rss, _, err := sh(ckptEnv, work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
 		check(err)
 		record("ckpt save (20-file turn)", d, rss)
-		ckptGrowth = append(ckptGrowth, du(store)-s0)
+		ckptGrowth = append(ckptGrowth, storeSize(store)-s0)
 
 		g0 := du(shadow)
+		settle()
 		d, _, err = bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m turn%d", shadow, work, shadow, work, t))
 		check(err)
 		record("shadow repo (20-file turn)", d, 0)
 		shadowGrowth = append(shadowGrowth, du(shadow)-g0)
 
+		settle()
 		d, _, err = bash(gitEnv, work, seed002Snapshot(t))
 		check(err)
 		record("seed-002 snapshot (20-file turn)", d, 0)
 
 		// Restores of the turn (back to the state before it), each followed
 		// by an untimed return to the turn's state.
+		settle()
 		d, _, _, err = sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD~1")
 		check(err)
 		record("ckpt restore (20-file turn)", d, 0)
 		// Return with ckpt redo (untimed) so every method starts from the turn.
 		must2(sh(ckptEnv, work, *ckptBin, "undo", "-q"))
 
+		settle()
 		d, _, err = bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q restore --source=HEAD~1 :/ && git --git-dir=%q --work-tree=%q clean -fdq", shadow, work, shadow, work))
 		check(err)
 		record("shadow repo restore (20-file turn)", d, 0)
 		must2(sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD"))
 
 		if *seedRest && t == 1 {
+			settle()
 			d, _, err = bash(gitEnv, work, seed002Restore(fmt.Sprintf("refs/sandbox/snapshots/turn%d", t-1)))
 			check(err)
 			record("seed-002 restore (20-file turn)", d, 0)
@@ -264,6 +292,10 @@ func check(err error) {
 		panic(err)
 	}
 }
+
+// settle flushes other processes' dirty data (untimed), so a measurement
+// that fsyncs pays only for its own writes (ext4 commits all ordered data).
+func settle() { syscall.Sync() }
 
 func must2(_ time.Duration, _ int64, _ string, err error) {
 	if err != nil {

@@ -247,6 +247,22 @@ func (l *List) index() {
 	}
 }
 
+// hasAnchored reports whether some pattern is matched against the whole
+// path rather than the name alone.
+func (l *List) hasAnchored() bool {
+	if l == nil {
+		return false
+	}
+	for i := range l.patterns {
+		switch l.patterns[i].kind {
+		case kindLiteral, kindSuffix, kindBaseGlob:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // Base returns the directory the list's patterns are anchored to ("" for a
 // nil list).
 func (l *List) Base() string {

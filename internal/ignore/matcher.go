@@ -16,6 +16,9 @@ type Matcher struct {
 	ckpt    *node // .decreeignore+.ckptignore lists, deepest first
 	git     *node // .gitignore lists, deepest first
 	exclude *List // .git/info/exclude, or nil
+	// anchored: some list has a pattern matched against the whole path
+	// (one with a slash); otherwise names alone decide.
+	anchored bool
 }
 
 // New returns the matcher for the workspace root's *parent context*: exclude
@@ -25,7 +28,7 @@ func New(exclude *List) *Matcher {
 	if exclude.Len() == 0 {
 		exclude = nil
 	}
-	return &Matcher{exclude: exclude}
+	return &Matcher{exclude: exclude, anchored: exclude.hasAnchored()}
 }
 
 // Child returns the matcher for the entries of directory dir (relative path,
@@ -55,11 +58,33 @@ func (m *Matcher) Child(dir string, gitignore, ckptignore, decreeignore *List) *
 	}
 	if own.Len() > 0 {
 		c.ckpt = &node{list: own, parent: c.ckpt}
+		c.anchored = c.anchored || own.hasAnchored()
 	}
 	if gitignore.Len() > 0 {
 		c.git = &node{list: gitignore, parent: c.git}
+		c.anchored = c.anchored || gitignore.hasAnchored()
 	}
 	return c
+}
+
+// Empty reports whether the matcher has no patterns at all (nothing is
+// ignored).
+func (m *Matcher) Empty() bool {
+	return m == nil || m.ckpt == nil && m.git == nil && m.exclude == nil
+}
+
+// IgnoredIn is Ignored for the entry name of directory dir ("" = root). It
+// builds the entry's path only when some pattern needs it.
+func (m *Matcher) IgnoredIn(dir, name string, isDir bool) bool {
+	if m.Empty() {
+		return false
+	}
+	path := name
+	if m.anchored && dir != "" {
+		path = dir + "/" + name
+	}
+	p := m.matchName(path, name, isDir)
+	return p != nil && p.flags&flagNegative == 0
 }
 
 // Ignored reports whether path (relative, slash-separated, no leading slash;
@@ -94,7 +119,14 @@ func (m *Matcher) match(path string, isDir bool) *pattern {
 	if m == nil {
 		return nil
 	}
-	name := path[strings.LastIndexByte(path, '/')+1:]
+	return m.matchName(path, path[strings.LastIndexByte(path, '/')+1:], isDir)
+}
+
+// matchName is match with the entry's name already split off.
+func (m *Matcher) matchName(path, name string, isDir bool) *pattern {
+	if m == nil {
+		return nil
+	}
 	for n := m.ckpt; n != nil; n = n.parent {
 		if p := n.list.match(path, name, isDir); p != nil {
 			return p

@@ -134,7 +134,7 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 			return nil, nil, &PathError{Op: "read symlink", Path: rel, Err: unwrapErr(err)}
 		}
 		id := object.Sum([]byte(target))
-		if err := s.putBlob(id, []byte(target)); err != nil {
+		if err := s.putBlob(id, []byte(target), object.ZeroID); err != nil {
 			return nil, nil, err
 		}
 		parent.entries = []ent{{name: name, mode: object.ModeSymlink, size: int64(len(target)), id: id}}

@@ -51,10 +51,13 @@ var AlwaysExcluded = []string{".git", ".ckpt", ".decree"}
 // Sink receives the objects a scan creates. store.Tx implements it.
 type Sink interface {
 	HasBlob(id object.ID) (bool, error)
-	PutBlob(id object.ID, data []byte) error
+	// PutBlobFrom stores a blob; base, if not zero, is the previous
+	// version of the same file (the store may keep a delta against it).
+	PutBlobFrom(id object.ID, data []byte, base object.ID) error
 	NewBlobWriter() store.BlobWriter
 	HasTree(id object.ID) (bool, error)
-	PutTree(id object.ID, data []byte) error
+	// PutTreeFrom stores a tree; base is the directory's previous tree.
+	PutTreeFrom(id object.ID, data []byte, base object.ID) error
 }
 
 // Options configure a scan.
@@ -153,6 +156,7 @@ type ent struct {
 	mode  uint32 // object mode; 0 = dropped
 	size  int64
 	id    object.ID
+	base  object.ID // previous version (from the cache) of a changed file
 	st    statInfo
 	child *node
 }
@@ -388,19 +392,21 @@ func (s *scanner) readDir(n *node) error {
 	n.entries = make([]ent, 0, len(des))
 	for _, de := range des {
 		name := de.name
-		rel := join(n.rel, name)
-		if excludedName(name) || s.exclude[rel] {
+		if excludedName(name) {
+			continue
+		}
+		if len(s.exclude) > 0 && s.exclude[join(n.rel, name)] {
 			continue
 		}
 		if strings.HasPrefix(name, TempPrefix) {
 			s.rmu.Lock()
-			s.res.Temp = append(s.res.Temp, rel)
+			s.res.Temp = append(s.res.Temp, join(n.rel, name))
 			s.rmu.Unlock()
 			continue
 		}
 		// The type from readdir is enough to apply the ignore rules, so
 		// ignored entries cost no stat.
-		if de.typeKnown && n.m.Ignored(rel, de.isDir) {
+		if de.typeKnown && n.m.IgnoredIn(n.rel, name, de.isDir) {
 			s.markUntracked(n.rel)
 			continue
 		}
@@ -409,29 +415,33 @@ func (s *scanner) readDir(n *node) error {
 			if err == unix.ENOENT {
 				continue // vanished
 			}
-			return &PathError{Op: "stat", Path: rel, Err: err}
+			return &PathError{Op: "stat", Path: join(n.rel, name), Err: err}
 		}
-		if isDir := st.mode&sIFMT == sIFDIR; (!de.typeKnown || isDir != de.isDir) && n.m.Ignored(rel, isDir) {
+		if isDir := st.mode&sIFMT == sIFDIR; (!de.typeKnown || isDir != de.isDir) && n.m.IgnoredIn(n.rel, name, isDir) {
 			s.markUntracked(n.rel) // type unknown to readdir, or replaced since
 			continue
 		}
 		switch st.mode & sIFMT {
 		case sIFDIR:
-			child := &node{rel: rel, abs: filepath.Join(n.abs, name), parent: n, idx: len(n.entries), m: n.m}
+			child := &node{rel: join(n.rel, name), abs: filepath.Join(n.abs, name), parent: n, idx: len(n.entries), m: n.m}
 			n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, child: child})
 			dirJobs = append(dirJobs, job{n: child, i: -1})
 		case sIFREG:
 			if st.size > s.max {
-				s.skip(n.rel, Skipped{Path: rel, Reason: fmt.Sprintf("larger than the %s limit", humanBytes(s.max)), Size: st.size})
+				s.skip(n.rel, Skipped{Path: join(n.rel, name), Reason: fmt.Sprintf("larger than the %s limit", humanBytes(s.max)), Size: st.size})
 				continue
 			}
 			e := ent{name: name, mode: object.ModeFile | st.mode&0o777, size: st.size, st: st}
 			s.files.Add(1)
 			s.bytes.Add(st.size)
-			if c, ok := s.lookup(n, &ci2, name); ok && s.clean(c, st, e.mode) {
+			c, ok := s.lookup(n, &ci2, name)
+			if ok && s.clean(c, st, e.mode) {
 				e.id = c.id
 				n.entries = append(n.entries, e)
 				continue
+			}
+			if ok && object.IsFile(c.mode) {
+				e.base = c.id
 			}
 			n.unchanged = false
 			n.entries = append(n.entries, e)
@@ -453,17 +463,17 @@ func (s *scanner) readDir(n *node) error {
 				if err == unix.ENOENT {
 					continue
 				}
-				return &PathError{Op: "read symlink", Path: rel, Err: err}
+				return &PathError{Op: "read symlink", Path: join(n.rel, name), Err: err}
 			}
 			e.size = int64(len(target))
 			e.id = object.Sum(target)
-			if err := s.putBlob(e.id, target); err != nil {
+			if err := s.putBlob(e.id, target, object.ZeroID); err != nil {
 				return err
 			}
 			s.hashed.Add(1)
 			n.entries = append(n.entries, e)
 		default:
-			s.skip(n.rel, Skipped{Path: rel, Reason: fileType(st.mode)})
+			s.skip(n.rel, Skipped{Path: join(n.rel, name), Reason: fileType(st.mode)})
 		}
 	}
 	n.pending.Store(int64(len(dirJobs) + len(hashJobs) + 1))
@@ -523,7 +533,7 @@ func (s *scanner) skip(dir string, sk Skipped) {
 	s.rmu.Unlock()
 }
 
-func (s *scanner) putBlob(id object.ID, data []byte) error {
+func (s *scanner) putBlob(id object.ID, data []byte, base object.ID) error {
 	if s.opts.Sink == nil {
 		return nil
 	}
@@ -531,7 +541,7 @@ func (s *scanner) putBlob(id object.ID, data []byte) error {
 	if err != nil || ok {
 		return err
 	}
-	return s.opts.Sink.PutBlob(id, data)
+	return s.opts.Sink.PutBlobFrom(id, data, base)
 }
 
 func readlinkAt(dirfd int, name string) ([]byte, error) {
@@ -598,7 +608,7 @@ func (s *scanner) hashEntry(n *node, i int) error {
 			s.skip(n.rel, Skipped{Path: rel, Reason: fmt.Sprintf("larger than the %s limit", humanBytes(s.max)), Size: before.size})
 			return nil
 		}
-		id, size, err := s.hashFile(f, rel, before.size)
+		id, size, err := s.hashFile(f, rel, before.size, e.base)
 		if err != nil {
 			return err
 		}
@@ -621,7 +631,7 @@ func (s *scanner) hashEntry(n *node, i int) error {
 	}
 }
 
-func (s *scanner) hashFile(f *os.File, rel string, size int64) (object.ID, int64, error) {
+func (s *scanner) hashFile(f *os.File, rel string, size int64, base object.ID) (object.ID, int64, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return object.ID{}, 0, &PathError{Op: "read", Path: rel, Err: err}
 	}
@@ -652,7 +662,7 @@ func (s *scanner) hashFile(f *os.File, rel string, size int64) (object.ID, int64
 			*bp = buf[:0]
 		}
 		id := object.Sum(buf)
-		if err := s.putBlob(id, buf); err != nil {
+		if err := s.putBlob(id, buf, base); err != nil {
 			return object.ID{}, 0, err
 		}
 		return id, int64(len(buf)), nil
@@ -724,7 +734,11 @@ func (s *scanner) finalize(n *node) {
 		if s.opts.Sink != nil {
 			ok, err := s.opts.Sink.HasTree(id)
 			if err == nil && !ok {
-				err = s.opts.Sink.PutTree(id, data)
+				base := object.ZeroID
+				if n.hasCache {
+					base = n.cacheTree
+				}
+				err = s.opts.Sink.PutTreeFrom(id, data, base)
 			}
 			if err != nil {
 				s.fail(err)

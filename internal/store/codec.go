@@ -16,8 +16,13 @@ import (
 const (
 	encRaw     = 0 // data as is
 	encZstd    = 1 // zstd frame
-	encChunked = 2 // blobs only: concatenated 32-byte chunk ids
+	encChunked = 2 // blobs only: concatenated chunk ids and sizes
+	encDelta   = 3 // base object id [32] | encoding byte | delta instructions (see delta.go)
 )
+
+// maxDeltaDepth bounds delta chains: an object whose base is this deep is
+// stored whole, so a read follows at most this many bases.
+const maxDeltaDepth = 10
 
 var (
 	encOnce sync.Once
@@ -70,6 +75,30 @@ func compressOwned(data []byte) (int, []byte) {
 	return enc, c
 }
 
+// compressDelta returns the stored form of data as a delta against base:
+// the instructions of makeDelta, zstd-compressed when that helps
+// (first byte: encRaw or encZstd).
+func compressDelta(data, base []byte) ([]byte, error) {
+	enc, c := compress(makeDelta(base, data))
+	return append([]byte{byte(enc)}, c...), nil
+}
+
+// decompressDelta inverts compressDelta.
+func decompressDelta(stored, base []byte, size int64) ([]byte, error) {
+	if len(stored) < 1 {
+		return nil, errDelta
+	}
+	d, err := decompress(int(stored[0]), stored[1:], size/8+64)
+	if err != nil {
+		return nil, err
+	}
+	out, err := applyDelta(base, d)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // decompress inverts compress. size is the expected decoded length.
 func decompress(enc int, data []byte, size int64) ([]byte, error) {
 	switch enc {
@@ -77,7 +106,8 @@ func decompress(enc int, data []byte, size int64) ([]byte, error) {
 		return data, nil
 	case encZstd:
 		_, d := codecs()
-		out, err := d.DecodeAll(data, make([]byte, 0, size))
+		// The stored size is a hint, never trusted for an allocation.
+		out, err := d.DecodeAll(data, make([]byte, 0, min(max(size, 0), 16<<20)))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %v", err)
 		}

@@ -102,6 +102,12 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 			}
 			return
 		}
+		if enc == encDelta {
+			if _, _, err := s.rawContent(ctx, "blobs", id, 0); err != nil {
+				report(Problem{Kind: "blob", ID: id, Detail: problemDetail(err)})
+			}
+			return
+		}
 		out, err := decompress(enc, data, size)
 		if err != nil || int64(len(out)) != size || sum(out) != id {
 			report(Problem{Kind: "blob", ID: id, Detail: "content does not match its hash"})
@@ -119,9 +125,15 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 	err = s.each(ctx, `SELECT id, -1, enc, data FROM trees`, func(id object.ID, _ int64, enc int, data []byte) {
 		tick()
 		trees[id] = true
-		t, err := decodeTree(id, enc, data)
+		var t *object.Tree
+		var err error
+		if enc == encDelta {
+			t, err = s.ReadTree(ctx, id)
+		} else {
+			t, err = decodeTree(id, enc, data)
+		}
 		if err != nil {
-			report(Problem{Kind: "tree", ID: id, Detail: err.(*CorruptError).Detail})
+			report(Problem{Kind: "tree", ID: id, Detail: problemDetail(err)})
 			return
 		}
 		all = append(all, pending{id, t})
@@ -189,6 +201,14 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 		progress(done, total)
 	}
 	return done, nil
+}
+
+func problemDetail(err error) string {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return ce.Detail
+	}
+	return err.Error()
 }
 
 // Expired reports whether the op refers to checkpoints that retention has

@@ -23,16 +23,18 @@ import (
 // DBName is the database file inside a store directory.
 const DBName = "ckpt.db"
 
-const schemaVersion = "1"
+const schemaVersion = "2"
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS blobs (
-	id BLOB NOT NULL UNIQUE, size INTEGER NOT NULL, enc INTEGER NOT NULL, data BLOB NOT NULL);
+	id BLOB NOT NULL UNIQUE, size INTEGER NOT NULL, enc INTEGER NOT NULL, data BLOB NOT NULL,
+	depth INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS chunks (
 	id BLOB NOT NULL UNIQUE, size INTEGER NOT NULL, enc INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS trees (
-	id BLOB NOT NULL UNIQUE, enc INTEGER NOT NULL, data BLOB NOT NULL);
+	id BLOB NOT NULL UNIQUE, enc INTEGER NOT NULL, data BLOB NOT NULL,
+	depth INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS checkpoints (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
 	id BLOB NOT NULL UNIQUE,
@@ -279,22 +281,78 @@ func (s *SQLite) has(ctx context.Context, table string, id object.ID) (bool, err
 }
 
 func (s *SQLite) readRow(ctx context.Context, table string, id object.ID) (size int64, enc int, data []byte, err error) {
-	q := `SELECT size, enc, data FROM ` + table + ` WHERE id=?`
-	if table == "trees" {
-		q = `SELECT -1, enc, data FROM trees WHERE id=?`
+	size, enc, data, _, err = s.readRowDepth(ctx, table, id)
+	return
+}
+
+func (s *SQLite) readRowDepth(ctx context.Context, table string, id object.ID) (size int64, enc int, data []byte, depth int, err error) {
+	q := `SELECT size, enc, data, 0 FROM ` + table + ` WHERE id=?`
+	switch table {
+	case "trees":
+		q = `SELECT -1, enc, data, depth FROM trees WHERE id=?`
+	case "blobs":
+		q = `SELECT size, enc, data, depth FROM blobs WHERE id=?`
 	}
 	st, err := s.prepared(ctx, q)
 	if err == nil {
-		err = st.QueryRowContext(ctx, id[:]).Scan(&size, &enc, &data)
+		err = st.QueryRowContext(ctx, id[:]).Scan(&size, &enc, &data, &depth)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, nil, &NotFoundError{Kind: strings.TrimSuffix(table, "s"), ID: id}
+		return 0, 0, nil, 0, &NotFoundError{Kind: strings.TrimSuffix(table, "s"), ID: id}
 	}
 	if err != nil {
-		return 0, 0, nil, s.wrap("read "+strings.TrimSuffix(table, "s")+" "+id.String(), err)
+		return 0, 0, nil, 0, s.wrap("read "+strings.TrimSuffix(table, "s")+" "+id.String(), err)
 	}
-	return size, enc, data, nil
+	return size, enc, data, depth, nil
 }
+
+// rawContent returns the verified content of a blob or tree, following
+// delta chains, and its delta depth. Chunked blobs are not followed (they
+// are never delta bases).
+func (s *SQLite) rawContent(ctx context.Context, table string, id object.ID, hops int) ([]byte, int, error) {
+	kind := strings.TrimSuffix(table, "s")
+	size, enc, data, depth, err := s.readRowDepth(ctx, table, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []byte
+	switch enc {
+	case encChunked:
+		return nil, 0, errChunked
+	case encDelta:
+		if hops >= maxDeltaDepth || len(data) < 32 {
+			return nil, 0, &CorruptError{Kind: kind, ID: id, Detail: "delta chain too long or truncated"}
+		}
+		base := object.ID(data[:32])
+		bdata, _, err := s.rawContent(ctx, table, base, hops+1)
+		if err != nil {
+			var ce *CorruptError
+			if errors.As(err, &ce) || errors.Is(err, ErrNotFound) || errors.Is(err, errChunked) {
+				return nil, 0, &CorruptError{Kind: kind, ID: id, Detail: "delta base " + base.String() + ": " + err.Error()}
+			}
+			return nil, 0, err
+		}
+		out, err = decompressDelta(data[32:], bdata, size)
+		if err != nil {
+			return nil, 0, &CorruptError{Kind: kind, ID: id, Detail: err.Error()}
+		}
+	default:
+		hint := size
+		if hint < 0 {
+			hint = int64(len(data)) * 4
+		}
+		out, err = decompress(enc, data, hint)
+		if err != nil {
+			return nil, 0, &CorruptError{Kind: kind, ID: id, Detail: err.Error()}
+		}
+	}
+	if (size >= 0 && int64(len(out)) != size) || sum(out) != id {
+		return nil, 0, &CorruptError{Kind: kind, ID: id, Detail: "content does not match its hash"}
+	}
+	return out, depth, nil
+}
+
+var errChunked = errors.New("chunked blob")
 
 // readVerified reads a blob or chunk row, decodes and verifies it.
 func (s *SQLite) readChunk(ctx context.Context, id object.ID) ([]byte, error) {
@@ -321,7 +379,7 @@ func (s *SQLite) ReadBlob(ctx context.Context, id object.ID) ([]byte, error) {
 		if err != nil {
 			return nil, &CorruptError{Kind: "blob", ID: id, Detail: err.Error()}
 		}
-		out = make([]byte, 0, size)
+		out = make([]byte, 0, min(max(size, 0), 64<<20))
 		for i, cid := range ids {
 			c, err := s.readChunk(ctx, cid)
 			if err != nil {
@@ -333,10 +391,8 @@ func (s *SQLite) ReadBlob(ctx context.Context, id object.ID) ([]byte, error) {
 			out = append(out, c...)
 		}
 	} else {
-		out, err = decompress(enc, data, size)
-		if err != nil {
-			return nil, &CorruptError{Kind: "blob", ID: id, Detail: err.Error()}
-		}
+		out, _, err = s.rawContent(ctx, "blobs", id, 0)
+		return out, err
 	}
 	if int64(len(out)) != size || sum(out) != id {
 		return nil, &CorruptError{Kind: "blob", ID: id, Detail: "content does not match its hash"}
@@ -362,9 +418,9 @@ func (s *SQLite) OpenBlob(ctx context.Context, id object.ID) (io.ReadCloser, int
 		return nil, 0, err
 	}
 	if enc != encChunked {
-		out, err := decompress(enc, data, size)
-		if err != nil || int64(len(out)) != size || sum(out) != id {
-			return nil, 0, &CorruptError{Kind: "blob", ID: id, Detail: "content does not match its hash"}
+		out, _, err := s.rawContent(ctx, "blobs", id, 0)
+		if err != nil {
+			return nil, 0, err
 		}
 		return io.NopCloser(bytes.NewReader(out)), size, nil
 	}
@@ -379,11 +435,15 @@ func (s *SQLite) OpenBlob(ctx context.Context, id object.ID) (io.ReadCloser, int
 
 // ReadTree returns a verified tree.
 func (s *SQLite) ReadTree(ctx context.Context, id object.ID) (*object.Tree, error) {
-	_, enc, data, err := s.readRow(ctx, "trees", id)
+	raw, _, err := s.rawContent(ctx, "trees", id, 0)
 	if err != nil {
 		return nil, err
 	}
-	return decodeTree(id, enc, data)
+	t, err := object.DecodeTree(raw)
+	if err != nil {
+		return nil, &CorruptError{Kind: "tree", ID: id, Detail: err.Error()}
+	}
+	return t, nil
 }
 
 func decodeTree(id object.ID, enc int, data []byte) (*object.Tree, error) {
@@ -826,6 +886,28 @@ func (t *sqliteTx) HasTree(id object.ID) (bool, error) {
 }
 
 func (t *sqliteTx) PutBlob(id object.ID, data []byte) error {
+	return t.PutBlobFrom(id, data, object.ZeroID)
+}
+
+// deltaFor returns the delta encoding of data against base, if base is a
+// committed object of table short enough a chain, and the delta is smaller
+// than plain compression (c).
+func (t *sqliteTx) deltaFor(table string, data []byte, base object.ID, c []byte) ([]byte, int, bool) {
+	if base.IsZero() || len(data) < 64 || len(data) >= ChunkThreshold {
+		return nil, 0, false
+	}
+	bdata, depth, err := t.s.rawContent(t.ctx, table, base, 0)
+	if err != nil || depth+1 > maxDeltaDepth || len(bdata) < 64 || len(bdata) >= ChunkThreshold {
+		return nil, 0, false
+	}
+	d, err := compressDelta(data, bdata)
+	if err != nil || len(d)+32 >= len(c) {
+		return nil, 0, false
+	}
+	return append(base[:len(base):len(base)], d...), depth + 1, true
+}
+
+func (t *sqliteTx) PutBlobFrom(id object.ID, data []byte, base object.ID) error {
 	t.mu.Lock()
 	done := t.blobs[id]
 	t.mu.Unlock()
@@ -833,10 +915,14 @@ func (t *sqliteTx) PutBlob(id object.ID, data []byte) error {
 		return nil
 	}
 	enc, c := compressOwned(data)
+	depth := 0
+	if d, dep, ok := t.deltaFor("blobs", data, base, c); ok {
+		enc, c, depth = encDelta, d, dep
+	}
 	t.mu.Lock()
 	t.blobs[id] = true
 	t.mu.Unlock()
-	return t.async("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, len(c), id[:], len(data), enc, c)
+	return t.async("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data, depth) VALUES(?, ?, ?, ?, ?)`, len(c), id[:], len(data), enc, c, depth)
 }
 
 func (t *sqliteTx) putChunk(data []byte) (object.ID, error) {
@@ -856,6 +942,10 @@ func (t *sqliteTx) NewBlobWriter() BlobWriter {
 }
 
 func (t *sqliteTx) PutTree(id object.ID, data []byte) error {
+	return t.PutTreeFrom(id, data, object.ZeroID)
+}
+
+func (t *sqliteTx) PutTreeFrom(id object.ID, data []byte, base object.ID) error {
 	t.mu.Lock()
 	done := t.trees[id]
 	t.mu.Unlock()
@@ -863,10 +953,14 @@ func (t *sqliteTx) PutTree(id object.ID, data []byte) error {
 		return nil
 	}
 	enc, c := compressOwned(data)
+	depth := 0
+	if d, dep, ok := t.deltaFor("trees", data, base, c); ok {
+		enc, c, depth = encDelta, d, dep
+	}
 	t.mu.Lock()
 	t.trees[id] = true
 	t.mu.Unlock()
-	return t.async("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data) VALUES(?, ?, ?)`, len(c), id[:], enc, c)
+	return t.async("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data, depth) VALUES(?, ?, ?, ?)`, len(c), id[:], enc, c, depth)
 }
 
 func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {
@@ -888,6 +982,21 @@ func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if enc == encDelta {
+		// Deltas only point to committed bases.
+		if len(data) < 32 {
+			return nil, &CorruptError{Kind: "tree", ID: id, Detail: "truncated delta"}
+		}
+		bdata, _, err := t.s.rawContent(t.ctx, "trees", object.ID(data[:32]), 1)
+		if err != nil {
+			return nil, &CorruptError{Kind: "tree", ID: id, Detail: "delta base: " + err.Error()}
+		}
+		raw, err := decompressDelta(data[32:], bdata, -1)
+		if err != nil {
+			return nil, &CorruptError{Kind: "tree", ID: id, Detail: err.Error()}
+		}
+		return decodeTree(id, encRaw, raw)
 	}
 	return decodeTree(id, enc, data)
 }

@@ -212,6 +212,10 @@ type Tx interface {
 	HasBlob(id object.ID) (bool, error)
 	// PutBlob stores a small blob (data must hash to id). Idempotent.
 	PutBlob(id object.ID, data []byte) error
+	// PutBlobFrom is PutBlob for content that is probably similar to the
+	// blob base (a previous version of the same file): the store may keep
+	// it as a delta against base. A zero or unknown base is ignored.
+	PutBlobFrom(id object.ID, data []byte, base object.ID) error
 	// NewBlobWriter starts a large blob, stored in content-defined chunks as
 	// it is written. Commit names it; Abort drops it.
 	NewBlobWriter() BlobWriter
@@ -219,6 +223,9 @@ type Tx interface {
 	HasTree(id object.ID) (bool, error)
 	// PutTree stores an encoded tree. Idempotent.
 	PutTree(id object.ID, data []byte) error
+	// PutTreeFrom is PutTree with a likely-similar base tree (the previous
+	// version of the same directory), like PutBlobFrom.
+	PutTreeFrom(id object.ID, data []byte, base object.ID) error
 	// ReadTree reads a verified tree, including this transaction's writes.
 	ReadTree(id object.ID) (*object.Tree, error)
 	// PutCheckpoint stores a checkpoint.

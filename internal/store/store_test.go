@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -342,4 +344,116 @@ func TestChunkBoundariesStable(t *testing.T) {
 	if same < len(a)/2 {
 		t.Fatalf("only %d of %d chunks survived an insertion", same, len(a))
 	}
+}
+
+// Edited versions of a file are stored as small deltas, read back exactly,
+// chains stay bounded, and a corrupt base is reported through its deltas.
+func TestDeltas(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	r := rand.New(rand.NewPCG(4, 4))
+	var lines []string
+	for i := 0; i < 200; i++ {
+		lines = append(lines, fmt.Sprintf("line %d: %x\n", i, r.Uint64()))
+	}
+	version := func(v int) []byte {
+		ls := append([]string(nil), lines...)
+		for k := 0; k <= v; k++ {
+			ls[(k*37)%len(ls)] = fmt.Sprintf("edited in version %d (%d)\n", v, k)
+		}
+		return []byte(strings.Join(ls, ""))
+	}
+	var ids []object.ID
+	base := object.ZeroID
+	for v := 0; v < 25; v++ {
+		data := version(v)
+		id := object.Sum(data)
+		if err := s.Update(ctx, func(tx Tx) error { return tx.PutBlobFrom(id, data, base) }); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		base = id
+	}
+	var deltas, maxDepth int
+	var deltaBytes, fullBytes int64
+	rows, _ := s.db.Query(`SELECT enc, depth, length(data) FROM blobs`)
+	for rows.Next() {
+		var enc, depth int
+		var n int64
+		rows.Scan(&enc, &depth, &n)
+		if enc == encDelta {
+			deltas++
+			deltaBytes += n
+		} else {
+			fullBytes += n
+		}
+		maxDepth = max(maxDepth, depth)
+	}
+	rows.Close()
+	if deltas < 20 || maxDepth > maxDeltaDepth {
+		t.Fatalf("%d deltas, max depth %d", deltas, maxDepth)
+	}
+	if deltaBytes/int64(deltas) > fullBytes/int64(25-deltas)/5 {
+		t.Fatalf("deltas average %d bytes vs %d for full versions: not small", deltaBytes/int64(deltas), fullBytes/int64(25-deltas))
+	}
+	for v, id := range ids {
+		got, err := s.ReadBlob(ctx, id)
+		if err != nil || !bytes.Equal(got, version(v)) {
+			t.Fatalf("version %d: %v", v, err)
+		}
+	}
+	if _, err := s.Fsck(ctx, func(p Problem) { t.Errorf("fsck: %v", p) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Corrupt the first version: every delta that depends on it fails to
+	// read, as corrupt, naming the object read.
+	var data []byte
+	s.db.QueryRow(`SELECT data FROM blobs WHERE id=?`, ids[0][:]).Scan(&data)
+	data[len(data)/2] ^= 1
+	s.db.Exec(`UPDATE blobs SET data=? WHERE id=?`, data, ids[0][:])
+	_, err := s.ReadBlob(ctx, ids[1])
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.ID != ids[1] {
+		t.Fatalf("reading a delta of a corrupt base: %v", err)
+	}
+	n := 0
+	s.Fsck(ctx, func(p Problem) { n++ }, nil)
+	if n < 2 {
+		t.Fatalf("fsck found %d problems, want the base and its dependents", n)
+	}
+}
+
+func TestTreeDeltas(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	var es []object.Entry
+	for i := 0; i < 300; i++ {
+		es = append(es, object.Entry{Name: fmt.Sprintf("file%04d.go", i), Mode: object.ModeFile | 0o644, Size: int64(i), ID: object.Sum([]byte{byte(i), byte(i >> 8)})})
+	}
+	t1 := &object.Tree{Entries: es}
+	es2 := append([]object.Entry(nil), es...)
+	es2[150].ID = object.Sum([]byte("changed"))
+	t2 := &object.Tree{Entries: es2}
+	d1, d2 := t1.Encode(), t2.Encode()
+	id1, id2 := object.Sum(d1), object.Sum(d2)
+	s.Update(ctx, func(tx Tx) error { return tx.PutTree(id1, d1) })
+	s.Update(ctx, func(tx Tx) error { return tx.PutTreeFrom(id2, d2, id1) })
+	var enc int
+	var n int
+	s.db.QueryRow(`SELECT enc, length(data) FROM trees WHERE id=?`, id2[:]).Scan(&enc, &n)
+	if enc != encDelta || n > 200 {
+		t.Fatalf("changed tree stored with encoding %d, %d bytes", enc, n)
+	}
+	got, err := s.ReadTree(ctx, id2)
+	if err != nil || got.Entries[150].ID != es2[150].ID {
+		t.Fatalf("read back: %v", err)
+	}
+	// A tree read inside a transaction follows its delta too.
+	s.Update(ctx, func(tx Tx) error {
+		tr, err := tx.ReadTree(id2)
+		if err != nil || len(tr.Entries) != 300 {
+			t.Fatalf("tx read: %v", err)
+		}
+		return nil
+	})
 }

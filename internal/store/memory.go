@@ -395,9 +395,13 @@ func (t *memTx) PutBlob(id object.ID, data []byte) error {
 	return nil
 }
 
-func (t *memTx) PutBlobFrom(id object.ID, data []byte, base object.ID) error { return t.PutBlob(id, data) }
+func (t *memTx) PutBlobFrom(id object.ID, data []byte, base object.ID) error {
+	return t.PutBlob(id, data)
+}
 
-func (t *memTx) PutTreeFrom(id object.ID, data []byte, base object.ID) error { return t.PutTree(id, data) }
+func (t *memTx) PutTreeFrom(id object.ID, data []byte, base object.ID) error {
+	return t.PutTree(id, data)
+}
 
 func (t *memTx) NewBlobWriter() BlobWriter {
 	var buf bytes.Buffer

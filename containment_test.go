@@ -119,3 +119,31 @@ func mustJSON(s string) []byte {
 	b, _ := (Path(s)).MarshalJSON()
 	return b
 }
+
+// A directory that the target has as a file is replaced even when it holds
+// empty directories (untracked, e.g. left by an interrupted restore), but
+// never when it holds a file no checkpoint has.
+func TestDirWithEmptyDirsBecomesFile(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "d"), []byte("a file\n"), 0o644)
+	repo, err := Open(ctx, ws, Options{Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	a, _ := repo.Save(ctx, SaveOptions{})
+	os.Remove(filepath.Join(ws, "d"))
+	os.MkdirAll(filepath.Join(ws, "d/x/y/z"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "d/w"), 0o755)
+	os.WriteFile(filepath.Join(ws, "d/x/f"), []byte("tracked\n"), 0o644)
+	if _, err := repo.Save(ctx, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Restore(ctx, a.Checkpoint.ID.String(), RestoreOptions{}); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "d")); err != nil || string(b) != "a file\n" {
+		t.Fatalf("d = %q, %v", b, err)
+	}
+}

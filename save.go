@@ -142,6 +142,10 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 	o := scan.Options{
 		Root: r.root, MaxFileSize: r.opts.MaxFileSize, Exclude: r.exclude,
 		Cache: cache, Sink: sink,
+		LoadTree: func(id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) },
+	}
+	if tx, ok := sink.(store.Tx); ok {
+		o.LoadTree = tx.ReadTree
 	}
 	if r.opts.Progress != nil {
 		o.Progress = func(p scan.Progress) {

@@ -197,7 +197,7 @@ func run() (err error) {
 
 	// The user's repository: everything committed (untimed setup).
 	fmt.Fprintln(os.Stderr, "== git init + add + commit of the workspace (setup)")
-	mustBash(gitEnv, work, "git init -q -b main . && git add -A && git commit -q -m init")
+	mustBash(gitEnv, work, "git init -q -b main . && git add -A && git -c gc.auto=0 commit -q -m init && git gc -q")
 	ckptEnv := []string{"CKPT_STORE=" + store}
 
 	// Floors.
@@ -220,14 +220,16 @@ func run() (err error) {
 		record("ckpt save (cold)", d, rss)
 	}
 	settle()
-	// Auto-gc off, so that growth per turn is the turn's own objects (a
-	// repack in the middle of the run would make it negative).
-	d, _, err2 := bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q init -q && git --git-dir=%q config gc.auto 0 && git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m cold",
-		shadow, work, shadow, shadow, work, shadow, work))
+	d, _, err2 := bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q init -q && git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q -c gc.auto=0 commit -q -m cold",
+		shadow, work, shadow, work, shadow, work))
 	if err2 != nil {
 		return err2
 	}
 	record("shadow repo (cold)", d, 0)
+	// A shadow repository that has been in use is packed (its first commit
+	// triggers git's auto-gc); pack it (untimed) so the turns below see the
+	// steady state, with git's default gc settings.
+	mustBash(gitEnv, work, fmt.Sprintf("git --git-dir=%q gc -q", shadow))
 	// seed 002's snapshot of the state before the first turn (untimed).
 	mustBash(gitEnv, work, seed002Snapshot(0))
 	// Make ckpt's stat cache trusted (files written before the clock).

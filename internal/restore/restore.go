@@ -316,7 +316,17 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 			}
 		case errors.Is(err, fs.ErrNotExist):
 		case isNotEmpty(err):
-			// Holds something we did not capture: leave it.
+			// Empty directories (untracked, so not in the plan) may remain
+			// inside: they hold nothing and go too. Anything else was not
+			// captured: leave it.
+			if onlyEmptyDirs(a.Root, d, 0) {
+				if err := removeEmptyDirs(a.Root, d); err == nil {
+					out.Pruned = append(out.Pruned, d)
+					if err := changed(); err != nil {
+						return out, err
+					}
+				}
+			}
 		default:
 			return out, fmt.Errorf("remove directory %s: %w", d, unwrap(err))
 		}

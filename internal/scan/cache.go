@@ -21,31 +21,32 @@ import (
 // The stat cache is a flat file, rebuilt by every full save, that lets a scan
 // skip reading files whose metadata has not changed (like git's index).
 //
-// Layout (integers big-endian):
+// Layout (fixed-size integers big-endian, varints unsigned LEB128):
 //
-//	header:  "CKPTSC03" | clock int64 | generation int64 | len(instance) u16 | instance
+//	header:  "CKPTSC04" | clock int64 | generation int64 | len(instance) u16 | instance
 //	block*:  entry* | CRC-32C of the block's entries u32
-//	entry:   len(name) u16 | name | mode u32 | size i64 | mtime i64 | ctime i64 |
-//	         ino u64 | dev u64 | id [32]
-//	index:   (len(dir) u32 | dir | tree id [32] | offset u64 | length u32 | count u32)*
+//	entry:   varint len(name) | name | varint mode |
+//	         directory: id [32]
+//	         otherwise: varint size | mtime i64 | ctime i64 | varint ino
+//	index:   (len(dir) u32 | dir | tree id [32] | dev u64 | offset u64 | length u32 | count u32)*
 //	footer:  index offset u64 | index length u32 | CRC-32C of header and index u32 | "CKPTSCEND"
 //
-// A block holds one directory's entries sorted by name, subdirectories
-// included (their id is the subtree's id, their stat fields zero). Loading
-// reads only the header, the index and the footer; a scan reads each
-// directory's block when it gets there, and verifies its checksum. The
-// clock is the file system's time taken before the scan that wrote the
-// file; an entry is trusted only if its mtime is older (git's
-// racy-timestamp rule). A cache whose generation or instance differs from
-// the store's is ignored; so is a damaged one (it is only a cache).
-const cacheMagic = "CKPTSC03"
+// A block holds one directory's entries sorted by name: the stat data of its
+// files and symlinks (their device is the block's) and the tree ids of its
+// subdirectories. File ids are not stored: a file whose stat data matches is
+// the file of the same name in the directory's cached tree, which the scan
+// reads from the store when the directory has changed. Loading maps the
+// file and reads its index; a scan reads each directory's block when it
+// gets there and verifies its checksum. The clock is the file system's time
+// taken before the scan that wrote the file; an entry is trusted only if
+// its mtime is older (git's racy-timestamp rule). A cache whose generation
+// or instance differs from the store's is ignored; so is a damaged one.
+const cacheMagic = "CKPTSC04"
 
 const footerMagic = "CKPTSCEND"
 
 // castagnoli is CRC-32C, computed in hardware on amd64 and arm64.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-const entryFixed = 4 + 8*5 + 32
 
 // Cache is a loaded stat cache: its index in memory, its blocks read from
 // the file (or from memory) when a scan reaches each directory.
@@ -60,12 +61,13 @@ type Cache struct {
 
 type blockRef struct {
 	tree   object.ID
+	dev    uint64
 	offset int64
 	length int // entries, without the CRC
 	count  int
 }
 
-// cachedEntry is one decoded cache entry.
+// cachedEntry is one decoded cache entry. id is set for directories only.
 type cachedEntry struct {
 	name  string
 	mode  uint32
@@ -174,17 +176,18 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 		}
 		dl := int(binary.BigEndian.Uint32(idx[p:]))
 		p += 4
-		if p+dl+32+16 > len(idx) {
+		if p+dl+32+24 > len(idx) {
 			return bad("bad index")
 		}
 		dir := string(idx[p : p+dl])
 		p += dl
 		var ref blockRef
 		copy(ref.tree[:], idx[p:])
-		ref.offset = int64(binary.BigEndian.Uint64(idx[p+32:]))
-		ref.length = int(binary.BigEndian.Uint32(idx[p+40:]))
-		ref.count = int(binary.BigEndian.Uint32(idx[p+44:]))
-		p += 48
+		ref.dev = binary.BigEndian.Uint64(idx[p+32:])
+		ref.offset = int64(binary.BigEndian.Uint64(idx[p+40:]))
+		ref.length = int(binary.BigEndian.Uint32(idx[p+48:]))
+		ref.count = int(binary.BigEndian.Uint32(idx[p+52:]))
+		p += 56
 		if ref.offset < hdrFixed+n || ref.offset+int64(ref.length)+4 > ioff {
 			return bad("bad index")
 		}
@@ -210,30 +213,54 @@ func (c *Cache) block(dir string) (object.ID, []cachedEntry, bool) {
 	d = d[:b.length]
 	out := make([]cachedEntry, b.count)
 	p := 0
+	uv := func() (uint64, bool) {
+		v, n := binary.Uvarint(d[p:])
+		if n <= 0 {
+			return 0, false
+		}
+		p += n
+		return v, true
+	}
 	for i := range out {
-		if p+2 > len(d) {
-			return object.ID{}, nil, false
-		}
-		nl := int(binary.BigEndian.Uint16(d[p:]))
-		p += 2
-		if p+nl+entryFixed > len(d) {
-			return object.ID{}, nil, false
-		}
 		e := &out[i]
-		// The name points into the cache's data: it is only compared
-		// during the scan, which ends before the cache is closed.
-		if nl > 0 {
-			e.name = unsafe.String(&d[p], nl)
+		nl, ok := uv()
+		if !ok || nl > uint64(len(d)-p) {
+			return object.ID{}, nil, false
 		}
-		p += nl
-		e.mode = binary.BigEndian.Uint32(d[p:])
-		e.size = int64(binary.BigEndian.Uint64(d[p+4:]))
-		e.mtime = int64(binary.BigEndian.Uint64(d[p+12:]))
-		e.ctime = int64(binary.BigEndian.Uint64(d[p+20:]))
-		e.ino = binary.BigEndian.Uint64(d[p+28:])
-		e.dev = binary.BigEndian.Uint64(d[p+36:])
-		copy(e.id[:], d[p+44:])
-		p += entryFixed
+		if nl > 0 {
+			// The name points into the cache's data: it is only compared
+			// during the scan, which ends before the cache is closed.
+			e.name = unsafe.String(&d[p], int(nl))
+		}
+		p += int(nl)
+		mode, ok := uv()
+		if !ok {
+			return object.ID{}, nil, false
+		}
+		e.mode = uint32(mode)
+		if object.IsDir(e.mode) {
+			if p+32 > len(d) {
+				return object.ID{}, nil, false
+			}
+			copy(e.id[:], d[p:])
+			p += 32
+			continue
+		}
+		size, ok := uv()
+		if !ok || p+16 > len(d) {
+			return object.ID{}, nil, false
+		}
+		e.size = int64(size)
+		e.mtime = int64(binary.BigEndian.Uint64(d[p:]))
+		e.ctime = int64(binary.BigEndian.Uint64(d[p+8:]))
+		p += 16
+		if e.ino, ok = uv(); !ok {
+			return object.ID{}, nil, false
+		}
+		e.dev = b.dev
+	}
+	if p != len(d) {
+		return object.ID{}, nil, false
 	}
 	return b.tree, out, true
 }
@@ -315,38 +342,39 @@ func (w *CacheWriter) Cache() (*Cache, error) {
 }
 
 // rawBlock returns the stored bytes (entries and CRC) of dir's block.
-func (c *Cache) rawBlock(dir string) ([]byte, int, bool) {
+func (c *Cache) rawBlock(dir string) ([]byte, int, uint64, bool) {
 	if c == nil || c.data == nil {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
 	b, ok := c.dirs[dir]
 	if !ok {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
-	return c.data[b.offset : b.offset+int64(b.length)+4], b.count, true
+	return c.data[b.offset : b.offset+int64(b.length)+4], b.count, b.dev, true
 }
 
-// Block appends one directory's entries (sorted by name).
-func (w *CacheWriter) Block(dir string, tree object.ID, es []cachedEntry) {
+// Block appends one directory's entries (sorted by name); dev is the
+// device of its files.
+func (w *CacheWriter) Block(dir string, tree object.ID, dev uint64, es []cachedEntry) {
 	if w == nil {
 		return
 	}
 	b := encodeEntries(es)
 	crc := crc32.Checksum(b, castagnoli)
 	b = binary.BigEndian.AppendUint32(b, crc)
-	w.appendBlock(dir, tree, b, len(es))
+	w.appendBlock(dir, tree, dev, b, len(es))
 }
 
 // CopyBlock appends an unchanged directory's block from the old cache as
 // is (entries and CRC; the caller has checked every entry is unchanged).
-func (w *CacheWriter) copyBlock(dir string, tree object.ID, raw []byte, count int) {
+func (w *CacheWriter) copyBlock(dir string, tree object.ID, dev uint64, raw []byte, count int) {
 	if w == nil {
 		return
 	}
-	w.appendBlock(dir, tree, raw, count)
+	w.appendBlock(dir, tree, dev, raw, count)
 }
 
-func (w *CacheWriter) appendBlock(dir string, tree object.ID, b []byte, count int) {
+func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -356,6 +384,7 @@ func (w *CacheWriter) appendBlock(dir string, tree object.ID, b []byte, count in
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(dir)))
 	w.index = append(w.index, dir...)
 	w.index = append(w.index, tree[:]...)
+	w.index = binary.BigEndian.AppendUint64(w.index, dev)
 	w.index = binary.BigEndian.AppendUint64(w.index, uint64(w.off))
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(b)-4))
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(count))
@@ -365,20 +394,22 @@ func (w *CacheWriter) appendBlock(dir string, tree object.ID, b []byte, count in
 func encodeEntries(es []cachedEntry) []byte {
 	n := 4
 	for i := range es {
-		n += 2 + len(es[i].name) + entryFixed
+		n += len(es[i].name) + 40
 	}
 	b := make([]byte, 0, n)
 	for i := range es {
 		e := &es[i]
-		b = binary.BigEndian.AppendUint16(b, uint16(len(e.name)))
+		b = binary.AppendUvarint(b, uint64(len(e.name)))
 		b = append(b, e.name...)
-		b = binary.BigEndian.AppendUint32(b, e.mode)
-		b = binary.BigEndian.AppendUint64(b, uint64(e.size))
+		b = binary.AppendUvarint(b, uint64(e.mode))
+		if object.IsDir(e.mode) {
+			b = append(b, e.id[:]...)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(e.size))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.mtime))
 		b = binary.BigEndian.AppendUint64(b, uint64(e.ctime))
-		b = binary.BigEndian.AppendUint64(b, e.ino)
-		b = binary.BigEndian.AppendUint64(b, e.dev)
-		b = append(b, e.id[:]...)
+		b = binary.AppendUvarint(b, e.ino)
 	}
 	return b
 }

@@ -79,6 +79,10 @@ type Options struct {
 	Progress func(Progress)
 	// Workers is the number of goroutines (0: a default for the machine).
 	Workers int
+	// LoadTree reads a tree from the store. A scan with a Cache needs it:
+	// the cache holds no file ids, which come from a changed directory's
+	// previous tree.
+	LoadTree func(object.ID) (*object.Tree, error)
 }
 
 // Progress is a snapshot of a running scan's counters.
@@ -146,6 +150,8 @@ type node struct {
 	cacheTree object.ID
 	cached    []cachedEntry
 	hasCache  bool
+	cacheDev  uint64
+	oldTree   *object.Tree // cacheTree, once loaded
 	// unchanged: every entry matched its cache entry, stat data included,
 	// so the directory's cache block can be copied as is.
 	unchanged bool
@@ -159,6 +165,9 @@ type ent struct {
 	base  object.ID // previous version (from the cache) of a changed file
 	st    statInfo
 	child *node
+	// clean: the stat data matches the cache, so the id is the one in the
+	// directory's previous tree (filled in only if the directory changed).
+	clean bool
 }
 
 type job struct {
@@ -436,12 +445,12 @@ func (s *scanner) readDir(n *node) error {
 			s.bytes.Add(st.size)
 			c, ok := s.lookup(n, &ci2, name)
 			if ok && s.clean(c, st, e.mode) {
-				e.id = c.id
+				e.clean = true
 				n.entries = append(n.entries, e)
 				continue
 			}
 			if ok && object.IsFile(c.mode) {
-				e.base = c.id
+				e.base = s.previousID(n, name)
 			}
 			n.unchanged = false
 			n.entries = append(n.entries, e)
@@ -453,7 +462,7 @@ func (s *scanner) readDir(n *node) error {
 			s.files.Add(1)
 			s.bytes.Add(st.size)
 			if c, ok := s.lookup(n, &ci2, name); ok && s.clean(c, st, e.mode) {
-				e.id = c.id
+				e.clean = true
 				n.entries = append(n.entries, e)
 				continue
 			}
@@ -513,6 +522,23 @@ func (s *scanner) lookup(n *node, cur *int, name string) (*cachedEntry, bool) {
 		return &n.cached[*cur], true
 	}
 	return nil, false
+}
+
+// previousID returns the id name had in the directory's previous tree
+// (zero if unknown), loading that tree once.
+func (s *scanner) previousID(n *node, name string) object.ID {
+	if !n.hasCache || s.opts.LoadTree == nil {
+		return object.ID{}
+	}
+	if n.oldTree == nil {
+		t, err := s.opts.LoadTree(n.cacheTree)
+		if err != nil {
+			return object.ID{}
+		}
+		n.oldTree = t
+	}
+	e, _ := n.oldTree.Find(name)
+	return e.ID
 }
 
 func (s *scanner) clean(c *cachedEntry, st statInfo, mode uint32) bool {
@@ -719,10 +745,30 @@ func (s *scanner) finalize(n *node) {
 	}
 	n.entries = live
 	var id object.ID
+	same := n.hasCache && sameEntries(live, n.cached)
+	if !same && len(live) > 0 {
+		// The directory changed: unchanged files take their ids from its
+		// previous tree.
+		if err := s.fillClean(n, live); err != nil {
+			s.fail(err)
+			return
+		}
+		// A fallback read may have found a file gone meanwhile.
+		kept := live[:0]
+		total = 0
+		for _, e := range live {
+			if e.mode != 0 {
+				kept = append(kept, e)
+				total += e.size
+			}
+		}
+		live = kept
+		n.entries = live
+	}
 	switch {
 	case len(live) == 0 && n.parent != nil:
 		// Empty directories are not tracked.
-	case n.hasCache && sameEntries(live, n.cached):
+	case same:
 		id = n.cacheTree
 	default:
 		t := object.Tree{Entries: make([]object.Entry, len(live))}
@@ -750,25 +796,41 @@ func (s *scanner) finalize(n *node) {
 			s.rmu.Unlock()
 		}
 	}
-	if s.opts.CacheOut != nil && n.unchanged && n.hasCache && id == n.cacheTree && len(live) == len(n.cached) {
+	if s.opts.CacheOut != nil && n.unchanged && same && len(live) == len(n.cached) {
 		// Nothing in this directory changed, not even stat data: its new
 		// cache block is the old one, byte for byte.
-		if raw, count, ok := s.opts.Cache.rawBlock(n.rel); ok && count == len(live) {
-			s.opts.CacheOut.copyBlock(n.rel, id, raw, count)
-			n.entries, n.cached = nil, nil
+		if raw, count, dev, ok := s.opts.Cache.rawBlock(n.rel); ok && count == len(live) {
+			s.opts.CacheOut.copyBlock(n.rel, id, dev, raw, count)
+			n.entries, n.cached, n.oldTree = nil, nil, nil
 			goto report
 		}
 	}
 	if s.opts.CacheOut != nil && (len(live) > 0 || n.parent == nil) {
-		ces := make([]cachedEntry, len(live))
-		for i, e := range live {
-			ces[i] = cachedEntry{name: e.name, mode: e.mode, size: e.size, id: e.id,
-				mtime: e.st.mtime, ctime: e.st.ctime, ino: e.st.ino, dev: e.st.dev}
+		ces := make([]cachedEntry, 0, len(live))
+		var dev uint64
+		devSet := false
+		for _, e := range live {
+			if !object.IsDir(e.mode) {
+				if !devSet {
+					dev, devSet = e.st.dev, true
+				} else if e.st.dev != dev {
+					continue // cannot happen within one directory; leave it uncached
+				}
+			}
+			ces = append(ces, cachedEntry{name: e.name, mode: e.mode, size: e.size, id: e.id,
+				mtime: e.st.mtime, ctime: e.st.ctime, ino: e.st.ino})
 		}
-		s.opts.CacheOut.Block(n.rel, id, ces)
+		for i := range ces {
+			if object.IsDir(ces[i].mode) {
+				continue
+			}
+			ces[i].id = object.ID{} // files' ids live in the tree, not the cache
+		}
+		s.opts.CacheOut.Block(n.rel, id, dev, ces)
 	}
 	n.entries = nil
 	n.cached = nil
+	n.oldTree = nil
 report:
 	if n.parent == nil {
 		if len(live) == 0 {
@@ -792,17 +854,67 @@ report:
 	s.done(p)
 }
 
+// sameEntries reports whether a directory's entries are exactly the cached
+// ones: same names, modes and sizes, files unchanged (clean), and
+// subdirectories with the same tree ids. Its tree is then the cached tree.
 func sameEntries(live []ent, cached []cachedEntry) bool {
 	if len(live) != len(cached) {
 		return false
 	}
 	for i := range live {
 		a, b := &live[i], &cached[i]
-		if a.name != b.name || a.mode != b.mode || a.id != b.id || a.size != b.size {
+		if a.name != b.name || a.mode != b.mode || a.size != b.size {
+			return false
+		}
+		if object.IsDir(a.mode) {
+			if a.id != b.id {
+				return false
+			}
+		} else if !a.clean {
 			return false
 		}
 	}
 	return true
+}
+
+// fillClean gives the clean (unchanged) files of a changed directory their
+// ids from its previous tree. If that tree cannot be read (or lacks one),
+// the files are hashed again.
+func (s *scanner) fillClean(n *node, live []ent) error {
+	for i := range live {
+		e := &live[i]
+		if !e.clean || !e.id.IsZero() {
+			continue
+		}
+		if id := s.previousID(n, e.name); !id.IsZero() {
+			if pe, _ := n.oldTree.Find(e.name); pe.Mode == e.mode && pe.Size == e.size {
+				e.id = id
+				continue
+			}
+		}
+		// Fall back to reading the file (live aliases n.entries).
+		if err := s.rehash(n, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rehash reads and hashes an entry that the cache said was clean but whose
+// id is not available.
+func (s *scanner) rehash(n *node, i int) error {
+	e := &n.entries[i]
+	e.clean = false
+	if object.IsSymlink(e.mode) {
+		target, err := os.Readlink(filepath.Join(n.abs, e.name))
+		if err != nil {
+			return &PathError{Op: "read symlink", Path: join(n.rel, e.name), Err: unwrapErr(err)}
+		}
+		e.id = object.Sum([]byte(target))
+		e.size = int64(len(target))
+		return s.putBlob(e.id, []byte(target), object.ID{})
+	}
+	return s.hashEntry(n, i)
 }
 
 func humanBytes(n int64) string {

@@ -51,7 +51,7 @@ func (f *fixture) scan() *Result {
 	}
 	err = f.mem.Update(context.Background(), func(tx store.Tx) error {
 		var err error
-		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx})
+		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree})
 		return err
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -85,6 +86,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			"envstdout":   cmdEnvStdout,
 			"nodac":       cmdNoDAC,
 			"notemp":      cmdNoTemp,
+			"exits":       cmdExits,
 		},
 	}
 }
@@ -230,6 +232,23 @@ func cmdNoTemp(ts *testscript.TestScript, neg bool, args []string) {
 	})
 	if (len(found) == 0) == neg {
 		ts.Fatalf("ckpt temporary files: %v (neg=%v)", found, neg)
+	}
+}
+
+// exits N PROG ARGS...: run PROG like exec and require exit status N.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	if (got == want) == neg {
+		ts.Fatalf("exit status %d, want %d", got, want)
 	}
 }
 

@@ -173,6 +173,10 @@ func DecodeCheckpoint(data []byte) (*Checkpoint, error) {
 			return nil, fmt.Errorf("%w: checkpoint without %s", ErrMalformed, k)
 		}
 	}
+	// Only the canonical encoding is accepted, so one checkpoint has one id.
+	if !bytes.Equal(c.Encode(), data) {
+		return nil, fmt.Errorf("%w: checkpoint not in canonical form", ErrMalformed)
+	}
 	return c, nil
 }
 

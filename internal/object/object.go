@@ -207,7 +207,7 @@ func DecodeTree(data []byte) (*Tree, error) {
 			return nil, fmt.Errorf("%w: tree entry without mode", ErrMalformed)
 		}
 		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
-		if err != nil || !ValidMode(uint32(mode)) {
+		if err != nil || !ValidMode(uint32(mode)) || strconv.FormatUint(mode, 8) != string(data[:sp]) {
 			return nil, fmt.Errorf("%w: tree entry mode %q", ErrMalformed, data[:sp])
 		}
 		data = data[sp+1:]
@@ -216,7 +216,7 @@ func DecodeTree(data []byte) (*Tree, error) {
 			return nil, fmt.Errorf("%w: tree entry without size", ErrMalformed)
 		}
 		size, err := strconv.ParseInt(string(data[:sp]), 10, 64)
-		if err != nil || size < 0 {
+		if err != nil || size < 0 || strconv.FormatInt(size, 10) != string(data[:sp]) {
 			return nil, fmt.Errorf("%w: tree entry size %q", ErrMalformed, data[:sp])
 		}
 		data = data[sp+1:]

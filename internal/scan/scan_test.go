@@ -267,3 +267,22 @@ func TestExcludeStoreInside(t *testing.T) {
 		t.Fatalf("captured %d files, want 2 (the store excluded)", res.Files)
 	}
 }
+
+func FuzzParseCache(f *testing.F) {
+	cw, _ := NewCacheWriter("", 12345, 1, "inst")
+	cw.Block("", object.Sum(nil), 7, []cachedEntry{{name: "a", mode: object.ModeFile | 0o644, size: 3, mtime: 1, ctime: 2, ino: 3},
+		{name: "d", mode: object.ModeDir, id: object.Sum([]byte("d"))}})
+	cw.Block("d", object.Sum([]byte("d")), 7, nil)
+	cw.Commit()
+	f.Add(cw.mem.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := parseCache(data)
+		if err != nil {
+			return
+		}
+		for dir := range c.dirs {
+			c.block(dir) // must not panic, whatever the blocks hold
+			c.rawBlock(dir)
+		}
+	})
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// Every command has help with examples, and the help text is what the
+// golden files say (refresh with go test ./internal/cli -run TestHelp -update).
+func TestHelp(t *testing.T) {
+	root := newRootCmd(&env{})
+	var walk func(c *cobra.Command)
+	var cmds []*cobra.Command
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			return
+		}
+		cmds = append(cmds, c)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	for _, c := range cmds {
+		path := strings.Fields(c.CommandPath())[1:]
+		name := strings.Join(append([]string{"ckpt"}, path...), "_")
+		t.Run(name, func(t *testing.T) {
+			if c.Example == "" {
+				t.Errorf("%s has no examples", c.CommandPath())
+			}
+			if c.Short == "" {
+				t.Errorf("%s has no short description", c.CommandPath())
+			}
+			var out, errb bytes.Buffer
+			code := Main(context.Background(), append(path, "--help"), nil, &out, &errb)
+			if code != 0 || errb.Len() > 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if !strings.Contains(out.String(), "Examples:") {
+				t.Errorf("%s --help shows no examples", c.CommandPath())
+			}
+			golden := filepath.Join("testdata", "help", name+".golden")
+			if *update {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got := out.String(); got != string(want) {
+				t.Errorf("%s --help changed (run with -update if intended):\ngot:\n%s\nwant:\n%s", c.CommandPath(), got, want)
+			}
+		})
+	}
+}
+
+type Progress = ckpt.Progress
+
+func TestRenderProgress(t *testing.T) {
+	for _, c := range []struct {
+		p    Progress
+		want string
+	}{
+		{Progress{Op: "scan", Files: 5, TotalFiles: 10, Bytes: 512, TotalBytes: 1024}, "scanning [=====>    ]  50% 5/10 files, 512 B/1.0 KiB"},
+		{Progress{Op: "restore", Files: 3, TotalFiles: 3}, "restoring [==========] 100% 3/3 files"},
+		{Progress{Op: "fsck"}, "checking [>         ]   0% 0/0 files"},
+	} {
+		if got := renderProgress(c.p, 10); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

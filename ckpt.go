@@ -49,6 +49,7 @@ type IntegrityError struct {
 	Paths []string
 }
 
+// Error implements error.
 func (e *IntegrityError) Error() string {
 	const max = 20
 	ps := e.Paths

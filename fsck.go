@@ -20,6 +20,7 @@ type FsckResult struct {
 // FsckError is returned when fsck finds problems; it wraps [ErrCorrupt].
 type FsckError struct{ Problems []FsckProblem }
 
+// Error implements error.
 func (e *FsckError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "store is corrupt: %d problem(s)", len(e.Problems))

@@ -20,6 +20,7 @@ type RevisionError struct {
 	Ambiguous  bool
 }
 
+// Error implements error.
 func (e *RevisionError) Error() string {
 	s := fmt.Sprintf("unknown revision %q: %s", e.Rev, e.Reason)
 	if e.Ambiguous {

@@ -21,6 +21,7 @@ type IgnoredError struct {
 	Pattern string
 }
 
+// Error implements error.
 func (e *IgnoredError) Error() string {
 	if e.Source == "" {
 		return fmt.Sprintf("%s is never checkpointed (ckpt always excludes .git, .ckpt and .decree)", e.Path)

@@ -127,6 +127,7 @@ type PathError struct {
 	Err  error
 }
 
+// Error implements error.
 func (e *PathError) Error() string {
 	p := e.Path
 	if p == "" {

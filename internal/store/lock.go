@@ -101,6 +101,7 @@ type LockedError struct {
 	Waited time.Duration
 }
 
+// Error implements error.
 func (e *LockedError) Error() string {
 	return fmt.Sprintf("store is locked by %s (waited %s for %s)", e.Holder, e.Waited.Round(time.Millisecond), e.Path)
 }

@@ -137,6 +137,7 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 // WorkspaceMismatchError: the store belongs to another workspace.
 type WorkspaceMismatchError struct{ Store, Recorded, Workspace string }
 
+// Error implements error.
 func (e *WorkspaceMismatchError) Error() string {
 	return fmt.Sprintf("store %s belongs to workspace %s, not %s", e.Store, e.Recorded, e.Workspace)
 }

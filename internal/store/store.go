@@ -37,6 +37,7 @@ type CorruptError struct {
 	Detail string
 }
 
+// Error implements error.
 func (e *CorruptError) Error() string {
 	s := "corrupt " + e.Kind
 	if !e.ID.IsZero() {
@@ -56,6 +57,7 @@ type NotFoundError struct {
 	Kind string
 	ID   object.ID
 }
+// Error implements error.
 
 func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e.Kind, e.ID) }
 
@@ -192,6 +194,7 @@ type Problem struct {
 	ID     object.ID
 	Name   string // ref name, if any
 	Detail string
+// String implements fmt.Stringer.
 }
 
 func (p Problem) String() string {

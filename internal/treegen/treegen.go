@@ -23,6 +23,7 @@ type Entry struct {
 	Data    string      // content, or the symlink's target
 }
 
+// String implements fmt.Stringer.
 func (e Entry) String() string {
 	if e.Symlink {
 		return "symlink -> " + e.Data

@@ -57,8 +57,8 @@ type NotFoundError struct {
 	Kind string
 	ID   object.ID
 }
-// Error implements error.
 
+// Error implements error.
 func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e.Kind, e.ID) }
 
 // Unwrap returns [ErrNotFound].
@@ -194,9 +194,9 @@ type Problem struct {
 	ID     object.ID
 	Name   string // ref name, if any
 	Detail string
-// String implements fmt.Stringer.
 }
 
+// String implements fmt.Stringer.
 func (p Problem) String() string {
 	s := p.Kind
 	if p.Name != "" {

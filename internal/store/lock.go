@@ -108,3 +108,8 @@ func (e *LockedError) Error() string {
 
 // Unwrap returns ErrLocked.
 func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// Hint suggests what to do.
+func (e *LockedError) Hint() string {
+	return "another ckpt command is working on this store; wait for it to finish (or stop that process), or wait longer with CKPT_LOCK_TIMEOUT=30m"
+}

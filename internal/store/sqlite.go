@@ -103,7 +103,7 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&ver)
 	if err == nil {
 		if ver != schemaVersion {
-			return fmt.Errorf("store %s has schema version %s; this ckpt understands %s", s.dir, ver, schemaVersion)
+			return &SchemaError{Store: s.dir, Version: ver}
 		}
 		var ws string
 		if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
@@ -134,12 +134,30 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 	})
 }
 
+// SchemaError: the store was written by a ckpt with another schema.
+type SchemaError struct{ Store, Version string }
+
+// Error implements error.
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("store %s has schema version %s; this ckpt understands version %s", e.Store, e.Version, schemaVersion)
+}
+
+// Hint suggests what to do.
+func (e *SchemaError) Hint() string {
+	return "use the ckpt version that created this store, or move it aside (and start a new one with --store elsewhere)"
+}
+
 // WorkspaceMismatchError: the store belongs to another workspace.
 type WorkspaceMismatchError struct{ Store, Recorded, Workspace string }
 
 // Error implements error.
 func (e *WorkspaceMismatchError) Error() string {
 	return fmt.Sprintf("store %s belongs to workspace %s, not %s", e.Store, e.Recorded, e.Workspace)
+}
+
+// Hint suggests what to do.
+func (e *WorkspaceMismatchError) Hint() string {
+	return fmt.Sprintf("run ckpt in %s (or with -C %s), or give this workspace its own store (unset CKPT_STORE, or another --store)", e.Recorded, e.Recorded)
 }
 
 func isNoTable(err error) bool {

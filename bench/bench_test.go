@@ -195,4 +195,16 @@ func TestGenerateAndTurn(t *testing.T) {
 	if err != nil || len(touched) != TurnFiles {
 		t.Fatalf("turn touched %d files (%v)", len(touched), err)
 	}
+	files, err := Files(b)
+	if err != nil || len(files) != 500 {
+		t.Fatalf("Files: %d, %v", len(files), err)
+	}
+	files, err = TurnIn(b, files, 1)
+	if err != nil || len(files) != 500 {
+		t.Fatalf("TurnIn: %d files, %v", len(files), err)
+	}
+	again, _ := Files(b)
+	if len(again) != len(files) {
+		t.Fatalf("TurnIn's list has %d files, the tree %d", len(files), len(again))
+	}
 }

@@ -141,3 +141,58 @@ func Turn(dir string, n, t int) ([]string, error) {
 	}
 	return touched, nil
 }
+
+// Files lists the regular files below dir (relative paths, sorted),
+// skipping .git.
+func Files(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// TurnIn applies agent turn t to any tree whose files are listed in files
+// (see Files): 18 files edited in place, one added, one deleted, chosen
+// deterministically from t. It returns the updated list.
+func TurnIn(dir string, files []string, t int) ([]string, error) {
+	r := rand.New(rand.NewPCG(uint64(t), 0x7475726e))
+	if len(files) < TurnFiles {
+		return files, fmt.Errorf("tree has only %d files", len(files))
+	}
+	for k := 0; k < TurnFiles-2; k++ {
+		p := filepath.Join(dir, files[r.IntN(len(files))])
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		lines := strings.SplitAfter(string(data), "\n")
+		for e := 0; e < 3 && len(lines) > 0; e++ {
+			lines[r.IntN(len(lines))] = fmt.Sprintf("\t// turn %d edit %d %x\n", t, e, r.Uint64())
+		}
+		lines = append(lines, fmt.Sprintf("// appended by turn %d\n", t))
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	added := filepath.Join(filepath.Dir(files[r.IntN(len(files))]), fmt.Sprintf("turn%d_new.go", t))
+	if err := os.WriteFile(filepath.Join(dir, added), content(r, 2000, false), 0o644); err != nil {
+		return nil, err
+	}
+	i := r.IntN(len(files))
+	if err := os.Remove(filepath.Join(dir, files[i])); err != nil {
+		return nil, err
+	}
+	out := append(append([]string(nil), files[:i]...), files[i+1:]...)
+	return append(out, added), nil
+}

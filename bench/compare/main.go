@@ -237,9 +237,13 @@ func run() (err error) {
 	sh(ckptEnv, work, *ckptBin, "save", "-q")
 
 	var ckptGrowth, shadowGrowth []int64
+	list, err := bench.Files(work)
+	if err != nil {
+		return err
+	}
 	for t := 1; t <= *turns; t++ {
 		fmt.Fprintf(os.Stderr, "== turn %d\n", t)
-		if _, err := bench.Turn(work, n, t); err != nil {
+		if list, err = bench.TurnIn(work, list, t); err != nil {
 			return err
 		}
 		// Checkpoints of the turn, each method on the same tree.

@@ -1,8 +1,14 @@
 package ckpt
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
 func TestSplitAncestry(t *testing.T) {
@@ -65,4 +71,46 @@ func FuzzManifestJSON(f *testing.F) {
 			t.Fatalf("manifest does not round-trip: %v", err)
 		}
 	})
+}
+
+// Snapshot, tag and branch names resolve, bare or qualified; a bare name in
+// several namespaces with different targets is ambiguous.
+func TestResolveNames(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a"), []byte("a"), 0o644)
+	r, err := Open(ctx, ws, Options{Backend: BackendMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := r.Save(ctx, SaveOptions{})
+	os.WriteFile(filepath.Join(ws, "a"), []byte("b"), 0o644)
+	b, _ := r.Save(ctx, SaveOptions{})
+	idA, idB := a.Checkpoint.ID, b.Checkpoint.ID
+	r.st.Update(ctx, func(tx store.Tx) error {
+		tx.SetRef(store.Ref{Name: "snapshots/before", ID: idA})
+		tx.SetRef(store.Ref{Name: "tags/v1", ID: idB})
+		tx.SetRef(store.Ref{Name: "tags/both", ID: idA})
+		tx.SetRef(store.Ref{Name: "branches/both", ID: idB})
+		return nil
+	})
+	for rev, want := range map[string]ID{
+		"before": idA, "snapshots/before": idA, "v1": idB, "tags/v1": idB, "v1~1": idA, "main": idB,
+		"branches/main": idB, "HEAD": idB, "HEAD~1": idA, idA.String()[:4]: idA, idB.String(): idB, "tags/both": idA,
+	} {
+		got, err := r.Resolve(ctx, rev)
+		if err != nil || got != want {
+			t.Errorf("Resolve(%q) = %s, %v; want %s", rev, got.Short(), err, want.Short())
+		}
+	}
+	var re *RevisionError
+	if _, err := r.Resolve(ctx, "both"); !errors.As(err, &re) || !re.Ambiguous {
+		t.Errorf("ambiguous name: %v", err)
+	}
+	if _, err := r.Resolve(ctx, "tags/nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown tag: %v", err)
+	}
+	if _, err := r.Resolve(ctx, "nope"); !errors.Is(err, ErrNotFound) || Hint(err) == "" {
+		t.Errorf("unknown name: %v, hint %q", err, Hint(err))
+	}
 }

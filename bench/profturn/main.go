@@ -1,7 +1,7 @@
 // Command profturn profiles ckpt's per-turn save and restore on an existing
 // workspace (e.g. the one bench/compare.sh leaves in $BENCH_DIR/work):
 //
-//	go run ./bench/profturn -ws /tmp/ckpt-bench/work -store /tmp/ckpt-bench/ckpt-store -files 100000
+//	go run ./bench/profturn -ws /tmp/ckpt-bench/work -store /tmp/ckpt-bench/ckpt-store
 //
 // It applies agent turns, times each save and restore, and writes CPU and
 // heap profiles of just those operations.
@@ -25,11 +25,11 @@ import (
 func main() {
 	ws := flag.String("ws", "", "workspace")
 	store := flag.String("store", "", "store directory")
-	files := flag.Int("files", 100000, "files in the corpus (for bench.Turn)")
 	turns := flag.Int("turns", 10, "turns")
 	first := flag.Int("first-turn", 1000, "number of the first turn (turns differ by number)")
 	cpu := flag.String("cpuprofile", "/tmp/turn.cpu", "CPU profile")
 	mem := flag.String("memprofile", "/tmp/turn.mem", "heap profile (after the last save)")
+	blk := flag.String("blockprofile", "", "block profile")
 	flag.Parse()
 	ctx := context.Background()
 	r, err := ckpt.Open(ctx, *ws, ckpt.Options{Store: *store})
@@ -38,14 +38,21 @@ func main() {
 	}
 	defer r.Close()
 	r.Save(ctx, ckpt.SaveOptions{})
+	list, err := bench.Files(*ws)
+	if err != nil {
+		log.Fatal(err)
+	}
 	f, _ := os.Create(*cpu)
 	var saves, restores []time.Duration
 	for t := *first; t < *first+*turns; t++ {
-		if _, err := bench.Turn(*ws, *files, t); err != nil {
+		if list, err = bench.TurnIn(*ws, list, t); err != nil {
 			log.Fatal(err)
 		}
 		if t == *first {
 			pprof.StartCPUProfile(f)
+			if *blk != "" {
+				runtime.SetBlockProfileRate(1000)
+			}
 		}
 		start := time.Now()
 		res, err := r.Save(ctx, ckpt.SaveOptions{Kind: ckpt.KindTurn})
@@ -63,6 +70,11 @@ func main() {
 		}
 	}
 	pprof.StopCPUProfile()
+	if *blk != "" {
+		bf, _ := os.Create(*blk)
+		pprof.Lookup("block").WriteTo(bf, 0)
+		bf.Close()
+	}
 	runtime.GC()
 	mf, _ := os.Create(*mem)
 	pprof.WriteHeapProfile(mf)

@@ -864,14 +864,16 @@ func sameEntries(live []ent, cached []cachedEntry) bool {
 	}
 	for i := range live {
 		a, b := &live[i], &cached[i]
-		if a.name != b.name || a.mode != b.mode || a.size != b.size {
+		if a.name != b.name || a.mode != b.mode {
 			return false
 		}
 		if object.IsDir(a.mode) {
+			// The cache keeps a subdirectory's tree id, not its size (the id
+			// determines it).
 			if a.id != b.id {
 				return false
 			}
-		} else if !a.clean {
+		} else if !a.clean || a.size != b.size {
 			return false
 		}
 	}

@@ -16,11 +16,21 @@ import (
 )
 
 type fixture struct {
-	t     *testing.T
-	root  string
-	mem   *store.Memory
-	cache *Cache
+	t         *testing.T
+	root      string
+	mem       *store.Memory
+	cache     *Cache
+	treeReads int
+	encoded   int // trees encoded (checked with HasTree) by the last scan
 }
+
+// countingSink counts the trees a scan encodes.
+type countingSink struct {
+	store.Tx
+	n *int
+}
+
+func (c countingSink) HasTree(id object.ID) (bool, error) { *c.n++; return c.Tx.HasTree(id) }
 
 func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, root: t.TempDir(), mem: store.NewMemory("")}
@@ -41,9 +51,10 @@ func (f *fixture) write(p, data string, perm fs.FileMode) {
 }
 
 // scan runs a storing scan with the current cache and installs the new one,
-// the way a save does.
+// the way a save does. It counts the trees the scan reads from the store.
 func (f *fixture) scan() *Result {
 	f.t.Helper()
+	f.treeReads, f.encoded = 0, 0
 	var res *Result
 	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test")
 	if err != nil {
@@ -51,7 +62,8 @@ func (f *fixture) scan() *Result {
 	}
 	err = f.mem.Update(context.Background(), func(tx store.Tx) error {
 		var err error
-		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree})
+		load := func(id object.ID) (*object.Tree, error) { f.treeReads++; return tx.ReadTree(id) }
+		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: countingSink{tx, &f.encoded}, LoadTree: load, Workers: 1})
 		return err
 	})
 	if err != nil {
@@ -148,6 +160,8 @@ func TestCacheAvoidsRereading(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		f.write(filepath.Join("d", string(rune('a'+i%26)), "f"+string(rune('0'+i%10))+".txt"), "content\n", 0o644)
 	}
+	f.write("top.txt", "top\n", 0o644)
+	f.write("d/mid.txt", "mid\n", 0o644)
 	first := f.scan()
 	if first.Hashed == 0 {
 		t.Fatal("first scan hashed nothing")
@@ -159,6 +173,9 @@ func TestCacheAvoidsRereading(t *testing.T) {
 	if again.Hashed != 0 {
 		t.Fatalf("an unchanged tree re-read %d files", again.Hashed)
 	}
+	if f.treeReads != 0 || f.encoded != 0 {
+		t.Fatalf("an unchanged tree read %d trees from the store and encoded %d", f.treeReads, f.encoded)
+	}
 	if again.Root != first.Root {
 		t.Fatal("root changed")
 	}
@@ -166,6 +183,11 @@ func TestCacheAvoidsRereading(t *testing.T) {
 	third := f.scan()
 	if third.Hashed != 1 {
 		t.Fatalf("one changed file: hashed %d", third.Hashed)
+	}
+	// Only the directories on the changed file's path are re-read: d/a, d
+	// and the root.
+	if f.treeReads > 3 || f.encoded != 3 {
+		t.Fatalf("one changed file read %d trees and encoded %d (want the 3 on its path)", f.treeReads, f.encoded)
 	}
 }
 

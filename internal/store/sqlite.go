@@ -983,6 +983,15 @@ func (t *sqliteTx) PutTreeFrom(id object.ID, data []byte, base object.ID) error 
 }
 
 func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {
+	// A tree this transaction did not write is committed: read it on the
+	// pool, in parallel, instead of queueing behind this transaction's
+	// inserts.
+	t.mu.Lock()
+	local := t.trees[id]
+	t.mu.Unlock()
+	if !local {
+		return t.s.ReadTree(t.ctx, id)
+	}
 	var (
 		enc      int
 		data     []byte

@@ -225,6 +225,21 @@ func (r *Repo) lock(ctx context.Context) (func(), error) {
 	return r.st.Lock(ctx, r.opts.LockTimeout, r.opts.Waiting)
 }
 
+// begin starts a mutating operation: it takes the lock and first finishes
+// any operation a crash interrupted. The caller must call the returned
+// function when done.
+func (r *Repo) begin(ctx context.Context) (func(), error) {
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.recoverLocked(ctx); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
 // StateDir returns the directory under which default stores live:
 // $XDG_STATE_HOME/ckpt, or ~/.local/state/ckpt.
 func StateDir() (string, error) {

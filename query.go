@@ -81,13 +81,18 @@ func (r *Repo) List(ctx context.Context, opts ListOptions) ([]*Checkpoint, error
 	return out, nil
 }
 
-// Get returns the checkpoint a revision names.
-func (r *Repo) Get(ctx context.Context, rev string) (*Checkpoint, error) {
+// record returns the stored checkpoint a revision names.
+func (r *Repo) record(ctx context.Context, rev string) (*store.Record, error) {
 	id, err := r.Resolve(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := r.st.Checkpoint(ctx, id)
+	return r.st.Checkpoint(ctx, id)
+}
+
+// Get returns the checkpoint a revision names.
+func (r *Repo) Get(ctx context.Context, rev string) (*Checkpoint, error) {
+	rec, err := r.record(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -200,11 +205,7 @@ type ShowResult struct {
 // (against nothing for the first checkpoint). For a partial checkpoint only
 // its paths are compared.
 func (r *Repo) Show(ctx context.Context, rev string) (*ShowResult, error) {
-	id, err := r.Resolve(ctx, rev)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := r.st.Checkpoint(ctx, id)
+	rec, err := r.record(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -357,11 +358,7 @@ func ManifestMode(mode uint32) string {
 // Manifest returns the Decree manifest of a checkpoint (only its paths for
 // a partial checkpoint).
 func (r *Repo) Manifest(ctx context.Context, rev string) (*Manifest, error) {
-	id, err := r.Resolve(ctx, rev)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := r.st.Checkpoint(ctx, id)
+	rec, err := r.record(ctx, rev)
 	if err != nil {
 		return nil, err
 	}

@@ -88,14 +88,11 @@ func (r *Repo) Restore(ctx context.Context, rev string, opts RestoreOptions) (*R
 		}
 		return r.dryRun(ctx, id, paths)
 	}
-	unlock, err := r.lock(ctx)
+	unlock, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := r.recoverLocked(ctx); err != nil {
-		return nil, err
-	}
 	id, err := r.Resolve(ctx, rev)
 	if err != nil {
 		return nil, err

@@ -67,14 +67,11 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 	if !object.ValidKind(opts.Kind) {
 		return nil, fmt.Errorf("save: unknown checkpoint kind %q", opts.Kind)
 	}
-	unlock, err := r.lock(ctx)
+	unlock, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := r.recoverLocked(ctx); err != nil {
-		return nil, err
-	}
 	if len(opts.Paths) > 0 {
 		return r.savePathsLocked(ctx, opts)
 	}

@@ -82,14 +82,11 @@ func (r *Repo) Timeline(ctx context.Context) (*Timeline, error) {
 // first recorded as a checkpoint (kind pre-restore) and that save is what
 // is undone, so Redo brings them back.
 func (r *Repo) Undo(ctx context.Context) (*RestoreResult, error) {
-	unlock, err := r.lock(ctx)
+	unlock, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := r.recoverLocked(ctx); err != nil {
-		return nil, err
-	}
 	if _, head, err := r.head(ctx); err != nil {
 		return nil, err
 	} else if head != nil {
@@ -110,14 +107,11 @@ func (r *Repo) Undo(ctx context.Context) (*RestoreResult, error) {
 
 // Redo steps the timeline forward again after [Repo.Undo].
 func (r *Repo) Redo(ctx context.Context) (*RestoreResult, error) {
-	unlock, err := r.lock(ctx)
+	unlock, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := r.recoverLocked(ctx); err != nil {
-		return nil, err
-	}
 	t, err := r.Timeline(ctx)
 	if err != nil {
 		return nil, err

@@ -115,17 +115,10 @@ func Turn(dir string, n, t int) ([]string, error) {
 	}
 	for k := 0; k < TurnFiles-2; k++ {
 		i := r.IntN(n)
-		p := filepath.Join(dir, path(i))
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue // deleted by an earlier turn
-		}
-		lines := strings.SplitAfter(string(data), "\n")
-		for e := 0; e < 3 && len(lines) > 0; e++ {
-			lines[r.IntN(len(lines))] = fmt.Sprintf("\t// turn %d edit %d %x\n", t, e, r.Uint64())
-		}
-		lines = append(lines, fmt.Sprintf("// appended by turn %d\n", t))
-		if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		if err := editFile(r, filepath.Join(dir, path(i)), t); err != nil {
+			if os.IsNotExist(err) {
+				continue // deleted by an earlier turn
+			}
 			return nil, err
 		}
 		touched = append(touched, path(i))
@@ -171,17 +164,7 @@ func TurnIn(dir string, files []string, t int) ([]string, error) {
 		return files, fmt.Errorf("tree has only %d files", len(files))
 	}
 	for k := 0; k < TurnFiles-2; k++ {
-		p := filepath.Join(dir, files[r.IntN(len(files))])
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		lines := strings.SplitAfter(string(data), "\n")
-		for e := 0; e < 3 && len(lines) > 0; e++ {
-			lines[r.IntN(len(lines))] = fmt.Sprintf("\t// turn %d edit %d %x\n", t, e, r.Uint64())
-		}
-		lines = append(lines, fmt.Sprintf("// appended by turn %d\n", t))
-		if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		if err := editFile(r, filepath.Join(dir, files[r.IntN(len(files))]), t); err != nil {
 			return nil, err
 		}
 	}
@@ -195,4 +178,19 @@ func TurnIn(dir string, files []string, t int) ([]string, error) {
 	}
 	out := append(append([]string(nil), files[:i]...), files[i+1:]...)
 	return append(out, added), nil
+}
+
+// editFile changes three random lines of a file and appends one, as an
+// agent's edit would.
+func editFile(r *rand.Rand, p string, t int) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	for e := 0; e < 3 && len(lines) > 0; e++ {
+		lines[r.IntN(len(lines))] = fmt.Sprintf("\t// turn %d edit %d %x\n", t, e, r.Uint64())
+	}
+	lines = append(lines, fmt.Sprintf("// appended by turn %d\n", t))
+	return os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644)
 }

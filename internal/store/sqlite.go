@@ -927,20 +927,30 @@ func (t *sqliteTx) deltaFor(table string, data []byte, base object.ID, c []byte)
 }
 
 func (t *sqliteTx) PutBlobFrom(id object.ID, data []byte, base object.ID) error {
+	return t.putObject("blobs", t.blobs, id, data, base)
+}
+
+// putObject queues a blob or tree, compressed or as a delta against base,
+// unless this transaction already stored it. done is the transaction's set
+// of ids written to table.
+func (t *sqliteTx) putObject(table string, done map[object.ID]bool, id object.ID, data []byte, base object.ID) error {
 	t.mu.Lock()
-	done := t.blobs[id]
+	seen := done[id]
 	t.mu.Unlock()
-	if done {
+	if seen {
 		return nil
 	}
 	enc, c := compressOwned(data)
 	depth := 0
-	if d, dep, ok := t.deltaFor("blobs", data, base, c); ok {
+	if d, dep, ok := t.deltaFor(table, data, base, c); ok {
 		enc, c, depth = encDelta, d, dep
 	}
 	t.mu.Lock()
-	t.blobs[id] = true
+	done[id] = true
 	t.mu.Unlock()
+	if table == "trees" {
+		return t.async("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data, depth) VALUES(?, ?, ?, ?)`, len(c), id[:], enc, c, depth)
+	}
 	return t.async("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data, depth) VALUES(?, ?, ?, ?, ?)`, len(c), id[:], len(data), enc, c, depth)
 }
 
@@ -965,21 +975,7 @@ func (t *sqliteTx) PutTree(id object.ID, data []byte) error {
 }
 
 func (t *sqliteTx) PutTreeFrom(id object.ID, data []byte, base object.ID) error {
-	t.mu.Lock()
-	done := t.trees[id]
-	t.mu.Unlock()
-	if done {
-		return nil
-	}
-	enc, c := compressOwned(data)
-	depth := 0
-	if d, dep, ok := t.deltaFor("trees", data, base, c); ok {
-		enc, c, depth = encDelta, d, dep
-	}
-	t.mu.Lock()
-	t.trees[id] = true
-	t.mu.Unlock()
-	return t.async("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data, depth) VALUES(?, ?, ?, ?)`, len(c), id[:], enc, c, depth)
+	return t.putObject("trees", t.trees, id, data, base)
 }
 
 func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {

@@ -89,6 +89,10 @@ func isCobraUsage(err error) bool {
 
 // report prints err (and its hint) and returns the exit status for it.
 func report(w io.Writer, err error) int {
+	var es *exitStatusError
+	if errors.As(err, &es) {
+		return es.code // the command's own status; nothing to add
+	}
 	msg := err.Error()
 	fmt.Fprintf(w, "ckpt: %s\n", msg)
 	if h := ckpt.Hint(err); h != "" {
@@ -101,7 +105,10 @@ func report(w io.Writer, err error) int {
 
 func exitCode(err error) int {
 	var ue *usageError
+	var es *exitStatusError
 	switch {
+	case errors.As(err, &es):
+		return es.code
 	case errors.As(err, &ue), isCobraUsage(err):
 		return ExitUsage
 	case errors.Is(err, ckpt.ErrCorrupt), errors.Is(err, ckpt.ErrIntegrity):
@@ -147,6 +154,7 @@ restore that does not verify).`,
 		newSaveCmd(e), newListCmd(e), newLogCmd(e), newShowCmd(e), newDiffCmd(e),
 		newStatusCmd(e), newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e),
 		newFsckCmd(e), newRecoverCmd(e),
+		newRunCmd(e), newProcessCmd(e), newRunsCmd(e),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

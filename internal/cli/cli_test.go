@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,7 +24,11 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"ckpt": func() {
-			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			// As cmd/ckpt does: SIGINT and SIGTERM cancel the context.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
 		},
 		// ckpt-holdlock WORKSPACE MARKER DURATION: take the store lock of
 		// WORKSPACE, create MARKER, hold the lock for DURATION.
@@ -87,8 +92,27 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			"nodac":       cmdNoDAC,
 			"notemp":      cmdNoTemp,
 			"exits":       cmdExits,
+			"signal":      cmdSignal,
 		},
 	}
+}
+
+// signal SIG PIDFILE: send SIG (TERM, INT, HUP) to the process whose pid is
+// in PIDFILE (a routine writes its $PPID, ckpt's pid, there).
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: signal SIG pidfile")
+	}
+	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "HUP": syscall.SIGHUP}
+	sig, ok := sigs[args[0]]
+	if !ok {
+		ts.Fatalf("unknown signal %s", args[0])
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	ts.Check(err)
+	ts.Check(syscall.Kill(pid, sig))
 }
 
 // mkfifo PATH

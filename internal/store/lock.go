@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,4 +114,20 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 // Hint suggests what to do.
 func (e *LockedError) Hint() string {
 	return "another ckpt command is working on this store; wait for it to finish (or stop that process), or wait longer with CKPT_LOCK_TIMEOUT=30m"
+}
+
+// TryNamedLock takes a second, independent lock in the store directory
+// (e.g. "process", so two `ckpt process` never work on one inbox) without
+// waiting; it fails at once, naming the holder, when it is taken.
+func (s *SQLite) TryNamedLock(name string) (func(), error) {
+	l := newFileLock(filepath.Join(s.dir, name+".lock"))
+	unlock, err := l.acquire(context.Background(), 0, nil)
+	if err != nil {
+		var le *LockedError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("another ckpt is already running %s here (%s)", name, le.Holder)
+		}
+		return nil, err
+	}
+	return unlock, nil
 }

@@ -1,0 +1,257 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseMessage(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       Message
+		norm       bool
+	}{
+		{"plain.md", "Just a body.\n", Message{Body: "Just a body.\n"}, false},
+		{"x.md", "---\nroutine: develop\npriority: high\n---\nBody\n", Message{Routine: "develop", Body: "Body\n", Custom: map[string]string{"priority": "high"}}, false},
+		{"x.md", "---\nid: c-1\nchain: c\nseq: 1\ntype: task\nroutine: r\n---\n", Message{ID: "c-1", Chain: "c", Seq: 1, Type: "task", Routine: "r"}, true},
+		{"x.md", "---\ninput_file: specs/a.spec.md\nn: 3\nflag: true\n---\nB", Message{InputFile: "specs/a.spec.md", Body: "B", Custom: map[string]string{"n": "3", "flag": "true"}}, false},
+		{"x.md", "---not a fence\n", Message{Body: "---not a fence\n"}, false},
+	}
+	for _, tt := range tests {
+		m, err := ParseMessage(tt.name, []byte(tt.text))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.text, err)
+		}
+		if tt.want.Custom == nil {
+			tt.want.Custom = map[string]string{}
+		}
+		got := Message{ID: m.ID, Chain: m.Chain, Seq: m.Seq, Type: m.Type, InputFile: m.InputFile, Routine: m.Routine, Custom: m.Custom, Body: m.Body}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%q: got %+v, want %+v", tt.text, got, tt.want)
+		}
+		if m.Normalized() != tt.norm {
+			t.Errorf("%q: Normalized() = %v", tt.text, m.Normalized())
+		}
+	}
+}
+
+func TestParseMessageErrors(t *testing.T) {
+	for text, want := range map[string]string{
+		"---\nroutine: [unclosed\n---\n":     "front matter is not YAML",
+		"---\nroutine: x\n":                  "front matter is not closed",
+		"---\nseq: -1\n---\n":                "seq -1 is negative",
+		"---\nseq: two\n---\n":               "seq must be a whole number",
+		"---\n\"bad key\": 1\n---\n":         "is not a plain name",
+		"---\n- a list\n---\n":               "front matter is not YAML",
+		"---\nroutine: a\nroutine: b\n---\n": "front matter is not YAML",
+	} {
+		_, err := ParseMessage("m.md", []byte(text))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "message m.md: ") {
+			t.Errorf("%q: got %v, want an error containing %q", text, err, want)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	m, _ := ParseMessage("2025022514320000-2.md", []byte("---\npriority: high\n---\nDo it.\n"))
+	m.Normalize("develop", func() string { t.Fatal("new chain asked for"); return "" })
+	want := "---\nid: 2025022514320000-2\nchain: 2025022514320000\nseq: 2\ntype: task\nroutine: develop\npriority: high\n---\nDo it.\n"
+	if got := string(m.Marshal()); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	// Normalizing is idempotent: the rewritten message parses to itself.
+	m2, err := ParseMessage(m.Name, m.Marshal())
+	if err != nil || !m2.Normalized() || string(m2.Marshal()) != want {
+		t.Fatalf("round trip: %v\n%s", err, m2.Marshal())
+	}
+
+	m, _ = ParseMessage("add-login.md", []byte("---\ninput_file: specs/login.spec.md\n---\n"))
+	m.Normalize("develop", func() string { return "2026010100000000" })
+	if m.ID != "2026010100000000-0" || m.Type != "spec" || m.Seq != 0 {
+		t.Fatalf("got id %s type %s", m.ID, m.Type)
+	}
+}
+
+func TestYAMLScalarQuoting(t *testing.T) {
+	for _, v := range []string{"plain", "yes", "123", "a: b", "# not a comment", "", "multi\nline", "  spaced", "'q'", "[x]"} {
+		m := NewMessage("c", 0, "task", "", "r", "")
+		m.Custom["k"] = v
+		back, err := ParseMessage("x.md", m.Marshal())
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if back.Custom["k"] != v {
+			t.Errorf("%q came back as %q", v, back.Custom["k"])
+		}
+	}
+}
+
+func TestNewChainID(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 4, 5, 0, time.UTC)
+	taken := map[string]bool{"2026112310040500": true, "2026112310040501": true}
+	if got := NewChainID(now, func(c string) bool { return taken[c] }); got != "2026112310040502" {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"2026010100000000-0": true, "abc-12": true, "a.b_c-1": true,
+		"": false, "-1": false, "abc": false, "abc-": false, "abc-x": false,
+		"../x-1": false, "a/b-1": false, ".-1": false, "..-1": false, "a b-1": false,
+	} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestResolveRoutine(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, RoutinesDir)
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "develop.sh"), []byte("#!/bin/bash\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "analyze.ipynb"), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(dir, "both.sh"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "both.ipynb"), []byte("{}"), 0o644)
+	cfg := DefaultConfig()
+	if r, err := ResolveRoutine(root, "develop", cfg); err != nil || r.Notebook || r.Path != filepath.Join(dir, "develop.sh") {
+		t.Fatalf("develop: %+v %v", r, err)
+	}
+	if r, err := ResolveRoutine(root, "both", cfg); err != nil || r.Notebook {
+		t.Fatalf("both without notebooks: %+v %v", r, err)
+	}
+	if _, err := ResolveRoutine(root, "analyze.ipynb", cfg); err == nil || !strings.Contains(err.Error(), "notebook routines are disabled") {
+		t.Fatalf("notebook disabled: %v", err)
+	}
+	cfg.NotebookSupport = true
+	if r, err := ResolveRoutine(root, "both", cfg); err != nil || !r.Notebook {
+		t.Fatalf("both with notebooks: %+v %v", r, err)
+	}
+	for _, bad := range []string{"../x", "a/b", "..", ".hidden", "", "a\\b", "x\x00"} {
+		if _, err := ResolveRoutine(root, bad, cfg); err == nil || !strings.Contains(err.Error(), "plain file names") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if _, err := ResolveRoutine(root, "nosuch", cfg); err == nil || !strings.Contains(err.Error(), "not found in .decree/routines (looked for nosuch.ipynb, nosuch.sh)") {
+		t.Errorf("missing: %v", err)
+	}
+}
+
+func TestDeclaredParams(t *testing.T) {
+	dir := t.TempDir()
+	sh := filepath.Join(dir, "r.sh")
+	os.WriteFile(sh, []byte("#!/usr/bin/env bash\n# Routine\nset -euo pipefail\n\nspec_file=\"${spec_file:-}\"\npriority=\"${priority:-low}\"\nowner=${owner:-}\necho hi\nlate=1\n"), 0o644)
+	got, err := (&Routine{Path: sh}).DeclaredParams()
+	if err != nil || !reflect.DeepEqual(got, []string{"priority", "owner"}) {
+		t.Fatalf("shell: %v %v", got, err)
+	}
+	nb := filepath.Join(dir, "r.ipynb")
+	os.WriteFile(nb, []byte(`{"cells":[{"metadata":{},"source":["x = 1\n"]},{"metadata":{"tags":["parameters"]},"source":["message_id = \"\"\n","depth = 1\n","a == b\n"]}]}`), 0o644)
+	got, err = (&Routine{Path: nb, Notebook: true}).DeclaredParams()
+	if err != nil || !reflect.DeepEqual(got, []string{"depth"}) {
+		t.Fatalf("notebook: %v %v", got, err)
+	}
+}
+
+func TestParamsOnlyDeclared(t *testing.T) {
+	m := NewMessage("c", 2, "task", "specs/a.spec.md", "r", "")
+	m.Custom["priority"] = "high"
+	m.Custom["PATH"] = "/evil"
+	p := Params(m, "/ws", "/ws/.decree/runs/c-2", []string{"priority", "missing"})
+	want := map[string]string{"spec_file": "specs/a.spec.md", "message_file": "/ws/.decree/runs/c-2/message.md", "message_id": "c-2",
+		"message_dir": "/ws/.decree/runs/c-2", "chain": "c", "seq": "2", "priority": "high"}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got %v", p)
+	}
+}
+
+func TestCheckInputFile(t *testing.T) {
+	for p, ok := range map[string]bool{"": true, "specs/a.md": true, "a/../b.md": true,
+		"../x": false, "/etc/passwd": false, "a/../../x": false, "..": false} {
+		if err := CheckInputFile(p); (err == nil) != ok {
+			t.Errorf("%q: %v", p, err)
+		}
+	}
+}
+
+func TestFailureContext(t *testing.T) {
+	fc := string(FailureContext([]Attempt{
+		{N: 1, Exit: Exit{Code: 7}, Added: 1, Stat: " a.txt | 1 +\n"},
+		{N: 2, Exit: Exit{Code: 143, Signal: "terminated"}},
+	}, func(n int) string { return "log of " + string(rune('0'+n)) }))
+	for _, want := range []string{"# Failure Context\n", "failed 2 previous attempt(s). This is the final retry with a clean slate.",
+		"## Attempt 1", "Exit code: 7", "Changes: +1 ~0 -0", " a.txt | 1 +", "log of 1", "## Attempt 2", "Exit code: killed by signal terminated", "log of 2"} {
+		if !strings.Contains(fc, want) {
+			t.Errorf("lacks %q:\n%s", want, fc)
+		}
+	}
+}
+
+func TestSpecsAndMarkProcessed(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "specs"), 0o755)
+	for _, n := range []string{"02-b.spec.md", "01-a.spec.md", "notes.md"} {
+		os.WriteFile(filepath.Join(root, "specs", n), []byte("---\nroutine: rust-develop\n---\n"), 0o644)
+	}
+	got, _ := Specs(root)
+	if !reflect.DeepEqual(got, []string{"01-a.spec.md", "02-b.spec.md"}) {
+		t.Fatalf("specs %v", got)
+	}
+	if SpecRoutine(root, "01-a.spec.md") != "rust-develop" {
+		t.Fatal("spec routine")
+	}
+	MarkProcessed(root, "specs/01-a.spec.md")
+	MarkProcessed(root, "specs/01-a.spec.md")
+	got, _ = Specs(root)
+	if !reflect.DeepEqual(got, []string{"02-b.spec.md"}) {
+		t.Fatalf("after mark: %v", got)
+	}
+	data, _ := os.ReadFile(filepath.Join(root, ProcessedFile))
+	if string(data) != "01-a.spec.md\n" {
+		t.Fatalf("processed-spec.md = %q", data)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	root := t.TempDir()
+	c, err := LoadConfig(root)
+	if err != nil || c != DefaultConfig() {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	os.MkdirAll(filepath.Join(root, DecreeDir), 0o755)
+	os.WriteFile(filepath.Join(root, ConfigFile), []byte("max_retries: 5\ndefault_routine: build\nnotebook_support: true\nai:\n  cmd: claude\n"), 0o644)
+	c, err = LoadConfig(root)
+	if err != nil || c.MaxRetries != 5 || c.DefaultRoutine != "build" || !c.NotebookSupport {
+		t.Fatalf("got %+v %v", c, err)
+	}
+	os.WriteFile(filepath.Join(root, ConfigFile), []byte("max_retries: [\n"), 0o644)
+	if _, err := LoadConfig(root); err == nil || !strings.Contains(err.Error(), ".decree/config.yml") {
+		t.Fatalf("bad yaml: %v", err)
+	}
+}
+
+func FuzzParseMessage(f *testing.F) {
+	for _, s := range []string{"", "body", "---\nid: a-1\n---\nx", "---\nseq: 3\nk: v\n---\n", "---\n---\n", "---\n: :\n---"} {
+		f.Add("m.md", s)
+	}
+	f.Fuzz(func(t *testing.T, name, text string) {
+		m, err := ParseMessage(name, []byte(text))
+		if err != nil {
+			return
+		}
+		m.Normalize("develop", func() string { return "2026010100000000" })
+		out := m.Marshal()
+		back, err := ParseMessage(name, out)
+		if err != nil {
+			t.Fatalf("normalized message does not parse: %v\n%s", err, out)
+		}
+		if !back.Normalized() || string(back.Marshal()) != string(out) {
+			t.Fatalf("not a fixed point:\n%s\n---\n%s", out, back.Marshal())
+		}
+	})
+}

@@ -71,6 +71,7 @@ type PathError = scan.PathError
 const (
 	BackendSQLite = "sqlite"
 	BackendMemory = "memory"
+	BackendGit    = "git"
 )
 
 // Options configure [Open].
@@ -95,6 +96,9 @@ type Options struct {
 	// tools that report on it, like `ckpt recover`). Mutating operations
 	// still recover first.
 	NoRecover bool
+	// Config, if not nil, replaces the store's config.toml (the memory
+	// backend has none).
+	Config *Config
 }
 
 // Progress is a report from a running operation.
@@ -114,6 +118,7 @@ type Repo struct {
 	storeDir string // "" for memory
 	st       store.Store
 	opts     Options
+	cfg      Config
 	exclude  []string // workspace-relative paths never captured
 
 	mu    sync.Mutex
@@ -155,6 +160,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		if real, err := filepath.EvalSymlinks(sd); err == nil {
 			sd = real
 		}
+		if opts.Config != nil {
+			r.cfg = *opts.Config
+		} else if r.cfg, err = LoadConfig(sd); err != nil {
+			return nil, err
+		}
 		s, err := store.OpenSQLite(ctx, sd, root)
 		if err != nil {
 			return nil, err
@@ -165,6 +175,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		}
 	case BackendMemory:
 		r.st = store.NewMemory(root)
+		r.cfg = DefaultConfig()
+		if opts.Config != nil {
+			r.cfg = *opts.Config
+		}
 	default:
 		return nil, fmt.Errorf("unknown backend %q (want sqlite or memory)", opts.Backend)
 	}
@@ -212,6 +226,9 @@ func (r *Repo) Root() string { return r.root }
 
 // StoreDir returns the store directory ("" for the memory backend).
 func (r *Repo) StoreDir() string { return r.storeDir }
+
+// Config returns the store's settings (config.toml, with defaults).
+func (r *Repo) Config() Config { return r.cfg }
 
 func (r *Repo) now() time.Time {
 	if r.opts.Now != nil {

@@ -154,7 +154,7 @@ restore that does not verify).`,
 		newSaveCmd(e), newListCmd(e), newLogCmd(e), newShowCmd(e), newDiffCmd(e),
 		newStatusCmd(e), newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e),
 		newFsckCmd(e), newRecoverCmd(e),
-		newRunCmd(e), newProcessCmd(e), newRunsCmd(e),
+		newRunCmd(e), newProcessCmd(e), newRunsCmd(e), newConfigCmd(e),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

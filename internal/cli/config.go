@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+type configOptions struct {
+	unset bool
+	json  bool
+}
+
+func newConfigCmd(e *env) *cobra.Command {
+	o := &configOptions{}
+	c := &cobra.Command{
+		Use:   "config [KEY [VALUE]]",
+		Short: "Show or change the store's settings (config.toml)",
+		Long: `Config shows or changes the settings of the workspace's store, kept in
+config.toml in the store directory. Without arguments it lists every setting
+with its value (set ones marked with *); with KEY it prints one value; with
+KEY VALUE it sets it; --unset KEY returns it to the default.
+
+Settings:
+  backend          store backend: sqlite or git
+  git_ref_prefix   ref namespace of the git backend (default refs/ckpt)
+  snapshot_ttl     default lifetime of a named snapshot (0: forever)
+  keep             checkpoints gc keeps per branch (default 100)
+  max_age          gc drops checkpoints older than this (default 30d)
+  max_size         gc keeps the store under this size (default 1GiB)
+  timeline_max     timeline checkpoints the git backend keeps as refs (50)
+  summarizer       command that summarizes a transcript (default: built-in)
+
+Durations: 90m, 24h, 30d, 2w. Sizes: 500MiB, 1GiB.`,
+		Example: `  ckpt config
+  ckpt config keep 200
+  ckpt config max_age 14d
+  ckpt config --unset max_age
+  ckpt config --json`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return runConfig(e, o, args) },
+	}
+	c.Flags().BoolVar(&o.unset, "unset", false, "remove KEY, returning it to its default")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}
+
+// storeDir finds the store directory the way open does, without opening it
+// (so a broken config.toml can still be repaired).
+func (e *env) storeDir() (string, error) {
+	sd := e.store
+	if sd == "" {
+		sd = os.Getenv("CKPT_STORE")
+	}
+	dir := e.dir
+	if dir == "" {
+		dir = "."
+	}
+	if sd != "" {
+		return filepath.Abs(sd)
+	}
+	ws, err := ckpt.FindWorkspace(dir, "")
+	if err != nil {
+		return "", err
+	}
+	return ckpt.DefaultStoreDir(ws)
+}
+
+func runConfig(e *env, o *configOptions, args []string) error {
+	sd, err := e.storeDir()
+	if err != nil {
+		return err
+	}
+	if o.unset {
+		if len(args) != 1 {
+			return usagef("--unset takes one KEY")
+		}
+		return ckpt.WriteConfig(sd, args[0], nil)
+	}
+	if len(args) == 2 {
+		v := args[1]
+		return ckpt.WriteConfig(sd, args[0], &v)
+	}
+	set, err := ckpt.ConfigSet(sd)
+	if err != nil {
+		return err
+	}
+	cfg, err := ckpt.LoadConfig(sd)
+	if err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		v, err := cfg.Get(args[0])
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if o.json {
+			return e.printJSON(map[string]string{args[0]: v})
+		}
+		e.printf("%s\n", v)
+		return nil
+	}
+	type row struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+		Set   bool   `json:"set"`
+		Doc   string `json:"doc"`
+	}
+	var rows []row
+	for _, k := range ckpt.ConfigKeys() {
+		v, _ := cfg.Get(k.Name)
+		_, isSet := set[k.Name]
+		rows = append(rows, row{k.Name, v, isSet, k.Doc})
+	}
+	if o.json {
+		return e.printJSON(rows)
+	}
+	for _, r := range rows {
+		mark := " "
+		if r.Set {
+			mark = "*"
+		}
+		e.printf("%-15s %s %s\n", r.Key, mark, r.Value)
+	}
+	return nil
+}

@@ -68,6 +68,10 @@ type journalData struct {
 	Stage    string   `json:"stage"`
 	OpTarget int64    `json:"op_target,omitempty"`
 	Pre      bool     `json:"pre,omitempty"` // Before is a new pre-restore checkpoint
+	// Branch, if set, is the branch HEAD moves to (a switch, or undoing
+	// one); FromBranch is the branch it leaves.
+	Branch     string `json:"branch,omitempty"`
+	FromBranch string `json:"from_branch,omitempty"`
 }
 
 // Restore makes the workspace (or opts.Paths) equal to the checkpoint rev
@@ -322,11 +326,19 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 				newHead = rec.ID
 			}
 		}
-		if err := r.setHead(tx, newHead, headRef); err != nil {
+		hr := headRef
+		if j.Branch != "" {
+			hr = &store.Ref{Name: "HEAD", Symbolic: j.Branch}
+		}
+		if err := r.setHead(tx, newHead, hr); err != nil {
 			return err
 		}
+		detail := ""
+		if j.Op == "switch" {
+			detail = j.FromBranch + " -> " + j.Branch
+		}
 		if j.Op != "restore" || oc.Changed || j.Before != newHead {
-			_, err := tx.AppendOp(store.Op{Kind: j.Op, Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: target.ID})
+			_, err := tx.AppendOp(store.Op{Kind: j.Op, Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: target.ID, Detail: detail})
 			return err
 		}
 		return nil
@@ -357,6 +369,8 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 		kind = EventUndone
 	case "redo":
 		kind = EventRedone
+	case "switch":
+		kind = EventSwitched
 	}
 	if recovering {
 		kind = EventRecovered

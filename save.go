@@ -79,6 +79,9 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	if res.Created {
+		r.autoGC(ctx)
+	}
 	return res, nil
 }
 

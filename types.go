@@ -98,6 +98,11 @@ const (
 	EventUndone     EventKind = "undone"     // undo moved the timeline back
 	EventRedone     EventKind = "redone"     // redo moved it forward
 	EventRecovered  EventKind = "recovered"  // an interrupted operation was finished
+	EventSwitched   EventKind = "switched"   // HEAD moved to another branch
+	EventBranch     EventKind = "branch"     // a branch was created or deleted
+	EventTag        EventKind = "tag"        // a tag was created, moved or deleted
+	EventGC         EventKind = "gc"         // gc removed checkpoints and objects
+	EventCleared    EventKind = "cleared"    // the workspace's history was removed
 )
 
 // Event is something that happened to a workspace, delivered to

@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
@@ -13,6 +14,9 @@ type Step struct {
 	OpKind string `json:"op_kind"`
 	// To is the checkpoint the workspace would be restored to.
 	To ID `json:"to"`
+	// Branch is the branch HEAD would be on afterwards, when the step
+	// crosses a switch.
+	Branch string `json:"branch,omitempty"`
 }
 
 // Timeline is the undo/redo position of a workspace.
@@ -25,7 +29,7 @@ type Timeline struct {
 // undoable ops are the steps of the timeline.
 func undoable(kind string) bool {
 	switch kind {
-	case "save", "restore":
+	case "save", "restore", "switch":
 		return true
 	}
 	return false
@@ -69,10 +73,18 @@ func (r *Repo) Timeline(ctx context.Context) (*Timeline, error) {
 	}
 	done, redo := timeline(ops)
 	if n := len(done); n > 0 && !done[n-1].Before.IsZero() {
-		t.Undo = &Step{Op: done[n-1].Seq, OpKind: done[n-1].Kind, To: done[n-1].Before}
+		op := done[n-1]
+		t.Undo = &Step{Op: op.Seq, OpKind: op.Kind, To: op.Before}
+		if from, _, ok := switchBranches(op); ok {
+			t.Undo.Branch = from
+		}
 	}
 	if n := len(redo); n > 0 {
-		t.Redo = &Step{Op: redo[n-1].Seq, OpKind: redo[n-1].Kind, To: redo[n-1].After}
+		op := redo[n-1]
+		t.Redo = &Step{Op: op.Seq, OpKind: op.Kind, To: op.After}
+		if _, to, ok := switchBranches(op); ok {
+			t.Redo.Branch = to
+		}
 	}
 	return t, nil
 }
@@ -102,7 +114,7 @@ func (r *Repo) Undo(ctx context.Context) (*RestoreResult, error) {
 	if t.Undo == nil {
 		return nil, withHint(ErrNothingToUndo, "the timeline starts at the first checkpoint; `ckpt log` shows it")
 	}
-	return r.restoreLocked(ctx, journalData{Op: "undo", Target: t.Undo.To, OpTarget: t.Undo.Op}, false)
+	return r.restoreLocked(ctx, journalData{Op: "undo", Target: t.Undo.To, OpTarget: t.Undo.Op, Branch: t.Undo.Branch}, false)
 }
 
 // Redo steps the timeline forward again after [Repo.Undo].
@@ -119,5 +131,14 @@ func (r *Repo) Redo(ctx context.Context) (*RestoreResult, error) {
 	if t.Redo == nil {
 		return nil, withHint(ErrNothingToRedo, "redo follows undo; a new save or restore after an undo starts a new timeline")
 	}
-	return r.restoreLocked(ctx, journalData{Op: "redo", Target: t.Redo.To, OpTarget: t.Redo.Op}, false)
+	return r.restoreLocked(ctx, journalData{Op: "redo", Target: t.Redo.To, OpTarget: t.Redo.Op, Branch: t.Redo.Branch}, false)
+}
+
+// switchBranches returns the branches a switch op left and entered.
+func switchBranches(op store.Op) (from, to string, ok bool) {
+	if op.Kind != "switch" {
+		return "", "", false
+	}
+	from, to, ok = strings.Cut(op.Detail, " -> ")
+	return from, to, ok && from != "" && to != ""
 }

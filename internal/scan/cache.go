@@ -273,6 +273,20 @@ func (c *Cache) Dirs() int {
 	return len(c.dirs)
 }
 
+// Trees returns the tree ids the cache refers to (one per directory): a
+// scan trusting the cache takes unchanged files' blobs from these trees, so
+// gc must keep them.
+func (c *Cache) Trees() []object.ID {
+	if c == nil {
+		return nil
+	}
+	out := make([]object.ID, 0, len(c.dirs))
+	for _, b := range c.dirs {
+		out = append(out, b.tree)
+	}
+	return out
+}
+
 // CacheWriter streams a new cache to a temporary file (or memory); Commit
 // writes the index and renames the file into place, Abort removes it.
 // Block is safe for concurrent use.

@@ -172,6 +172,9 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 		}
 		for _, p := range r.Parents {
 			if !cps[p] {
+				if pruned, _ := s.Pruned(ctx, p); pruned {
+					continue // history gc removed
+				}
 				report(Problem{Kind: "checkpoint", ID: r.ID, Detail: "missing parent " + p.String()})
 			}
 		}

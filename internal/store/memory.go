@@ -29,6 +29,8 @@ type Memory struct {
 	journal   *Journal
 	meta      map[string]string
 	lockCh    chan struct{}
+	pruned    map[object.ID]bool
+	opSeq     int64
 }
 
 type memCP struct {
@@ -281,7 +283,8 @@ func (m *Memory) Update(ctx context.Context, fn func(Tx) error) error {
 		}
 	}
 	for _, op := range tx.ops {
-		op.Seq = int64(len(m.ops)) + 1
+		m.opSeq++
+		op.Seq = m.opSeq
 		m.ops = append(m.ops, op)
 	}
 	if tx.journalSet {
@@ -333,7 +336,7 @@ func (m *Memory) Fsck(ctx context.Context, report func(Problem), progress func(d
 			report(Problem{Kind: "checkpoint", ID: id, Detail: "missing tree " + r.Tree.String()})
 		}
 		for _, p := range r.Parents {
-			if _, ok := m.cps[p]; !ok {
+			if _, ok := m.cps[p]; !ok && !m.pruned[p] {
 				report(Problem{Kind: "checkpoint", ID: id, Detail: "missing parent " + p.String()})
 			}
 		}
@@ -480,7 +483,7 @@ func (t *memTx) AppendOp(op Op) (int64, error) {
 	}
 	t.ops = append(t.ops, op)
 	t.m.mu.RLock()
-	n := int64(len(t.m.ops) + len(t.ops))
+	n := t.m.opSeq + int64(len(t.ops))
 	t.m.mu.RUnlock()
 	return n, nil
 }

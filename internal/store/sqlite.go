@@ -105,6 +105,9 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 		if ver != schemaVersion {
 			return &SchemaError{Store: s.dir, Version: ver}
 		}
+		if _, err := s.db.ExecContext(ctx, migrations); err != nil {
+			return s.wrap("open store "+s.dir, err)
+		}
 		var ws string
 		if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
 			workspace != "" && ws != workspace {
@@ -116,7 +119,7 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 		return s.wrap("open store "+s.dir, err)
 	}
 	return s.update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.Exec(schema); err != nil {
+		if _, err := tx.Exec(schema + migrations); err != nil {
 			return err
 		}
 		var inst [8]byte

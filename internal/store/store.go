@@ -185,6 +185,21 @@ type Store interface {
 	// returns the number of objects checked.
 	Fsck(ctx context.Context, report func(Problem), progress func(done, total int64)) (int64, error)
 
+	// Index lists every stored object for garbage collection.
+	Index(ctx context.Context) (*Index, error)
+	// Sweep deletes what a plan lists, atomically, recording the deleted
+	// checkpoints as pruned. The caller holds the lock.
+	Sweep(ctx context.Context, p *SweepPlan) (SweepResult, error)
+	// Pruned reports whether gc deleted a checkpoint.
+	Pruned(ctx context.Context, id object.ID) (bool, error)
+	// Vacuum gives space freed by Sweep back to the file system.
+	Vacuum(ctx context.Context) error
+	// Usage reports the store's size.
+	Usage(ctx context.Context) (Usage, error)
+	// Clear deletes all history (objects, checkpoints, refs, ops), keeping
+	// the store's identity and settings.
+	Clear(ctx context.Context, extraTables ...string) error
+
 	Close() error
 }
 

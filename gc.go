@@ -1,0 +1,339 @@
+package ckpt
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+)
+
+// Retention says which checkpoints gc keeps. Checkpoints that a ref names
+// (HEAD, branch tips, tags, unexpired snapshots) are always kept.
+type Retention struct {
+	// Keep is how many checkpoints to keep per branch, newest first.
+	Keep int `json:"keep"`
+	// MaxAge drops checkpoints older than this (0: no limit).
+	MaxAge time.Duration `json:"max_age"`
+	// MaxSize drops the oldest further checkpoints until the store's data
+	// fits in this many bytes (0: no limit).
+	MaxSize int64 `json:"max_size"`
+}
+
+// Retention returns the store's retention settings.
+func (c Config) Retention() Retention {
+	return Retention{Keep: c.Keep, MaxAge: c.MaxAge, MaxSize: c.MaxSize}
+}
+
+// GCOptions configure [Repo.GC].
+type GCOptions struct {
+	// Retention, if nil, is the store's (see [Config.Retention]).
+	Retention *Retention
+	// DryRun reports what would be removed without removing it.
+	DryRun bool
+	// NoCompact skips giving the freed space back to the file system
+	// (SQLite reuses it for new checkpoints); automatic gc does this.
+	NoCompact bool
+}
+
+// GCResult reports a garbage collection.
+type GCResult struct {
+	DryRun    bool      `json:"dry_run"`
+	Retention Retention `json:"retention"`
+	// Removed are the checkpoints removed (or that would be), oldest first.
+	Removed []*Checkpoint `json:"removed"`
+	// Kept is the number of checkpoints kept.
+	Kept int `json:"kept"`
+	// ExpiredSnapshots are the snapshots whose TTL had passed.
+	ExpiredSnapshots []string `json:"expired_snapshots"`
+	// Objects is the number of trees, blobs and chunks removed.
+	Objects int `json:"objects"`
+	// Ops is the number of operation log entries dropped (undo no longer
+	// reaches past them).
+	Ops int `json:"ops"`
+	// Freed is the number of stored bytes removed.
+	Freed int64 `json:"freed"`
+	// SizeBefore and SizeAfter are the store's size on disk.
+	SizeBefore int64 `json:"size_before"`
+	SizeAfter  int64 `json:"size_after"`
+}
+
+// GC removes checkpoints the retention no longer keeps, expired snapshots,
+// and every object nothing kept refers to; then it compacts the store.
+// Checkpoints named by a ref are never removed by count, age or size; the
+// operation log keeps the window whose checkpoints are kept, so undo and
+// redo never lead to a removed checkpoint.
+func (r *Repo) GC(ctx context.Context, opts GCOptions) (*GCResult, error) {
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return r.gcLocked(ctx, opts)
+}
+
+func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) {
+	ret := r.cfg.Retention()
+	if opts.Retention != nil {
+		ret = *opts.Retention
+	}
+	out := &GCResult{DryRun: opts.DryRun, Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}}
+	now := r.now()
+	usage, err := r.st.Usage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.SizeBefore, out.SizeAfter = usage.File, usage.File
+
+	refs, err := r.st.Refs(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	protected := map[ID]bool{}
+	var expiredRefs []string
+	for _, ref := range refs {
+		if strings.HasPrefix(ref.Name, "snapshots/") && !ref.Expires.IsZero() && !ref.Expires.After(now) {
+			expiredRefs = append(expiredRefs, ref.Name)
+			out.ExpiredSnapshots = append(out.ExpiredSnapshots, strings.TrimPrefix(ref.Name, "snapshots/"))
+			continue
+		}
+		protected[ref.ID] = true
+	}
+	for _, id := range r.extraRoots(ctx) {
+		protected[id] = true
+	}
+
+	recs, err := r.st.Checkpoints(ctx, store.ListFilter{}) // newest first
+	if err != nil {
+		return nil, err
+	}
+	byID := map[ID]*store.Record{}
+	for _, rec := range recs {
+		byID[rec.ID] = rec
+	}
+	// Count and age, per branch.
+	retained := map[ID]bool{}
+	perBranch := map[string]int{}
+	for _, rec := range recs {
+		n := perBranch[rec.Branch]
+		if n < ret.Keep && (ret.MaxAge <= 0 || now.Sub(rec.Time) <= ret.MaxAge) {
+			retained[rec.ID] = true
+			perBranch[rec.Branch] = n + 1
+		}
+	}
+	// The operation log's window: the last Keep operations within MaxAge
+	// keep their checkpoints, so the recent timeline stays undoable.
+	ops, err := r.st.Ops(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	window := 0
+	for i := len(ops) - 1; i >= 0 && window < ret.Keep; i-- {
+		if ret.MaxAge > 0 && now.Sub(ops[i].Time) > ret.MaxAge {
+			break
+		}
+		window++
+		for _, id := range []ID{ops[i].Before, ops[i].After, ops[i].Checkpoint} {
+			if _, ok := byID[id]; ok {
+				retained[id] = true
+			}
+		}
+	}
+
+	idx, err := r.st.Index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	read := func(ctx context.Context, id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) }
+	// mark marks what must stay whatever the size: protected checkpoints
+	// and the trees a trusted stat cache refers to.
+	mark := func() (*store.Marker, error) {
+		m := store.NewMarker(idx, read)
+		if c := r.loadCache(ctx); c != nil {
+			for _, t := range c.Trees() {
+				if err := m.Tree(ctx, t); err != nil {
+					c.Close()
+					return nil, err
+				}
+			}
+			c.Close()
+		}
+		for _, rec := range recs {
+			if protected[rec.ID] {
+				if _, err := m.Checkpoint(ctx, rec.ID); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return m, nil
+	}
+	m, err := mark()
+	if err != nil {
+		return nil, err
+	}
+	var candidates []ID // retained, not protected, newest first
+	for _, rec := range recs {
+		if retained[rec.ID] && !protected[rec.ID] {
+			candidates = append(candidates, rec.ID)
+		}
+	}
+	keepN := len(candidates)
+	if ret.MaxSize > 0 {
+		// Stored bytes understate the file (pages, indexes): scale the
+		// budget by how the store's used size compares to its objects.
+		factor := 1.0
+		if idx.Total > 0 && usage.Used > idx.Total {
+			factor = float64(usage.Used) / float64(idx.Total)
+		}
+		budget := int64(float64(ret.MaxSize) / factor)
+		for i, id := range candidates {
+			if _, err := m.Checkpoint(ctx, id); err != nil {
+				return nil, err
+			}
+			if m.Live() > budget {
+				keepN = i
+				break
+			}
+		}
+		if keepN < len(candidates) {
+			if m, err = mark(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, id := range candidates[:keepN] {
+		if _, err := m.Checkpoint(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	plan := m.Plan()
+	plan.Refs = expiredRefs
+	plan.OpsBefore = opsCutoff(ops, window, func(id ID) bool { return id.IsZero() || m.Marked(id) })
+
+	removed := map[ID]bool{}
+	for _, id := range plan.Checkpoints {
+		removed[id] = true
+	}
+	names, _ := r.refNames(ctx)
+	for i := len(recs) - 1; i >= 0; i-- {
+		if removed[recs[i].ID] {
+			out.Removed = append(out.Removed, toCheckpoint(recs[i], names))
+		}
+	}
+	out.Kept = len(recs) - len(out.Removed)
+	out.Objects = len(plan.Trees) + len(plan.Blobs) + len(plan.Chunks)
+	out.Freed = plan.Bytes
+	for _, op := range ops {
+		if op.Seq < plan.OpsBefore {
+			out.Ops++
+		}
+	}
+	if opts.DryRun || plan.Empty() {
+		return out, nil
+	}
+	if _, err := r.st.Sweep(ctx, plan); err != nil {
+		return nil, err
+	}
+	if !opts.NoCompact {
+		if err := r.st.Vacuum(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if u, err := r.st.Usage(ctx); err == nil {
+		out.SizeAfter = u.File
+	}
+	r.emit(Event{Kind: EventGC, Message: fmt.Sprintf("removed %d checkpoint(s), %d object(s), %d byte(s)", len(out.Removed), out.Objects, out.Freed)})
+	return out, nil
+}
+
+// opsCutoff returns the seq before which the operation log is dropped: the
+// last window ops are kept unless one refers to a checkpoint that is not
+// kept, and the kept suffix never holds an undo or redo of a dropped op
+// (replaying it must give the same timeline).
+func opsCutoff(ops []store.Op, window int, kept func(ID) bool) int64 {
+	if len(ops) == 0 {
+		return 0
+	}
+	cut := int64(0)
+	if window < len(ops) {
+		cut = ops[len(ops)-window].Seq
+		if window == 0 {
+			cut = ops[len(ops)-1].Seq + 1
+		}
+	}
+	for _, op := range ops {
+		if op.Seq >= cut && !(kept(op.Before) && kept(op.After) && kept(op.Checkpoint)) {
+			cut = op.Seq + 1
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, op := range ops {
+			if op.Seq >= cut && (op.Kind == "undo" || op.Kind == "redo") && op.Target < cut {
+				cut, changed = op.Seq+1, true
+			}
+		}
+	}
+	if cut <= ops[0].Seq {
+		return 0
+	}
+	return cut
+}
+
+// extraRoots are checkpoints other parts of the engine keep (sessions).
+func (r *Repo) extraRoots(ctx context.Context) []ID {
+	var out []ID
+	for _, fn := range gcRoots {
+		out = append(out, fn(ctx, r)...)
+	}
+	return out
+}
+
+// gcRoots lets other files add gc roots (sessions' turn checkpoints).
+var gcRoots []func(context.Context, *Repo) []ID
+
+// autoGC runs gc after a save when the store is well over its limits, so
+// each automatic gc removes a batch and the cost is spread over many saves.
+func (r *Repo) autoGC(ctx context.Context) {
+	ret := r.cfg.Retention()
+	if ret.Keep <= 0 && ret.MaxAge <= 0 && ret.MaxSize <= 0 {
+		return
+	}
+	over := false
+	if ret.MaxSize > 0 {
+		if u, err := r.st.Usage(ctx); err == nil && u.Used > ret.MaxSize {
+			over = true
+		}
+	}
+	if !over {
+		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
+		if err != nil {
+			return
+		}
+		slack := max(10, ret.Keep/10)
+		perBranch := map[string]int{}
+		now := r.now()
+		for _, rec := range recs {
+			perBranch[rec.Branch]++
+			if ret.Keep > 0 && perBranch[rec.Branch] > ret.Keep+slack {
+				over = true
+				break
+			}
+			if ret.MaxAge > 0 && now.Sub(rec.Time) > ret.MaxAge+24*time.Hour {
+				over = true
+				break
+			}
+		}
+	}
+	if over {
+		r.gcLocked(ctx, GCOptions{NoCompact: true})
+	}
+}
+
+// sortIDs sorts ids by their bytes.
+func sortIDs(ids []ID) {
+	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
+}

@@ -1,0 +1,264 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+// StoreStats describe a workspace's history and what it costs.
+type StoreStats struct {
+	Workspace string `json:"workspace"`
+	Store     string `json:"store"`
+	Backend   string `json:"backend"`
+	// Checkpoints counts checkpoints by kind; Total is their sum.
+	Checkpoints map[string]int `json:"checkpoints"`
+	Total       int            `json:"total"`
+	Branches    int            `json:"branches"`
+	Tags        int            `json:"tags"`
+	Snapshots   int            `json:"snapshots"`
+	Oldest      time.Time      `json:"oldest,omitzero"`
+	Newest      time.Time      `json:"newest,omitzero"`
+	// Files and FileBytes are HEAD's.
+	Files     int64 `json:"files"`
+	FileBytes int64 `json:"file_bytes"`
+	// Logical is what the checkpoints would take as full copies (the sum
+	// of their sizes); Unique the distinct file contents; Stored what the
+	// objects take compressed and delta-encoded; Disk the store's files.
+	Logical int64 `json:"logical_bytes"`
+	Unique  int64 `json:"unique_bytes"`
+	Stored  int64 `json:"stored_bytes"`
+	Disk    int64 `json:"disk_bytes"`
+	// Objects counts stored blobs, trees and chunks.
+	Blobs  int `json:"blobs"`
+	Trees  int `json:"trees"`
+	Chunks int `json:"chunks"`
+	// Largest are HEAD's largest files.
+	Largest []FileSize `json:"largest"`
+}
+
+// FileSize is a path and its size.
+type FileSize struct {
+	Path Path  `json:"path"`
+	Size int64 `json:"size"`
+}
+
+// Ratio is logical bytes per byte on disk (dedup and compression).
+func (s *StoreStats) Ratio() float64 {
+	if s.Disk == 0 {
+		return 0
+	}
+	return float64(s.Logical) / float64(s.Disk)
+}
+
+// Stats reports on the workspace's history and its store.
+func (r *Repo) Stats(ctx context.Context) (*StoreStats, error) {
+	info, err := r.st.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &StoreStats{Workspace: r.root, Store: r.storeDir, Backend: info.Backend, Checkpoints: map[string]int{}, Largest: []FileSize{}}
+	recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range recs {
+		out.Checkpoints[rec.Kind]++
+		out.Total++
+		out.Logical += rec.Stats.Bytes
+		if out.Oldest.IsZero() || rec.Time.Before(out.Oldest) {
+			out.Oldest = rec.Time
+		}
+		if rec.Time.After(out.Newest) {
+			out.Newest = rec.Time
+		}
+	}
+	refs, err := r.st.Refs(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range refs {
+		switch {
+		case strings.HasPrefix(ref.Name, "branches/"):
+			out.Branches++
+		case strings.HasPrefix(ref.Name, "tags/"):
+			out.Tags++
+		case strings.HasPrefix(ref.Name, "snapshots/"):
+			out.Snapshots++
+		}
+	}
+	idx, err := r.st.Index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Stored = idx.Total
+	out.Blobs, out.Trees, out.Chunks = len(idx.Blobs), len(idx.Trees), len(idx.Chunks)
+	if u, err := r.st.Usage(ctx); err == nil {
+		out.Disk = u.File
+	}
+	// Unique content: every distinct blob's size, from the trees.
+	sizes := map[ID]int64{}
+	for id := range idx.Trees {
+		t, err := r.st.ReadTree(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range t.Entries {
+			if !object.IsDir(e.Mode) {
+				sizes[e.ID] = e.Size
+			}
+		}
+	}
+	for _, n := range sizes {
+		out.Unique += n
+	}
+	_, head, err := r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if head != nil {
+		out.Files, out.FileBytes = head.Stats.Files, head.Stats.Bytes
+		var all []FileSize
+		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) }
+		err := tree.Walk(ctx, load, head.Tree, nil, func(p string, e object.Entry) error {
+			all = append(all, FileSize{Path: Path(p), Size: e.Size})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Slice(all, func(i, j int) bool {
+			if all[i].Size != all[j].Size {
+				return all[i].Size > all[j].Size
+			}
+			return all[i].Path < all[j].Path
+		})
+		if len(all) > 10 {
+			all = all[:10]
+		}
+		out.Largest = append(out.Largest, all...)
+	}
+	return out, nil
+}
+
+// Clear removes the workspace's whole history: every checkpoint, snapshot,
+// tag, branch, operation and session. The workspace's files are not
+// touched; the store's settings are kept.
+func (r *Repo) Clear(ctx context.Context) error {
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := r.st.Clear(ctx, clearTables...); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.cache = nil
+	r.mu.Unlock()
+	if p := r.cachePath(); p != "" {
+		os.Remove(p)
+	}
+	r.emit(Event{Kind: EventCleared, Message: "history cleared"})
+	return nil
+}
+
+// clearTables are extra tables Clear empties (sessions).
+var clearTables []string
+
+// WorkspaceInfo describes one store under the state directory.
+type WorkspaceInfo struct {
+	Workspace string `json:"workspace"`
+	Store     string `json:"store"`
+	Size      int64  `json:"size"`
+	// Exists reports whether the workspace directory still exists.
+	Exists bool `json:"exists"`
+}
+
+// Workspaces lists the stores under [StateDir] with their workspaces.
+func Workspaces() ([]*WorkspaceInfo, error) {
+	dir, err := StateDir()
+	if err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []*WorkspaceInfo{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []*WorkspaceInfo{}
+	for _, de := range des {
+		if !de.IsDir() {
+			continue
+		}
+		sd := filepath.Join(dir, de.Name())
+		ws := store.RecordedWorkspace(sd)
+		if ws == "" {
+			continue
+		}
+		wi := &WorkspaceInfo{Workspace: ws, Store: sd, Size: dirSize(sd)}
+		if fi, err := os.Stat(ws); err == nil && fi.IsDir() {
+			wi.Exists = true
+		}
+		out = append(out, wi)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Workspace < out[j].Workspace })
+	return out, nil
+}
+
+// PruneWorkspaces removes the stores of workspaces that no longer exist
+// (waiting for a store's lock, so none is in use) and returns them.
+func PruneWorkspaces(ctx context.Context) ([]*WorkspaceInfo, error) {
+	all, err := Workspaces()
+	if err != nil {
+		return nil, err
+	}
+	var out []*WorkspaceInfo
+	for _, w := range all {
+		if w.Exists {
+			continue
+		}
+		st, err := store.OpenSQLite(ctx, w.Store, "")
+		if err != nil {
+			return out, fmt.Errorf("prune %s: %w", w.Store, err)
+		}
+		unlock, err := st.Lock(ctx, 5*time.Second, nil)
+		if err != nil {
+			st.Close()
+			return out, fmt.Errorf("prune %s: %w", w.Store, err)
+		}
+		st.Close()
+		err = os.RemoveAll(w.Store)
+		unlock()
+		if err != nil {
+			return out, fmt.Errorf("prune %s: %w", w.Store, err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

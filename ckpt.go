@@ -104,10 +104,12 @@ type Options struct {
 // Progress is a report from a running operation.
 type Progress struct {
 	// Op is "scan", "restore", "verify" or "fsck".
-	Op string
+	Op string `json:"op"`
 	// Files and Bytes done so far, and the totals known so far.
-	Files, TotalFiles int64
-	Bytes, TotalBytes int64
+	Files      int64 `json:"files"`
+	TotalFiles int64 `json:"total_files"`
+	Bytes      int64 `json:"bytes"`
+	TotalBytes int64 `json:"total_bytes"`
 }
 
 // Repo is an open workspace and its store. Its methods are safe for

@@ -1,12 +1,14 @@
 package ckpt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -216,6 +218,77 @@ func (d *DiffResult) Summary() (added, modified, deleted int) {
 		}
 	}
 	return
+}
+
+// DiffReport is a structured diff: the paths added, modified and
+// deleted, and the hunks of each modified file.
+type DiffReport struct {
+	From     *Checkpoint    `json:"from"`
+	To       *Checkpoint    `json:"to"`
+	Added    []Path         `json:"added"`
+	Modified []ModifiedFile `json:"modified"`
+	Deleted  []Path         `json:"deleted"`
+}
+
+// ModifiedFile is one modified path and its hunks.
+type ModifiedFile struct {
+	Path    Path   `json:"path"`
+	OldMode string `json:"old_mode"`
+	NewMode string `json:"new_mode"`
+	// Binary files (and symlinks' targets) have no hunks.
+	Binary bool       `json:"binary,omitempty"`
+	Hunks  []DiffHunk `json:"hunks"`
+}
+
+// DiffHunk is one "@@ -old +new @@" section; each line starts with ' ',
+// '-' or '+', without its newline.
+type DiffHunk struct {
+	OldStart int      `json:"old_start"`
+	OldLines int      `json:"old_lines"`
+	NewStart int      `json:"new_start"`
+	NewLines int      `json:"new_lines"`
+	Lines    []string `json:"lines"`
+}
+
+// Report returns the difference as added, modified (with hunks) and
+// deleted paths.
+func (d *DiffResult) Report(ctx context.Context) (*DiffReport, error) {
+	out := &DiffReport{From: d.From, To: d.To, Added: []Path{}, Modified: []ModifiedFile{}, Deleted: []Path{}}
+	for _, fc := range d.Files {
+		switch fc.Status {
+		case "added":
+			out.Added = append(out.Added, fc.Path)
+			continue
+		case "deleted":
+			out.Deleted = append(out.Deleted, fc.Path)
+			continue
+		}
+		mf := ModifiedFile{Path: fc.Path, OldMode: fc.OldMode, NewMode: fc.NewMode, Hunks: []DiffHunk{}}
+		c, err := d.change(ctx, fc)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := diff.WriteChange(&buf, c); err != nil {
+			return nil, err
+		}
+		p, err := diff.Parse(buf.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("diff %s: %w", QuotePath(string(fc.Path)), err)
+		}
+		for _, fp := range p.Files {
+			mf.Binary = mf.Binary || fp.Binary
+			for _, h := range fp.Hunks {
+				dh := DiffHunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: make([]string, 0, len(h.Lines))}
+				for _, l := range h.Lines {
+					dh.Lines = append(dh.Lines, string(l.Op)+strings.TrimSuffix(l.Text, "\n"))
+				}
+				mf.Hunks = append(mf.Hunks, dh)
+			}
+		}
+		out.Modified = append(out.Modified, mf)
+	}
+	return out, nil
 }
 
 var _ = errors.New

@@ -12,7 +12,9 @@ import (
 )
 
 // Retention says which checkpoints gc keeps. Checkpoints that a ref names
-// (HEAD, branch tips, tags, unexpired snapshots) are always kept.
+// (HEAD, branch tips, tags, unexpired snapshots) are always kept. The
+// operation log loses the steps that refer to removed checkpoints, so undo
+// reaches back as far as the kept checkpoints go.
 type Retention struct {
 	// Keep is how many checkpoints to keep per branch, newest first.
 	Keep int `json:"keep"`
@@ -124,25 +126,10 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 			perBranch[rec.Branch] = n + 1
 		}
 	}
-	// The operation log's window: the last Keep operations within MaxAge
-	// keep their checkpoints, so the recent timeline stays undoable.
 	ops, err := r.st.Ops(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
-	window := 0
-	for i := len(ops) - 1; i >= 0 && window < ret.Keep; i-- {
-		if ret.MaxAge > 0 && now.Sub(ops[i].Time) > ret.MaxAge {
-			break
-		}
-		window++
-		for _, id := range []ID{ops[i].Before, ops[i].After, ops[i].Checkpoint} {
-			if _, ok := byID[id]; ok {
-				retained[id] = true
-			}
-		}
-	}
-
 	idx, err := r.st.Index(ctx)
 	if err != nil {
 		return nil, err
@@ -211,7 +198,7 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 	}
 	plan := m.Plan()
 	plan.Refs = expiredRefs
-	plan.OpsBefore = opsCutoff(ops, window, func(id ID) bool { return id.IsZero() || m.Marked(id) })
+	plan.OpsBefore = opsCutoff(ops, func(id ID) bool { return id.IsZero() || m.Marked(id) })
 
 	removed := map[ID]bool{}
 	for _, id := range plan.Checkpoints {
@@ -231,7 +218,11 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 			out.Ops++
 		}
 	}
-	if opts.DryRun || plan.Empty() {
+	if opts.DryRun {
+		return out, nil
+	}
+	if plan.Empty() {
+		r.emit(Event{Kind: EventGC, Message: "nothing to remove"})
 		return out, nil
 	}
 	if _, err := r.st.Sweep(ctx, plan); err != nil {
@@ -250,22 +241,16 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 }
 
 // opsCutoff returns the seq before which the operation log is dropped: the
-// last window ops are kept unless one refers to a checkpoint that is not
-// kept, and the kept suffix never holds an undo or redo of a dropped op
+// kept suffix refers only to kept checkpoints (so undo and redo never lead
+// to a removed one) and never holds an undo or redo of a dropped op
 // (replaying it must give the same timeline).
-func opsCutoff(ops []store.Op, window int, kept func(ID) bool) int64 {
+func opsCutoff(ops []store.Op, kept func(ID) bool) int64 {
 	if len(ops) == 0 {
 		return 0
 	}
 	cut := int64(0)
-	if window < len(ops) {
-		cut = ops[len(ops)-window].Seq
-		if window == 0 {
-			cut = ops[len(ops)-1].Seq + 1
-		}
-	}
 	for _, op := range ops {
-		if op.Seq >= cut && !(kept(op.Before) && kept(op.After) && kept(op.Checkpoint)) {
+		if !(kept(op.Before) && kept(op.After) && kept(op.Checkpoint)) {
 			cut = op.Seq + 1
 		}
 	}

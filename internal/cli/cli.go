@@ -38,6 +38,7 @@ type env struct {
 	backend     string
 	quiet       bool
 	maxFileSize string
+	progress    string
 
 	repo      *ckpt.Repo
 	bar       *progressBar
@@ -147,6 +148,7 @@ restore that does not verify).`,
 	pf.StringVar(&e.backend, "backend", "", "store backend: sqlite")
 	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print only ids, or nothing")
 	pf.StringVar(&e.maxFileSize, "max-file-size", "", "skip files larger than `SIZE` (default 100MiB; e.g. 10MiB, 1GiB)")
+	pf.StringVar(&e.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal), json (progress and events as JSON lines), none")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
 	})
@@ -155,6 +157,8 @@ restore that does not verify).`,
 		newStatusCmd(e), newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e),
 		newFsckCmd(e), newRecoverCmd(e),
 		newRunCmd(e), newProcessCmd(e), newRunsCmd(e), newConfigCmd(e),
+		newBranchCmd(e), newSwitchCmd(e), newTagCmd(e), newTagsCmd(e), newAncestorCmd(e),
+		newGCCmd(e), newStatsCmd(e), newClearCmd(e), newWorkspacesCmd(e),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
@@ -222,13 +226,30 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 			fmt.Fprintf(e.stderr, "ckpt: waiting for the store, held by %s\n", holder)
 		}
 	}
-	if !json && !e.quiet && (isTerminal(e.stderr) || os.Getenv("CKPT_PROGRESS") == "always") {
-		e.bar = newProgressBar(e.stderr)
-		opts.Progress = e.bar.update
+	mode := e.progress
+	if v := os.Getenv("CKPT_PROGRESS"); v != "" && (mode == "" || mode == "auto") {
+		mode = v
+	}
+	var lines *jsonLines
+	switch mode {
+	case "", "auto", "always":
+		if !json && !e.quiet && (isTerminal(e.stderr) || mode == "always") {
+			e.bar = newProgressBar(e.stderr)
+			opts.Progress = e.bar.update
+		}
+	case "json":
+		lines = &jsonLines{w: e.stderr}
+		opts.Progress = lines.progress
+	case "none":
+	default:
+		return nil, usagef("--progress %q: want auto, json or none", mode)
 	}
 	r, err := ckpt.Open(e.ctx, ws, opts)
 	if err != nil {
 		return nil, err
+	}
+	if lines != nil {
+		r.Subscribe(lines.event)
 	}
 	e.repo = r
 	return r, nil

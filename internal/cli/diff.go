@@ -44,7 +44,7 @@ base64-encoded, so the diff applies in both directions with ckpt.`,
 	}
 	c.Flags().BoolVar(&o.stat, "stat", false, "show a diffstat instead of the patch")
 	c.Flags().BoolVar(&o.nameOnly, "name-only", false, "show only the names of changed files")
-	c.Flags().BoolVar(&o.json, "json", false, "print the changed files as JSON")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON: added, modified (with hunks) and deleted paths, and every change")
 	return c
 }
 
@@ -73,11 +73,14 @@ func runDiff(e *env, o *diffOptions, revs, paths []string) error {
 		return err
 	}
 	if o.json {
+		rep, err := d.Report(e.ctx)
+		if err != nil {
+			return err
+		}
 		return e.printJSON(struct {
-			From    *ckpt.Checkpoint  `json:"from"`
-			To      *ckpt.Checkpoint  `json:"to"`
+			*ckpt.DiffReport
 			Changes []ckpt.FileChange `json:"changes"`
-		}{d.From, d.To, d.Changes()})
+		}{rep, d.Changes()})
 	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	defer w.Flush()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -111,4 +112,35 @@ func humanSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// jsonLines writes progress reports and events as JSON lines (for tools
+// that drive ckpt: --progress json).
+type jsonLines struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (j *jsonLines) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.w.Write(append(b, '\n'))
+}
+
+func (j *jsonLines) progress(p ckpt.Progress) {
+	j.write(struct {
+		Type string `json:"type"`
+		ckpt.Progress
+	}{"progress", p})
+}
+
+func (j *jsonLines) event(ev ckpt.Event) {
+	j.write(struct {
+		Type string `json:"type"`
+		ckpt.Event
+	}{"event", ev})
 }

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"os"
+	"strings"
+
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
@@ -10,6 +13,8 @@ type saveOptions struct {
 	allowEmpty bool
 	json       bool
 	kind       string
+	author     string
+	meta       []string
 	paths      []string
 }
 
@@ -32,7 +37,8 @@ It prints the new checkpoint's short id and what changed against HEAD
 		Example: `  ckpt save -m "before the refactor"
   ckpt save -q                      # print only the full id
   ckpt save src/main.go             # partial checkpoint of one file
-  ckpt save --allow-empty -m marker`,
+  ckpt save --allow-empty -m marker
+  ckpt save --author agent --meta turn=3 --meta model=x -m "turn 3"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
 			return runSave(e, o)
@@ -42,6 +48,8 @@ It prints the new checkpoint's short id and what changed against HEAD
 	c.Flags().BoolVar(&o.allowEmpty, "allow-empty", false, "record a checkpoint even if nothing changed")
 	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
 	c.Flags().StringVar(&o.kind, "kind", "", "checkpoint kind: manual, turn, run, edit (default manual; edit with PATHs)")
+	c.Flags().StringVar(&o.author, "author", "", "who made the changes (default: $CKPT_AUTHOR, else $USER)")
+	c.Flags().StringArrayVar(&o.meta, "meta", nil, "free metadata `KEY=VALUE` (repeatable)")
 	return c
 }
 
@@ -54,7 +62,25 @@ func runSave(e *env, o *saveOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := r.Save(e.ctx, ckpt.SaveOptions{Message: o.message, AllowEmpty: o.allowEmpty, Kind: o.kind, Paths: paths})
+	meta := map[string]string{}
+	for _, kv := range o.meta {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usagef("--meta %q: want KEY=VALUE", kv)
+		}
+		meta[k] = v
+	}
+	if len(meta) == 0 {
+		meta = nil
+	}
+	author := o.author
+	if author == "" {
+		author = os.Getenv("CKPT_AUTHOR")
+	}
+	if author == "" {
+		author = os.Getenv("USER")
+	}
+	res, err := r.Save(e.ctx, ckpt.SaveOptions{Message: o.message, AllowEmpty: o.allowEmpty, Kind: o.kind, Paths: paths, Author: author, Meta: meta})
 	e.doneProgress()
 	if err != nil {
 		return err

@@ -168,6 +168,19 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 		}
 	}
 	keepN := len(candidates)
+	// markKept marks the protected checkpoints and the newest n candidates.
+	markKept := func(n int) (*store.Marker, error) {
+		m, err := mark()
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range candidates[:n] {
+			if _, err := m.Checkpoint(ctx, id); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	}
 	if ret.MaxSize > 0 {
 		// Stored bytes understate the file (pages, indexes): scale the
 		// budget by how the store's used size compares to its objects.
@@ -176,6 +189,7 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 			factor = float64(usage.Used) / float64(idx.Total)
 		}
 		budget := int64(float64(ret.MaxSize) / factor)
+		// Add candidates newest first while they fit...
 		for i, id := range candidates {
 			if _, err := m.Checkpoint(ctx, id); err != nil {
 				return nil, err
@@ -185,15 +199,44 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 				break
 			}
 		}
-		if keepN < len(candidates) {
-			if m, err = mark(); err != nil {
+		// ...then count what re-encoding the kept objects whose delta bases
+		// go will add, and keep fewer until that fits too (binary search).
+		fits := func(n int) (*store.Marker, bool, error) {
+			m, err := markKept(n)
+			if err != nil {
+				return nil, false, err
+			}
+			p := m.Plan()
+			return m, m.Live()+m.ReencodeCost(p) <= budget, nil
+		}
+		var ok bool
+		if m, ok, err = fits(keepN); err != nil {
+			return nil, err
+		}
+		if !ok {
+			lo, hi := 0, keepN // lo fits (or is the floor), hi does not
+			for lo+1 < hi {
+				mid := (lo + hi) / 2
+				_, ok, err := fits(mid)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			keepN = lo
+			if m, err = markKept(keepN); err != nil {
 				return nil, err
 			}
 		}
-	}
-	for _, id := range candidates[:keepN] {
-		if _, err := m.Checkpoint(ctx, id); err != nil {
-			return nil, err
+	} else {
+		for _, id := range candidates {
+			if _, err := m.Checkpoint(ctx, id); err != nil {
+				return nil, err
+			}
 		}
 	}
 	plan := m.Plan()
@@ -281,7 +324,12 @@ func (r *Repo) extraRoots(ctx context.Context) []ID {
 var gcRoots []func(context.Context, *Repo) []ID
 
 // autoGC runs gc after a save when the store is well over its limits, so
-// each automatic gc removes a batch and the cost is spread over many saves.
+// each automatic gc removes a batch and the cost is spread over many saves:
+// count and age get a slack of a tenth of keep (at least 10) and a day;
+// size triggers above max_size, and only once the store has grown by a
+// tenth of it since the last automatic gc (which aims at 90% of max_size),
+// so a store whose named checkpoints alone exceed the limit is not
+// collected on every save.
 func (r *Repo) autoGC(ctx context.Context) {
 	ret := r.cfg.Retention()
 	if ret.Keep <= 0 && ret.MaxAge <= 0 && ret.MaxSize <= 0 {
@@ -290,10 +338,14 @@ func (r *Repo) autoGC(ctx context.Context) {
 	over := false
 	if ret.MaxSize > 0 {
 		if u, err := r.st.Usage(ctx); err == nil && u.Used > ret.MaxSize {
-			over = true
+			var floor int64
+			if v, err := r.st.Meta(ctx, "gc_floor"); err == nil && v != "" {
+				fmt.Sscan(v, &floor)
+			}
+			over = u.Used > floor+max(ret.MaxSize/10, 1<<20)
 		}
 	}
-	if !over {
+	if !over && (ret.Keep > 0 || ret.MaxAge > 0) {
 		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
 		if err != nil {
 			return
@@ -313,8 +365,16 @@ func (r *Repo) autoGC(ctx context.Context) {
 			}
 		}
 	}
-	if over {
-		r.gcLocked(ctx, GCOptions{NoCompact: true})
+	if !over {
+		return
+	}
+	target := ret
+	target.MaxSize = ret.MaxSize / 10 * 9
+	if _, err := r.gcLocked(ctx, GCOptions{Retention: &target, NoCompact: true}); err != nil {
+		return // the save succeeded; gc will be tried again after the next one
+	}
+	if u, err := r.st.Usage(ctx); err == nil {
+		r.st.Update(ctx, func(tx store.Tx) error { return tx.SetMeta("gc_floor", fmt.Sprint(u.Used)) })
 	}
 }
 

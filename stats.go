@@ -39,6 +39,8 @@ type StoreStats struct {
 	Unique  int64 `json:"unique_bytes"`
 	Stored  int64 `json:"stored_bytes"`
 	Disk    int64 `json:"disk_bytes"`
+	// Used is the part of Disk holding data (what max_size limits).
+	Used int64 `json:"used_bytes"`
 	// Objects counts stored blobs, trees and chunks.
 	Blobs  int `json:"blobs"`
 	Trees  int `json:"trees"`
@@ -104,7 +106,7 @@ func (r *Repo) Stats(ctx context.Context) (*StoreStats, error) {
 	out.Stored = idx.Total
 	out.Blobs, out.Trees, out.Chunks = len(idx.Blobs), len(idx.Trees), len(idx.Chunks)
 	if u, err := r.st.Usage(ctx); err == nil {
-		out.Disk = u.File
+		out.Disk, out.Used = u.File, u.Used
 	}
 	// Unique content: every distinct blob's size, from the trees.
 	sizes := map[ID]int64{}

@@ -212,6 +212,32 @@ func (m *Marker) Plan() *SweepPlan {
 	return p
 }
 
+// ReencodeCost estimates how many bytes re-encoding the plan's objects adds:
+// each becomes about as large as the full object at the end of its delta
+// chain.
+func (m *Marker) ReencodeCost(p *SweepPlan) int64 {
+	var n int64
+	cost := func(infos map[object.ID]ObjectInfo, ids []object.ID) {
+		for _, id := range ids {
+			info := infos[id]
+			full := info
+			for hops := 0; !full.Base.IsZero() && hops <= maxDeltaDepth+1; hops++ {
+				b, ok := infos[full.Base]
+				if !ok {
+					break
+				}
+				full = b
+			}
+			if full.Stored > info.Stored {
+				n += full.Stored - info.Stored
+			}
+		}
+	}
+	cost(m.idx.Trees, p.ReencodeTrees)
+	cost(m.idx.Blobs, p.ReencodeBlobs)
+	return n
+}
+
 // SweepResult counts what a sweep deleted.
 type SweepResult struct {
 	Checkpoints, Trees, Blobs, Chunks, Refs, Ops, Reencoded int
@@ -222,6 +248,7 @@ type SweepResult struct {
 type Usage struct {
 	// File is the size of the store's files on disk.
 	File int64
-	// Used is the part of it holding data (File minus free pages).
+	// Used is the part holding data: the database's pages in use (as the
+	// WAL has them), without free pages and without the WAL's copies.
 	Used int64
 }

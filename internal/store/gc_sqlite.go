@@ -244,9 +244,6 @@ func (s *SQLite) Usage(ctx context.Context) (Usage, error) {
 		return u, s.wrap("read store size", err)
 	}
 	u.Used = (pages - free) * size
-	if fi, err := os.Stat(filepath.Join(s.dir, DBName+"-wal")); err == nil {
-		u.Used += fi.Size()
-	}
 	return u, nil
 }
 

@@ -76,7 +76,7 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	path := filepath.Join(dir, DBName)
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(120000)" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(0)" +
-		"&_pragma=cache_size(-1000)"
+		"&_pragma=cache_size(-1000)&_pragma=journal_size_limit(8388608)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)

@@ -134,7 +134,18 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	read := func(ctx context.Context, id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) }
+	// Trees are read once: the size search marks the history several times.
+	trees := map[ID]*object.Tree{}
+	read := func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		if t, ok := trees[id]; ok {
+			return t, nil
+		}
+		t, err := r.st.ReadTree(ctx, id)
+		if err == nil {
+			trees[id] = t
+		}
+		return t, err
+	}
 	// mark marks what must stay whatever the size: protected checkpoints
 	// and the trees a trusted stat cache refers to.
 	mark := func() (*store.Marker, error) {

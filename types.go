@@ -98,6 +98,9 @@ const (
 	EventUndone     EventKind = "undone"     // undo moved the timeline back
 	EventRedone     EventKind = "redone"     // redo moved it forward
 	EventRecovered  EventKind = "recovered"  // an interrupted operation was finished
+
+	EventSnapshotCreated EventKind = "snapshot-created" // a named snapshot was created (or replaced)
+	EventSnapshotDeleted EventKind = "snapshot-deleted" // a named snapshot was deleted, or expired
 )
 
 // Event is something that happened to a workspace, delivered to
@@ -111,6 +114,8 @@ type Event struct {
 	// Paths written or deleted (restores), or changed (checkpoints).
 	Paths   []Path `json:"paths,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Name is the snapshot's name for snapshot events.
+	Name string `json:"name,omitempty"`
 }
 
 // Subscribe registers fn to receive events, in order, from this Repo's

@@ -62,6 +62,12 @@ type Snapshot struct {
 
 const snapshotPrefix = "snapshots/"
 
+// notFoundError is an error that wraps [ErrNotFound] without repeating it.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+func (e *notFoundError) Unwrap() error { return ErrNotFound }
+
 // ValidSnapshotName reports whether name may name a snapshot: it must match
 // [SnapshotNameRule] (so no empty names, dotfiles, path separators,
 // whitespace or leading hyphens), and, because a snapshot is a git ref on the
@@ -129,7 +135,7 @@ func (r *Repo) snapshotRef(ctx context.Context, op, name string) (store.Ref, err
 	}
 	ref, err := r.st.Ref(ctx, snapshotPrefix+name)
 	if errors.Is(err, store.ErrNotFound) {
-		return ref, withHint(fmt.Errorf("%s: no snapshot named %q: %w", op, name, ErrNotFound),
+		return ref, withHint(&notFoundError{fmt.Sprintf("%s: no snapshot named %q", op, name)},
 			"`ckpt snapshot list` (MCP: snapshot_list) shows the snapshots")
 	}
 	if err != nil {
@@ -180,16 +186,15 @@ func (r *Repo) SnapshotCreate(ctx context.Context, name string, opts SnapshotOpt
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	now := r.now()
-	ref := store.Ref{Name: snapshotPrefix + name, Time: now}
-	if ttl := r.snapshotTTL(opts); ttl > 0 {
-		ref.Expires = now.Add(ttl)
-	}
+	var ref store.Ref
 	res, err := r.saveLocked(ctx, SaveOptions{
 		Kind: KindManual, Message: opts.Description, AllowEmpty: true,
 		Meta: map[string]string{"snapshot": name},
 	}, func(tx store.Tx, rec *store.Record, created bool, c *capture) error {
-		ref.ID = rec.ID
+		ref = store.Ref{Name: snapshotPrefix + name, ID: rec.ID, Time: rec.Time}
+		if ttl := r.snapshotTTL(opts); ttl > 0 {
+			ref.Expires = rec.Time.Add(ttl)
+		}
 		return tx.SetRef(ref)
 	})
 	if err != nil {

@@ -300,16 +300,16 @@ func TestSnapshotErrorsTouchNothing(t *testing.T) {
 	cps, _ := repo.List(ctx, ListOptions{})
 
 	_, err = repo.SnapshotRestore(ctx, "nope")
-	if !errors.Is(err, ErrNotFound) || err.Error() != `snapshot restore: no snapshot named "nope": not found` {
+	if !errors.Is(err, ErrNotFound) || err.Error() != `snapshot restore: no snapshot named "nope"` {
 		t.Errorf("restore of an unknown name: %v", err)
 	}
 	if Hint(err) == "" {
 		t.Errorf("no hint for an unknown name")
 	}
-	if _, err := repo.SnapshotDiff(ctx, "nope"); err == nil || err.Error() != `snapshot diff: no snapshot named "nope": not found` {
+	if _, err := repo.SnapshotDiff(ctx, "nope"); err == nil || err.Error() != `snapshot diff: no snapshot named "nope"` {
 		t.Errorf("diff of an unknown name: %v", err)
 	}
-	if _, err := repo.SnapshotDelete(ctx, "nope"); err == nil || err.Error() != `snapshot delete: no snapshot named "nope": not found` {
+	if _, err := repo.SnapshotDelete(ctx, "nope"); err == nil || err.Error() != `snapshot delete: no snapshot named "nope"` {
 		t.Errorf("delete of an unknown name: %v", err)
 	}
 	for _, name := range []string{"", ".secret", "foo/bar", "a b", "-x"} {

@@ -158,7 +158,7 @@ restore that does not verify).`,
 		newStatusCmd(e), newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e),
 		newFsckCmd(e), newRecoverCmd(e),
 		newRunCmd(e), newProcessCmd(e), newRunsCmd(e), newConfigCmd(e),
-		newSnapshotCmd(e),
+		newSnapshotCmd(e), newMCPCmd(e),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

@@ -36,6 +36,18 @@
 // operation log, so [Repo.Undo] and [Repo.Redo] step back and forth — a
 // restore included.
 //
+// # Named snapshots
+//
+// [Repo.SnapshotCreate] records the whole workspace under a name (the ref
+// "snapshots/NAME"), [Repo.SnapshotRestore] puts it back with the verified,
+// undoable restore, [Repo.SnapshotDiff] compares it with the working tree,
+// and [Repo.Snapshots] and [Repo.SnapshotDelete] list and remove them. A
+// snapshot may expire ([SnapshotOptions.TTL], [Config.SnapshotTTL]);
+// [Repo.ExpireSnapshots] deletes the expired ones. [FormatSnapshotCreated],
+// [FormatSnapshotList], [FormatSnapshotRestored], [FormatSnapshotDiff] and
+// [FormatSnapshotDeleted] give seed 002's responses, which the ckpt
+// snapshot commands and the MCP tools share.
+//
 // # Integrity and errors
 //
 // Every stored object is re-hashed when it is read; corruption is a

@@ -82,8 +82,8 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 	if opts.Retention != nil {
 		ret = *opts.Retention
 	}
-	out := &GCResult{DryRun: opts.DryRun, Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}}
 	now := r.now()
+	out := &GCResult{DryRun: opts.DryRun, Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}}
 	usage, err := r.st.Usage(ctx)
 	if err != nil {
 		return nil, err
@@ -95,14 +95,19 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 		return nil, err
 	}
 	protected := map[ID]bool{}
-	var expiredRefs []string
+	var expired []store.Ref
 	for _, ref := range refs {
-		if strings.HasPrefix(ref.Name, "snapshots/") && !ref.Expires.IsZero() && !ref.Expires.After(now) {
-			expiredRefs = append(expiredRefs, ref.Name)
-			out.ExpiredSnapshots = append(out.ExpiredSnapshots, strings.TrimPrefix(ref.Name, "snapshots/"))
+		if strings.HasPrefix(ref.Name, snapshotPrefix) && r.expired(ref) {
+			expired = append(expired, ref)
+			out.ExpiredSnapshots = append(out.ExpiredSnapshots, strings.TrimPrefix(ref.Name, snapshotPrefix))
 			continue
 		}
 		protected[ref.ID] = true
+	}
+	if len(expired) > 0 && !opts.DryRun {
+		if err := r.deleteSnapshots(ctx, expired, "expire"); err != nil {
+			return nil, fmt.Errorf("gc: expire snapshots: %w", err)
+		}
 	}
 	for _, id := range r.extraRoots(ctx) {
 		protected[id] = true
@@ -251,7 +256,6 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 		}
 	}
 	plan := m.Plan()
-	plan.Refs = expiredRefs
 	plan.OpsBefore = opsCutoff(ops, func(id ID) bool { return id.IsZero() || m.Marked(id) })
 
 	removed := map[ID]bool{}
@@ -304,7 +308,8 @@ func opsCutoff(ops []store.Op, kept func(ID) bool) int64 {
 	}
 	cut := int64(0)
 	for _, op := range ops {
-		if !(kept(op.Before) && kept(op.After) && kept(op.Checkpoint)) {
+		timeline := undoable(op.Kind) || op.Kind == "undo" || op.Kind == "redo"
+		if timeline && !(kept(op.Before) && kept(op.After) && kept(op.Checkpoint)) {
 			cut = op.Seq + 1
 		}
 	}

@@ -93,16 +93,18 @@ type EventKind string
 
 // Event kinds.
 const (
-	EventCheckpoint EventKind = "checkpoint" // a checkpoint was created
-	EventRestored   EventKind = "restored"   // the workspace was restored
-	EventUndone     EventKind = "undone"     // undo moved the timeline back
-	EventRedone     EventKind = "redone"     // redo moved it forward
-	EventRecovered  EventKind = "recovered"  // an interrupted operation was finished
-	EventSwitched   EventKind = "switched"   // HEAD moved to another branch
-	EventBranch     EventKind = "branch"     // a branch was created or deleted
-	EventTag        EventKind = "tag"        // a tag was created, moved or deleted
-	EventGC         EventKind = "gc"         // gc removed checkpoints and objects
-	EventCleared    EventKind = "cleared"    // the workspace's history was removed
+	EventCheckpoint      EventKind = "checkpoint"       // a checkpoint was created
+	EventRestored        EventKind = "restored"         // the workspace was restored
+	EventUndone          EventKind = "undone"           // undo moved the timeline back
+	EventRedone          EventKind = "redone"           // redo moved it forward
+	EventRecovered       EventKind = "recovered"        // an interrupted operation was finished
+	EventSwitched        EventKind = "switched"         // HEAD moved to another branch
+	EventBranch          EventKind = "branch"           // a branch was created or deleted
+	EventTag             EventKind = "tag"              // a tag was created, moved or deleted
+	EventGC              EventKind = "gc"               // gc removed checkpoints and objects
+	EventCleared         EventKind = "cleared"          // the workspace's history was removed
+	EventSnapshotCreated EventKind = "snapshot-created" // a named snapshot was created (or replaced)
+	EventSnapshotDeleted EventKind = "snapshot-deleted" // a named snapshot was deleted, or expired
 )
 
 // Event is something that happened to a workspace, delivered to
@@ -116,6 +118,8 @@ type Event struct {
 	// Paths written or deleted (restores), or changed (checkpoints).
 	Paths   []Path `json:"paths,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Name is the snapshot's name for snapshot events.
+	Name string `json:"name,omitempty"`
 }
 
 // Subscribe registers fn to receive events, in order, from this Repo's

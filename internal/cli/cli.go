@@ -43,6 +43,9 @@ type env struct {
 	repo      *ckpt.Repo
 	bar       *progressBar
 	noRecover bool
+	// workspace, if set, is the workspace itself (ckpt mcp --workspace,
+	// a client's root): no discovery from dir.
+	workspace string
 }
 
 // usageError marks errors that exit with status 2.
@@ -159,6 +162,7 @@ restore that does not verify).`,
 		newRunCmd(e), newProcessCmd(e), newRunsCmd(e), newConfigCmd(e),
 		newBranchCmd(e), newSwitchCmd(e), newTagCmd(e), newTagsCmd(e), newAncestorCmd(e),
 		newGCCmd(e), newStatsCmd(e), newClearCmd(e), newWorkspacesCmd(e),
+		newSnapshotCmd(e), newMCPCmd(e),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
@@ -195,9 +199,12 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	if opts.Store == "" {
 		opts.Store = os.Getenv("CKPT_STORE")
 	}
-	ws, err := ckpt.FindWorkspace(dir, opts.Store)
-	if err != nil {
-		return nil, err
+	ws := e.workspace
+	if ws == "" {
+		var err error
+		if ws, err = ckpt.FindWorkspace(dir, opts.Store); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Backend == "" {
 		opts.Backend = os.Getenv("CKPT_BACKEND")
@@ -220,6 +227,14 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 			return nil, usagef("CKPT_LOCK_TIMEOUT: %v", err)
 		}
 		opts.LockTimeout = d
+	}
+	if v := os.Getenv("CKPT_NOW"); v != "" {
+		// A fixed clock, for tests and reproducible examples.
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return nil, usagef("CKPT_NOW: want an RFC 3339 time like 2026-04-23T12:30:00Z: %v", err)
+		}
+		opts.Now = func() time.Time { return t }
 	}
 	opts.Waiting = func(holder string) {
 		if !e.quiet {

@@ -89,6 +89,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			"setmtime":    cmdSetMtime,
 			"stdoutcount": cmdStdoutCount,
 			"envstdout":   cmdEnvStdout,
+			"envmatch":    cmdEnvMatch,
 			"nodac":       cmdNoDAC,
 			"notemp":      cmdNoTemp,
 			"exits":       cmdExits,

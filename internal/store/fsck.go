@@ -196,6 +196,9 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 	for _, op := range ops {
 		for _, id := range []object.ID{op.Before, op.After, op.Checkpoint} {
 			if !id.IsZero() && !cps[id] && !op.Expired() {
+				if pruned, _ := s.Pruned(ctx, id); pruned {
+					continue // removed by gc; the op stays as a record
+				}
 				report(Problem{Kind: "op", Name: fmt.Sprintf("#%d %s", op.Seq, op.Kind), ID: id, Detail: "refers to a missing checkpoint"})
 			}
 		}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/mcpserver"
+	"github.com/spf13/cobra"
+)
+
+type mcpOptions struct {
+	workspace string
+}
+
+func newMCPCmd(e *env) *cobra.Command {
+	o := &mcpOptions{}
+	c := &cobra.Command{
+		Use:   "mcp [--workspace DIR]",
+		Short: "Serve snapshots and undo to an agent over MCP (stdio)",
+		Long: `Mcp serves ckpt as a Model Context Protocol server on stdin/stdout, for an
+agent (Claude Code, Codex, Gemini CLI, Cursor, ...) to call. Tools:
+
+  snapshot_create {name, description?, force?, ttl?}   snapshot_list {}
+  snapshot_restore {name}   snapshot_diff {name}   snapshot_delete {name}
+  checkpoint_list {limit?, kind?}   checkpoint_diff {from?, to?, paths?}
+  checkpoint_restore {rev, paths?}   undo {}   redo {}
+
+The four snapshot tools of seed 002 answer exactly what 'ckpt snapshot'
+prints; errors come back as tool errors with the text ckpt prints on stderr.
+
+The workspace is --workspace DIR if given; otherwise the workspace found
+from the client's first file:// root, or from the current directory (or -C
+DIR), as for every other command (so 'ckpt snapshot list' run there shows
+the agent's snapshots). --store, --backend and CKPT_STORE apply.
+
+Register it with an agent, e.g.:
+  claude mcp add ckpt -- ckpt mcp`,
+		Example: `  ckpt mcp
+  ckpt mcp --workspace ~/src/project
+  claude mcp add ckpt -- ckpt mcp`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runMCP(e, o) },
+	}
+	c.Flags().StringVar(&o.workspace, "workspace", "", "serve this workspace `DIR` (default: the client's root, else the current directory)")
+	return c
+}
+
+func runMCP(e *env, o *mcpOptions) error {
+	ws := o.workspace
+	if ws != "" {
+		if !filepath.IsAbs(ws) && e.dir != "" {
+			ws = filepath.Join(e.dir, ws)
+		}
+		abs, err := filepath.Abs(ws)
+		if err != nil {
+			return err
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return usagef("--workspace %s: not a directory", o.workspace)
+		}
+		ws = abs
+	}
+	srv := mcpserver.New(mcpserver.Options{
+		Workspace: ws,
+		Open: func(ctx context.Context, dir string) (*ckpt.Repo, error) {
+			// The same options as every other command. The pinned
+			// workspace is used as is; a client's root, or the current
+			// directory (dir ""), is where discovery starts, so the CLI
+			// run there finds the same workspace and store.
+			sub := &env{ctx: e.ctx, stdin: e.stdin, stdout: io.Discard, stderr: e.stderr,
+				dir: e.dir, store: e.store, backend: e.backend, quiet: e.quiet,
+				maxFileSize: e.maxFileSize}
+			switch {
+			case dir != "" && dir == ws:
+				sub.workspace = dir
+			case dir != "":
+				sub.dir = dir
+			}
+			return sub.open(true)
+		},
+	})
+	defer srv.Close()
+	t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+	err := srv.Run(e.ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return fmt.Errorf("mcp: %w", err)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

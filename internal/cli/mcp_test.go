@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ckpt mcp answers the four seed tools with exactly what ckpt snapshot
+// prints, and fails with exactly what it prints on stderr. Both run
+// in-process here: the MCP server through Main with pipes for stdin and
+// stdout, as cmd/ckpt runs it.
+func TestMCPMatchesCLI(t *testing.T) {
+	ctx := context.Background()
+	ws, store := t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "v1\n")
+	write("b.txt", "b1\n")
+
+	cli := func(args ...string) (string, string, int) {
+		t.Helper()
+		var o, e bytes.Buffer
+		code := Main(ctx, append([]string{"-C", ws, "--store", store}, args...), nil, &o, &e)
+		return o.String(), e.String(), code
+	}
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var serverErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := Main(ctx, []string{"--store", store, "mcp", "--workspace", ws}, inR, outW, &serverErr)
+		outW.Close()
+		done <- code
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := func(name string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	}
+	same := func(what, mcpText, cliOut string) {
+		t.Helper()
+		if !strings.HasSuffix(mcpText, "\n") {
+			mcpText += "\n"
+		}
+		if mcpText != cliOut {
+			t.Errorf("%s: MCP and CLI differ:\nmcp %q\ncli %q", what, mcpText, cliOut)
+		}
+	}
+
+	// Responses.
+	text, _ := tool("snapshot_list", nil)
+	out, _, _ := cli("snapshot", "list")
+	same("empty list", text, out)
+
+	text, _ = tool("snapshot_create", map[string]any{"name": "s1", "description": "from mcp"})
+	out, _, _ = cli("snapshot", "create", "s2", "--description", "from cli")
+	id := regexp.MustCompile(`[0-9a-f]{64}`)
+	same("create", strings.Replace(id.ReplaceAllString(text, "ID"), "s1", "s2", 1), id.ReplaceAllString(out, "ID"))
+
+	text, _ = tool("snapshot_list", nil)
+	out, _, _ = cli("snapshot", "list")
+	same("list", text, out)
+	if strings.Count(out, "\n") != 2 {
+		t.Errorf("list: %q", out)
+	}
+
+	write("a.txt", "v2\n")
+	write("new/c.txt", "c\n")
+	text, _ = tool("snapshot_diff", map[string]any{"name": "s1"})
+	out, _, _ = cli("snapshot", "diff", "s1")
+	same("diff", text, out)
+
+	text, _ = tool("snapshot_restore", map[string]any{"name": "s1"})
+	write("a.txt", "v2\n")
+	write("new/c.txt", "c\n")
+	out, _, _ = cli("snapshot", "restore", "s1")
+	same("restore", text, out)
+	if !strings.HasPrefix(out, "restored snapshot s1 (2 file(s) changed):\na.txt\nnew/c.txt\n") {
+		t.Errorf("restore: %q", out)
+	}
+
+	text, _ = tool("snapshot_diff", map[string]any{"name": "s1"})
+	out, _, _ = cli("snapshot", "diff", "s1")
+	same("no differences", text, out)
+
+	text, _ = tool("snapshot_delete", map[string]any{"name": "s1"})
+	out, _, _ = cli("snapshot", "delete", "s2")
+	same("delete", strings.Replace(text, "s1", "s2", 1), out)
+
+	// Errors: the tool error's text is what the CLI prints on stderr.
+	cli("snapshot", "create", "s3")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		cli  []string
+		code int
+	}{
+		{"snapshot_restore", map[string]any{"name": "nope"}, []string{"snapshot", "restore", "nope"}, ExitError},
+		{"snapshot_diff", map[string]any{"name": "nope"}, []string{"snapshot", "diff", "nope"}, ExitError},
+		{"snapshot_delete", map[string]any{"name": "nope"}, []string{"snapshot", "delete", "nope"}, ExitError},
+		{"snapshot_create", map[string]any{"name": "s3"}, []string{"snapshot", "create", "s3"}, ExitError},
+		{"snapshot_create", map[string]any{"name": ".secret"}, []string{"snapshot", "create", ".secret"}, ExitUsage},
+		{"snapshot_create", map[string]any{"name": ""}, []string{"snapshot", "create", ""}, ExitUsage},
+		{"snapshot_create", map[string]any{"name": "-x"}, []string{"snapshot", "create", "--", "-x"}, ExitUsage},
+		{"snapshot_restore", map[string]any{"name": "a b"}, []string{"snapshot", "restore", "a b"}, ExitUsage},
+		{"snapshot_diff", map[string]any{"name": "foo/bar"}, []string{"snapshot", "diff", "foo/bar"}, ExitUsage},
+		{"checkpoint_restore", map[string]any{"rev": "nosuch"}, []string{"restore", "nosuch"}, ExitError},
+		{"redo", nil, []string{"redo"}, ExitError},
+	} {
+		text, isErr := tool(c.tool, c.args)
+		out, errOut, code := cli(c.cli...)
+		if !isErr || code != c.code || out != "" {
+			t.Errorf("%s %v: tool error %v; ckpt %v exit %d (want %d), stdout %q", c.tool, c.args, isErr, c.cli, code, c.code, out)
+		}
+		same("error of "+strings.Join(c.cli, " "), text, errOut)
+	}
+
+	cs.Close()
+	inW.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("ckpt mcp exited %d: %s", code, serverErr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ckpt mcp did not exit when the client went away")
+	}
+	if serverErr.Len() > 0 {
+		t.Errorf("ckpt mcp wrote to stderr: %s", serverErr.String())
+	}
+}

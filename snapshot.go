@@ -1,0 +1,447 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+)
+
+// Named snapshots (seed 002): a snapshot is a whole-tree checkpoint with a
+// name, kept under the ref "snapshots/NAME" until it is deleted or, with a
+// lifetime, until it expires and [Repo.ExpireSnapshots] drops it.
+
+// SnapshotNameRule is the pattern every snapshot name must match.
+const SnapshotNameRule = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
+
+// maxSnapshotName bounds a name's length so that it stays a valid file name
+// (with room for git's ".lock" suffix) on every backend.
+const maxSnapshotName = 200
+
+// ErrInvalidSnapshotName is wrapped by the error [ValidSnapshotName]
+// returns for a name that breaks the rules.
+var ErrInvalidSnapshotName = errors.New("invalid snapshot name")
+
+// NoExpiry as [SnapshotOptions.TTL] makes a snapshot live until it is
+// deleted, whatever the store's default lifetime.
+const NoExpiry time.Duration = -1
+
+// SnapshotOptions configure [Repo.SnapshotCreate].
+type SnapshotOptions struct {
+	// Description is stored as the snapshot checkpoint's message.
+	Description string
+	// Force replaces an existing snapshot of the same name. Without it,
+	// reusing a name is an error.
+	Force bool
+	// TTL is the snapshot's lifetime: 0 uses the store's default
+	// ([Config.SnapshotTTL]; 0 there means forever), [NoExpiry] means
+	// forever.
+	TTL time.Duration
+}
+
+// Snapshot is a named snapshot.
+type Snapshot struct {
+	Name       string    `json:"name"`
+	Checkpoint ID        `json:"checkpoint"`
+	Time       time.Time `json:"time"`
+	// Description is the message given at creation.
+	Description string `json:"description"`
+	// Expires is when the snapshot expires (zero: never; then absent
+	// from JSON).
+	Expires time.Time `json:"expires,omitzero"`
+	// Expired reports whether Expires has passed: the snapshot is hidden
+	// from [FormatSnapshotList] and the next [Repo.ExpireSnapshots] (ckpt
+	// gc) deletes it. Until then it can still be restored.
+	Expired bool `json:"expired"`
+}
+
+const snapshotPrefix = "snapshots/"
+
+// notFoundError is an error that wraps [ErrNotFound] without repeating it.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+func (e *notFoundError) Unwrap() error { return ErrNotFound }
+
+// ValidSnapshotName reports whether name may name a snapshot: it must match
+// [SnapshotNameRule] (so no empty names, dotfiles, path separators,
+// whitespace or leading hyphens), and, because a snapshot is a git ref on the
+// git backend, must not contain ".." or end in ".lock", and must be at most
+// 200 bytes long. The error wraps [ErrInvalidSnapshotName], quotes the name
+// and states the rule.
+func ValidSnapshotName(name string) error {
+	why := ""
+	switch {
+	case name == "":
+		why = "it is empty"
+	case name[0] == '.':
+		why = `it starts with "."`
+	case name[0] == '-':
+		why = `it starts with "-"`
+	case len(name) > maxSnapshotName:
+		why = fmt.Sprintf("it is longer than %d bytes", maxSnapshotName)
+	default:
+		for _, c := range name {
+			switch {
+			case c == '/' || c == '\\':
+				why = fmt.Sprintf("it contains the path separator %q", c)
+			case unicode.IsSpace(c):
+				why = "it contains whitespace"
+			case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'):
+				why = fmt.Sprintf("it contains %q", c)
+			}
+			if why != "" {
+				break
+			}
+		}
+		if why == "" && strings.Contains(name, "..") {
+			why = `it contains ".." (not allowed in a git ref)`
+		}
+		if why == "" && strings.HasSuffix(name, ".lock") {
+			why = `it ends in ".lock" (not allowed in a git ref)`
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("%w %q: %s; a name must match %s", ErrInvalidSnapshotName, name, why, SnapshotNameRule)
+}
+
+// snapshotTTL is the lifetime a snapshot created with opts gets.
+func (r *Repo) snapshotTTL(opts SnapshotOptions) time.Duration {
+	switch {
+	case opts.TTL > 0:
+		return opts.TTL
+	case opts.TTL < 0:
+		return 0
+	}
+	return r.cfg.SnapshotTTL
+}
+
+func (r *Repo) expired(ref store.Ref) bool {
+	return !ref.Expires.IsZero() && !r.now().Before(ref.Expires)
+}
+
+// snapshotRef returns the ref of a snapshot, or an error naming it (for op)
+// when there is none.
+func (r *Repo) snapshotRef(ctx context.Context, op, name string) (store.Ref, error) {
+	if err := ValidSnapshotName(name); err != nil {
+		return store.Ref{}, fmt.Errorf("%s: %w", op, err)
+	}
+	ref, err := r.st.Ref(ctx, snapshotPrefix+name)
+	if errors.Is(err, store.ErrNotFound) {
+		return ref, withHint(&notFoundError{fmt.Sprintf("%s: no snapshot named %q", op, name)},
+			"`ckpt snapshot list` (MCP: snapshot_list) shows the snapshots")
+	}
+	if err != nil {
+		return ref, fmt.Errorf("%s: %w", op, err)
+	}
+	return ref, nil
+}
+
+func (r *Repo) toSnapshot(ctx context.Context, ref store.Ref) (*Snapshot, error) {
+	rec, err := r.st.Checkpoint(ctx, ref.ID)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", strings.TrimPrefix(ref.Name, snapshotPrefix), err)
+	}
+	s := &Snapshot{
+		Name:        strings.TrimPrefix(ref.Name, snapshotPrefix),
+		Checkpoint:  ref.ID,
+		Time:        rec.Time.UTC(),
+		Description: rec.Message,
+		Expired:     r.expired(ref),
+	}
+	if !ref.Expires.IsZero() {
+		s.Expires = ref.Expires.UTC()
+	}
+	return s, nil
+}
+
+// SnapshotCreate records the whole workspace as a new checkpoint (even if it
+// equals HEAD; ignored files are never captured) and names it: the ref
+// "snapshots/NAME" points at it, in the same transaction. The checkpoint's
+// message is opts.Description and its metadata {"snapshot": NAME}; like any
+// save, it becomes HEAD. An existing snapshot of that name is an error
+// unless opts.Force (an expired one is replaced without it).
+func (r *Repo) SnapshotCreate(ctx context.Context, name string, opts SnapshotOptions) (*Snapshot, error) {
+	const op = "snapshot create"
+	if err := ValidSnapshotName(name); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	old, err := r.st.Ref(ctx, snapshotPrefix+name)
+	switch {
+	case err == nil && !opts.Force && !r.expired(old):
+		return nil, withHint(fmt.Errorf("%s: snapshot %q already exists (checkpoint %s)", op, name, old.ID.Short()),
+			"replace it with --force (MCP: force: true), or pick another name")
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	var ref store.Ref
+	res, err := r.saveLocked(ctx, SaveOptions{
+		Kind: KindManual, Message: opts.Description, AllowEmpty: true,
+		Meta: map[string]string{"snapshot": name},
+	}, func(tx store.Tx, rec *store.Record, created bool, c *capture) error {
+		ref = store.Ref{Name: snapshotPrefix + name, ID: rec.ID, Time: rec.Time}
+		if ttl := r.snapshotTTL(opts); ttl > 0 {
+			ref.Expires = rec.Time.Add(ttl)
+		}
+		return tx.SetRef(ref)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, name, err)
+	}
+	s := &Snapshot{Name: name, Checkpoint: res.Checkpoint.ID, Time: res.Checkpoint.Time.UTC(), Description: opts.Description}
+	if !ref.Expires.IsZero() {
+		s.Expires = ref.Expires.UTC()
+	}
+	r.emit(Event{Kind: EventSnapshotCreated, Checkpoint: s.Checkpoint, Name: name, Message: opts.Description})
+	return s, nil
+}
+
+// Snapshots returns every snapshot, expired ones included (marked), newest
+// first (by creation time, then name).
+func (r *Repo) Snapshots(ctx context.Context) ([]*Snapshot, error) {
+	refs, err := r.st.Refs(ctx, snapshotPrefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Snapshot, 0, len(refs))
+	for _, ref := range refs {
+		s, err := r.toSnapshot(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Time.Equal(out[j].Time) {
+			return out[i].Time.After(out[j].Time)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// Snapshot returns the named snapshot; an unknown name is an error
+// wrapping [ErrNotFound].
+func (r *Repo) Snapshot(ctx context.Context, name string) (*Snapshot, error) {
+	ref, err := r.snapshotRef(ctx, "snapshot", name)
+	if err != nil {
+		return nil, err
+	}
+	return r.toSnapshot(ctx, ref)
+}
+
+// SnapshotRestore makes the workspace equal to the named snapshot with the
+// verified restore of [Repo.Restore]: files the snapshot does not have are
+// removed and the directories that emptied pruned, ignored files are never
+// touched, every written path is hash-checked, and the state before is
+// checkpointed first (when it differs from HEAD) so [Repo.Undo] brings it
+// back. An unknown name is an error that touches nothing.
+func (r *Repo) SnapshotRestore(ctx context.Context, name string) (*RestoreResult, error) {
+	const op = "snapshot restore"
+	if err := ValidSnapshotName(name); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ref, err := r.snapshotRef(ctx, op, name)
+	if err != nil {
+		return nil, err
+	}
+	return r.restoreLocked(ctx, journalData{Op: "restore", Target: ref.ID}, false)
+}
+
+// SnapshotDiff compares the named snapshot (the old side, "-" lines) with
+// the working tree (the new side, "+" lines). Render it with
+// [FormatSnapshotDiff] or [DiffResult.WritePatch].
+func (r *Repo) SnapshotDiff(ctx context.Context, name string) (*DiffResult, error) {
+	ref, err := r.snapshotRef(ctx, "snapshot diff", name)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Diff(ctx, DiffOptions{From: ref.ID.String()})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot diff %s: %w", name, err)
+	}
+	return d, nil
+}
+
+// SnapshotDelete deletes the named snapshot and returns what it was. Its
+// checkpoint stays in the store (the operation log records its id) until
+// gc finds nothing else refers to it. An unknown name is an error.
+func (r *Repo) SnapshotDelete(ctx context.Context, name string) (*Snapshot, error) {
+	const op = "snapshot delete"
+	if err := ValidSnapshotName(name); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ref, err := r.snapshotRef(ctx, op, name)
+	if err != nil {
+		return nil, err
+	}
+	s, err := r.toSnapshot(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.deleteSnapshots(ctx, []store.Ref{ref}, "delete"); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, name, err)
+	}
+	return s, nil
+}
+
+// ExpireSnapshots deletes every snapshot whose lifetime has passed and
+// returns their names, sorted. ckpt gc calls it before collecting.
+func (r *Repo) ExpireSnapshots(ctx context.Context) ([]string, error) {
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	refs, err := r.st.Refs(ctx, snapshotPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var gone []store.Ref
+	names := []string{}
+	for _, ref := range refs {
+		if r.expired(ref) {
+			gone = append(gone, ref)
+			names = append(names, strings.TrimPrefix(ref.Name, snapshotPrefix))
+		}
+	}
+	if len(gone) == 0 {
+		return names, nil
+	}
+	if err := r.deleteSnapshots(ctx, gone, "expire"); err != nil {
+		return nil, fmt.Errorf("expire snapshots: %w", err)
+	}
+	return names, nil
+}
+
+// deleteSnapshots removes refs in one transaction, recording each in the
+// operation log (kind "snapshot-delete", detail "why NAME"), and emits
+// their events.
+func (r *Repo) deleteSnapshots(ctx context.Context, refs []store.Ref, why string) error {
+	_, head, err := r.head(ctx)
+	if err != nil {
+		return err
+	}
+	var headID ID
+	if head != nil {
+		headID = head.ID
+	}
+	err = r.st.Update(ctx, func(tx store.Tx) error {
+		for _, ref := range refs {
+			if err := tx.DeleteRef(ref.Name); err != nil {
+				return err
+			}
+			name := strings.TrimPrefix(ref.Name, snapshotPrefix)
+			if _, err := tx.AppendOp(store.Op{Kind: "snapshot-delete", Time: r.now(), Before: headID, After: headID,
+				Checkpoint: ref.ID, Detail: why + " " + name}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		msg := "deleted"
+		if why == "expire" {
+			msg = "expired"
+		}
+		r.emit(Event{Kind: EventSnapshotDeleted, Checkpoint: ref.ID, Name: strings.TrimPrefix(ref.Name, snapshotPrefix), Message: msg})
+	}
+	return nil
+}
+
+// Responses of the snapshot commands and MCP tools: seed 002's text, shared
+// by every frontend so that they are byte-identical. None ends with a
+// newline except a diff (a patch ends with one); the CLI adds one to the
+// others.
+
+// SnapshotTimeLayout is how snapshot times are written: UTC, with the
+// offset spelled "+00:00" (never "Z").
+const SnapshotTimeLayout = "2006-01-02T15:04:05-07:00"
+
+// FormatSnapshotCreated is the response to a create:
+// "snapshot NAME created: <64-hex checkpoint id>".
+func FormatSnapshotCreated(s *Snapshot) string {
+	return fmt.Sprintf("snapshot %s created: %s", s.Name, s.Checkpoint)
+}
+
+// FormatSnapshotList is the response to a list: one row per snapshot that
+// has not expired, in the order given (newest first from [Repo.Snapshots]),
+// "name<TAB>12-hex id<TAB>time<TAB>description" with the time in
+// [SnapshotTimeLayout] and the description's first line (tabs turned into
+// spaces); or "no snapshots".
+func FormatSnapshotList(snaps []*Snapshot) string {
+	var b strings.Builder
+	for _, s := range snaps {
+		if s.Expired {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		desc, _, _ := strings.Cut(s.Description, "\n")
+		desc = strings.ReplaceAll(strings.TrimSuffix(desc, "\r"), "\t", " ")
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s", s.Name, s.Checkpoint.Short(), s.Time.UTC().Format(SnapshotTimeLayout), desc)
+	}
+	if b.Len() == 0 {
+		return "no snapshots"
+	}
+	return b.String()
+}
+
+// FormatSnapshotRestored is the response to a restore:
+// "restored snapshot NAME (N file(s) changed):" and then each path written
+// or deleted on its own line (quoted as git quotes unusual names).
+func FormatSnapshotRestored(name string, res *RestoreResult) string {
+	changed := res.Changed()
+	var b strings.Builder
+	fmt.Fprintf(&b, "restored snapshot %s (%d file(s) changed):", name, len(changed))
+	for _, p := range changed {
+		b.WriteByte('\n')
+		b.WriteString(QuotePath(string(p)))
+	}
+	return b.String()
+}
+
+// FormatSnapshotDiff is the response to a diff: the git-style patch
+// ("-" lines are the snapshot, "+" lines the working tree), or
+// "no differences".
+func FormatSnapshotDiff(ctx context.Context, d *DiffResult) (string, error) {
+	if len(d.Files) == 0 {
+		return "no differences", nil
+	}
+	var b strings.Builder
+	if err := d.WritePatch(ctx, &b); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// FormatSnapshotDeleted is the response to a delete: "snapshot NAME deleted".
+func FormatSnapshotDeleted(name string) string {
+	return fmt.Sprintf("snapshot %s deleted", name)
+}

@@ -1,0 +1,463 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/treegen"
+)
+
+// clock is a settable Options.Now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) set(s string) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func writeFiles(t *testing.T, ws string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(ws, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func wsState(t *testing.T, ws string) treegen.State {
+	t.Helper()
+	st, err := treegen.Snapshot(ws, func(rel string) bool { return rel == ".git" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// snapshotRepo opens a temporary workspace holding files with the given
+// backend and a settable clock (starting at 2026-04-23T12:00:00Z).
+func snapshotRepo(t *testing.T, backend string, cfg *Config, files map[string]string) (*Repo, string, *clock) {
+	t.Helper()
+	ws := t.TempDir()
+	writeFiles(t, ws, files)
+	clk := &clock{}
+	clk.set("2026-04-23T12:00:00Z")
+	opts := Options{Backend: backend, Now: clk.now, Config: cfg}
+	if backend == BackendSQLite {
+		opts.Store = t.TempDir()
+	}
+	repo, err := Open(context.Background(), ws, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { repo.Close() })
+	return repo, ws, clk
+}
+
+func TestValidSnapshotName(t *testing.T) {
+	for _, name := range []string{"s1", "before-refactor", "v1.2", "_x", "A_b-c.d", "9", strings.Repeat("a", 200)} {
+		if err := ValidSnapshotName(name); err != nil {
+			t.Errorf("ValidSnapshotName(%q) = %v, want nil", name, err)
+		}
+	}
+	for _, c := range []struct{ name, why string }{
+		{"", "it is empty"},
+		{".secret", `it starts with "."`},
+		{"-x", `it starts with "-"`},
+		{"foo/bar", `it contains the path separator '/'`},
+		{`foo\bar`, `it contains the path separator '\\'`},
+		{"foo bar", "it contains whitespace"},
+		{"foo\tbar", "it contains whitespace"},
+		{"tab\n", "it contains whitespace"},
+		{"café", `it contains 'é'`},
+		{"a:b", `it contains ':'`},
+		{"a..b", `it contains ".."`},
+		{"x.lock", `it ends in ".lock"`},
+		{strings.Repeat("a", 201), "it is longer than 200 bytes"},
+	} {
+		err := ValidSnapshotName(c.name)
+		if err == nil {
+			t.Errorf("ValidSnapshotName(%q) = nil, want an error", c.name)
+			continue
+		}
+		if !errors.Is(err, ErrInvalidSnapshotName) {
+			t.Errorf("ValidSnapshotName(%q) does not wrap ErrInvalidSnapshotName: %v", c.name, err)
+		}
+		msg := err.Error()
+		wantPrefix := "invalid snapshot name " + strconv.Quote(c.name) + ": " + c.why
+		if !strings.HasPrefix(msg, wantPrefix) || !strings.HasSuffix(msg, "; a name must match "+SnapshotNameRule) {
+			t.Errorf("ValidSnapshotName(%q):\ngot  %s\nwant %s...; a name must match %s", c.name, msg, wantPrefix, SnapshotNameRule)
+		}
+	}
+}
+
+var snapshotRule = regexp.MustCompile(SnapshotNameRule)
+
+// Every valid name matches the seed's pattern.
+func FuzzValidSnapshotName(f *testing.F) {
+	for _, s := range []string{"s1", ".x", "-x", "a/b", "a b", "a..b", "x.lock", "", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if ValidSnapshotName(name) == nil && !snapshotRule.MatchString(name) {
+			t.Fatalf("%q accepted but does not match %s", name, SnapshotNameRule)
+		}
+	})
+}
+
+func TestSnapshotSeedResponses(t *testing.T) {
+	for _, backend := range []string{BackendSQLite, BackendMemory} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			repo, ws, clk := snapshotRepo(t, backend, nil, map[string]string{"a.txt": "v1\n", "b.txt": "b\n"})
+
+			if got := FormatSnapshotList(mustSnapshots(t, repo)); got != "no snapshots" {
+				t.Errorf("empty list = %q", got)
+			}
+			clk.set("2026-04-23T12:15:00Z")
+			s2, err := repo.SnapshotCreate(ctx, "s2", SnapshotOptions{Description: "initial checkpoint"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := FormatSnapshotCreated(s2), "snapshot s2 created: "+s2.Checkpoint.String(); got != want {
+				t.Errorf("created = %q, want %q", got, want)
+			}
+			if len(s2.Checkpoint.String()) != 64 {
+				t.Errorf("checkpoint id %q is not 64 hex", s2.Checkpoint)
+			}
+			cp, err := repo.Get(ctx, "snapshots/s2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.Message != "initial checkpoint" || cp.Meta["snapshot"] != "s2" || cp.Kind != KindManual {
+				t.Errorf("snapshot checkpoint = %+v", cp)
+			}
+
+			writeFiles(t, ws, map[string]string{"a.txt": "v2\n"})
+			clk.set("2026-04-23T12:30:00Z")
+			s1, err := repo.SnapshotCreate(ctx, "s1", SnapshotOptions{Description: "before refactor"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "s1\t" + s1.Checkpoint.Short() + "\t2026-04-23T12:30:00+00:00\tbefore refactor\n" +
+				"s2\t" + s2.Checkpoint.Short() + "\t2026-04-23T12:15:00+00:00\tinitial checkpoint"
+			if got := FormatSnapshotList(mustSnapshots(t, repo)); got != want {
+				t.Errorf("list:\ngot  %q\nwant %q", got, want)
+			}
+
+			// The seed's diff: "-" is the snapshot, "+" the working tree.
+			d, err := repo.SnapshotDiff(ctx, "s2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, err := FormatSnapshotDiff(ctx, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (The seed shows e5c5594 for "v2\n"; git hash-object says 8c1384d.)
+			wantDiff := "diff --git a/a.txt b/a.txt\nindex 626799f..8c1384d 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-v1\n+v2\n"
+			if text != wantDiff {
+				t.Errorf("diff:\ngot  %q\nwant %q", text, wantDiff)
+			}
+			d, err = repo.SnapshotDiff(ctx, "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text, _ := FormatSnapshotDiff(ctx, d); text != "no differences" {
+				t.Errorf("diff of an equal snapshot = %q", text)
+			}
+
+			// The seed's restore: two files changed.
+			writeFiles(t, ws, map[string]string{"b.txt": "b2\n"})
+			res, err := repo.SnapshotRestore(ctx, "s2")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := FormatSnapshotRestored("s2", res), "restored snapshot s2 (2 file(s) changed):\na.txt\nb.txt"; got != want {
+				t.Errorf("restored = %q, want %q", got, want)
+			}
+			if res.PreRestore == nil {
+				t.Errorf("the unsaved b.txt was not checkpointed before the restore")
+			}
+			if got := FormatSnapshotRestored("s2", &RestoreResult{}); got != "restored snapshot s2 (0 file(s) changed):" {
+				t.Errorf("empty restore = %q", got)
+			}
+
+			del, err := repo.SnapshotDelete(ctx, "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if del.Name != "s1" || del.Checkpoint != s1.Checkpoint {
+				t.Errorf("deleted %+v", del)
+			}
+			if got := FormatSnapshotDeleted("s1"); got != "snapshot s1 deleted" {
+				t.Errorf("deleted = %q", got)
+			}
+			if got := FormatSnapshotList(mustSnapshots(t, repo)); !strings.HasPrefix(got, "s2\t") || strings.Contains(got, "s1") {
+				t.Errorf("list after delete = %q", got)
+			}
+			// The deleted snapshot's checkpoint is still there.
+			if _, err := repo.Get(ctx, s1.Checkpoint.String()); err != nil {
+				t.Errorf("checkpoint of a deleted snapshot: %v", err)
+			}
+		})
+	}
+}
+
+func mustSnapshots(t *testing.T, repo *Repo) []*Snapshot {
+	t.Helper()
+	s, err := repo.Snapshots(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSnapshotRestoreIsTheVerifiedRestore(t *testing.T) {
+	ctx := context.Background()
+	repo, ws, _ := snapshotRepo(t, BackendSQLite, nil, map[string]string{
+		"a.txt": "a\n", "src/keep.go": "package x\n", ".gitignore": "*.log\nbuild/\n", "debug.log": "old log\n",
+	})
+	if _, err := repo.SnapshotCreate(ctx, "base", SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap := wsState(t, ws)
+
+	// The agent's turn: edits, new files in new directories, a deletion,
+	// ignored output.
+	writeFiles(t, ws, map[string]string{
+		"a.txt": "changed\n", "new/deep/file.txt": "x\n", "src/extra.go": "package x\n",
+		"debug.log": "new log\n", "build/out.bin": "bin",
+	})
+	os.Remove(filepath.Join(ws, "src/keep.go"))
+	turn := wsState(t, ws)
+
+	res, err := repo.SnapshotRestore(ctx, "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := FormatSnapshotRestored("base", res)
+	if got != "restored snapshot base (4 file(s) changed):\na.txt\nnew/deep/file.txt\nsrc/extra.go\nsrc/keep.go" {
+		t.Errorf("restored = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new")); !os.IsNotExist(err) {
+		t.Errorf("emptied directory new/ was not pruned: %v", err)
+	}
+	// Ignored files are never touched: neither restored nor deleted.
+	for p, c := range map[string]string{"debug.log": "new log\n", "build/out.bin": "bin"} {
+		if b, err := os.ReadFile(filepath.Join(ws, p)); err != nil || string(b) != c {
+			t.Errorf("ignored %s = %q, %v; want %q untouched", p, b, err, c)
+		}
+	}
+	after := wsState(t, ws)
+	delete(after, "debug.log")
+	delete(after, "build/out.bin")
+	delete(snap, "debug.log")
+	if d := treegen.Diff(snap, after); d != "" {
+		t.Errorf("workspace differs from the snapshot: %s", d)
+	}
+
+	// Undo brings the turn back, exactly.
+	if _, err := repo.Undo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := treegen.Diff(turn, wsState(t, ws)); d != "" {
+		t.Errorf("undo after restore: %s", d)
+	}
+}
+
+func TestSnapshotErrorsTouchNothing(t *testing.T) {
+	ctx := context.Background()
+	repo, ws, _ := snapshotRepo(t, BackendSQLite, nil, map[string]string{"a.txt": "a\n"})
+	s, err := repo.SnapshotCreate(ctx, "s1", SnapshotOptions{Description: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, ws, map[string]string{"a.txt": "edited\n", "b.txt": "new\n"})
+	before := wsState(t, ws)
+	list := FormatSnapshotList(mustSnapshots(t, repo))
+	cps, _ := repo.List(ctx, ListOptions{})
+
+	_, err = repo.SnapshotRestore(ctx, "nope")
+	if !errors.Is(err, ErrNotFound) || err.Error() != `snapshot restore: no snapshot named "nope"` {
+		t.Errorf("restore of an unknown name: %v", err)
+	}
+	if Hint(err) == "" {
+		t.Errorf("no hint for an unknown name")
+	}
+	if _, err := repo.SnapshotDiff(ctx, "nope"); err == nil || err.Error() != `snapshot diff: no snapshot named "nope"` {
+		t.Errorf("diff of an unknown name: %v", err)
+	}
+	if _, err := repo.SnapshotDelete(ctx, "nope"); err == nil || err.Error() != `snapshot delete: no snapshot named "nope"` {
+		t.Errorf("delete of an unknown name: %v", err)
+	}
+	for _, name := range []string{"", ".secret", "foo/bar", "a b", "-x"} {
+		for op, f := range map[string]func() error{
+			"create":  func() error { _, err := repo.SnapshotCreate(ctx, name, SnapshotOptions{}); return err },
+			"restore": func() error { _, err := repo.SnapshotRestore(ctx, name); return err },
+			"diff":    func() error { _, err := repo.SnapshotDiff(ctx, name); return err },
+			"delete":  func() error { _, err := repo.SnapshotDelete(ctx, name); return err },
+		} {
+			err := f()
+			if !errors.Is(err, ErrInvalidSnapshotName) || !strings.HasPrefix(err.Error(), "snapshot "+op+": invalid snapshot name") {
+				t.Errorf("%s %q: %v", op, name, err)
+			}
+		}
+	}
+	// Reusing a name needs Force.
+	_, err = repo.SnapshotCreate(ctx, "s1", SnapshotOptions{Description: "second"})
+	if err == nil || err.Error() != `snapshot create: snapshot "s1" already exists (checkpoint `+s.Checkpoint.Short()+`)` ||
+		!strings.Contains(Hint(err), "--force") {
+		t.Errorf("reusing a name: %v (hint %q)", err, Hint(err))
+	}
+	if d := treegen.Diff(before, wsState(t, ws)); d != "" {
+		t.Errorf("a failed operation changed the workspace: %s", d)
+	}
+	if got := FormatSnapshotList(mustSnapshots(t, repo)); got != list {
+		t.Errorf("a failed operation changed the snapshots: %q, was %q", got, list)
+	}
+	if now, _ := repo.List(ctx, ListOptions{}); len(now) != len(cps) {
+		t.Errorf("a failed operation recorded a checkpoint: %d checkpoints, was %d", len(now), len(cps))
+	}
+
+	// With Force the name moves to the current state.
+	s2, err := repo.SnapshotCreate(ctx, "s1", SnapshotOptions{Description: "second", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Checkpoint == s.Checkpoint {
+		t.Errorf("--force did not replace the snapshot")
+	}
+	got, err := repo.Snapshot(ctx, "s1")
+	if err != nil || got.Checkpoint != s2.Checkpoint || got.Description != "second" {
+		t.Errorf("after force: %+v, %v", got, err)
+	}
+}
+
+func TestSnapshotTTL(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultConfig()
+	cfg.SnapshotTTL = 48 * time.Hour
+	repo, _, clk := snapshotRepo(t, BackendMemory, &cfg, map[string]string{"a.txt": "a\n"})
+	var events []Event
+	repo.Subscribe(func(e Event) {
+		if strings.HasPrefix(string(e.Kind), "snapshot-") {
+			events = append(events, e)
+		}
+	})
+	short, err := repo.SnapshotCreate(ctx, "short", SnapshotOptions{TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := clk.now().Add(time.Hour).UTC(); !short.Expires.Equal(want) {
+		t.Errorf("expires %v, want %v", short.Expires, want)
+	}
+	def, err := repo.SnapshotCreate(ctx, "default", SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := clk.now().Add(48 * time.Hour); !def.Expires.Equal(want) {
+		t.Errorf("store default: expires %v, want %v", def.Expires, want)
+	}
+	forever, err := repo.SnapshotCreate(ctx, "forever", SnapshotOptions{TTL: NoExpiry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !forever.Expires.IsZero() {
+		t.Errorf("NoExpiry: expires %v", forever.Expires)
+	}
+
+	clk.add(2 * time.Hour)
+	snaps := mustSnapshots(t, repo)
+	expired := map[string]bool{}
+	for _, s := range snaps {
+		expired[s.Name] = s.Expired
+	}
+	if !expired["short"] || expired["default"] || expired["forever"] {
+		t.Errorf("expired = %v", expired)
+	}
+	if got := FormatSnapshotList(snaps); strings.Contains(got, "short") {
+		t.Errorf("the text list shows an expired snapshot: %q", got)
+	}
+	// Until it is dropped, an expired snapshot can still be restored...
+	if _, err := repo.SnapshotRestore(ctx, "short"); err != nil {
+		t.Errorf("restore of an expired snapshot: %v", err)
+	}
+	names, err := repo.ExpireSnapshots(ctx)
+	if err != nil || strings.Join(names, ",") != "short" {
+		t.Errorf("ExpireSnapshots = %v, %v", names, err)
+	}
+	if _, err := repo.Snapshot(ctx, "short"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("expired snapshot still there: %v", err)
+	}
+	// ...and its name may be reused without Force.
+	clk.add(47 * time.Hour)
+	if _, err := repo.SnapshotCreate(ctx, "default", SnapshotOptions{}); err != nil {
+		t.Errorf("reusing an expired name: %v", err)
+	}
+	if names, _ := repo.ExpireSnapshots(ctx); len(names) != 0 {
+		t.Errorf("second expiry dropped %v", names)
+	}
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, string(e.Kind)+":"+e.Name+":"+e.Message)
+	}
+	want := "snapshot-created:short:,snapshot-created:default:,snapshot-created:forever:,snapshot-deleted:short:expired,snapshot-created:default:"
+	if got := strings.Join(kinds, ","); got != want {
+		t.Errorf("events:\ngot  %s\nwant %s", got, want)
+	}
+}
+
+func TestSnapshotListOrderAndDescriptions(t *testing.T) {
+	ctx := context.Background()
+	repo, _, clk := snapshotRepo(t, BackendMemory, nil, map[string]string{"a.txt": "a\n"})
+	for _, c := range []struct{ name, desc, at string }{
+		{"b", "same second b", "2026-04-23T10:00:00Z"},
+		{"a", "same second a", "2026-04-23T10:00:00Z"},
+		{"east", "line one\tcol\nline two", "2026-04-23T11:00:00+02:00"},
+		{"west", "", "2026-04-22T23:59:59-05:00"},
+	} {
+		clk.set(c.at)
+		if _, err := repo.SnapshotCreate(ctx, c.name, SnapshotOptions{Description: c.desc}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []string
+	for _, l := range strings.Split(FormatSnapshotList(mustSnapshots(t, repo)), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 4 {
+			t.Fatalf("row %q has %d fields", l, len(f))
+		}
+		rows = append(rows, f[0]+" "+f[2]+" "+f[3])
+	}
+	want := []string{
+		"a 2026-04-23T10:00:00+00:00 same second a",
+		"b 2026-04-23T10:00:00+00:00 same second b",
+		"east 2026-04-23T09:00:00+00:00 line one col",
+		"west 2026-04-23T04:59:59+00:00 ",
+	}
+	if strings.Join(rows, "|") != strings.Join(want, "|") {
+		t.Errorf("rows:\ngot  %q\nwant %q", rows, want)
+	}
+}

@@ -209,6 +209,10 @@ func (r *Repo) Switch(ctx context.Context, name string, opts SwitchOptions) (*Sw
 		return nil, err
 	}
 	defer unlock()
+	return r.switchLocked(ctx, name, opts)
+}
+
+func (r *Repo) switchLocked(ctx context.Context, name string, opts SwitchOptions) (*SwitchResult, error) {
 	headRef, headRec, err := r.head(ctx)
 	if err != nil {
 		return nil, err

@@ -371,6 +371,8 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 		kind = EventRedone
 	case "switch":
 		kind = EventSwitched
+	case "rewind":
+		kind = EventRewound
 	}
 	if recovering {
 		kind = EventRecovered

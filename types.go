@@ -105,6 +105,12 @@ const (
 	EventCleared         EventKind = "cleared"          // the workspace's history was removed
 	EventSnapshotCreated EventKind = "snapshot-created" // a named snapshot was created (or replaced)
 	EventSnapshotDeleted EventKind = "snapshot-deleted" // a named snapshot was deleted, or expired
+	EventTurnBegan       EventKind = "turn-began"       // a session's turn began (checkpoint taken)
+	EventTurnEnded       EventKind = "turn-ended"       // a session's turn ended
+	EventMessage         EventKind = "message"          // a message was added to a session
+	EventRewound         EventKind = "rewound"          // a session was rewound (code, conversation or both)
+	EventForked          EventKind = "forked"           // a session was forked from a turn
+	EventSummarized      EventKind = "summarized"       // a session's turns were summarized
 )
 
 // Event is something that happened to a workspace, delivered to
@@ -120,6 +126,9 @@ type Event struct {
 	Message string `json:"message,omitempty"`
 	// Name is the snapshot's name for snapshot events.
 	Name string `json:"name,omitempty"`
+	// Session and Turn identify the session and turn of session events.
+	Session string `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
 }
 
 // Subscribe registers fn to receive events, in order, from this Repo's

@@ -29,7 +29,7 @@ type Timeline struct {
 // undoable ops are the steps of the timeline.
 func undoable(kind string) bool {
 	switch kind {
-	case "save", "restore", "switch":
+	case "save", "restore", "switch", "rewind":
 		return true
 	}
 	return false

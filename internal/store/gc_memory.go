@@ -104,7 +104,7 @@ func (m *Memory) Clear(ctx context.Context, extraTables ...string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.blobs, m.trees, m.cps = map[object.ID][]byte{}, map[object.ID][]byte{}, map[object.ID]*memCP{}
-	m.refs, m.ops, m.journal, m.pruned = map[string]Ref{}, nil, nil, nil
+	m.refs, m.ops, m.journal, m.pruned, m.sess = map[string]Ref{}, nil, nil, nil, nil
 	var gen int64
 	fmt.Sscan(m.meta["generation"], &gen)
 	m.meta["generation"] = fmt.Sprint(gen + 1)

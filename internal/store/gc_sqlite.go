@@ -17,7 +17,7 @@ import (
 // ignore (so the schema version does not change).
 const migrations = `
 CREATE TABLE IF NOT EXISTS pruned (id BLOB PRIMARY KEY, time INTEGER NOT NULL);
-`
+` + sessionMigrations
 
 func nowNano() int64 { return time.Now().UnixNano() }
 

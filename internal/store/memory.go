@@ -31,6 +31,7 @@ type Memory struct {
 	lockCh    chan struct{}
 	pruned    map[object.ID]bool
 	opSeq     int64
+	sess      *memSessions
 }
 
 type memCP struct {

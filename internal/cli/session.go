@@ -182,7 +182,7 @@ func showSession(e *env, id string, asJSON, all bool) error {
 	}
 	if asJSON {
 		return e.printJSON(struct {
-			Session  *ckpt.Session  `json:"session"`
+			Session  *ckpt.Session   `json:"session"`
 			Messages []*ckpt.Message `json:"messages"`
 		}{s, msgs})
 	}

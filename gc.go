@@ -51,6 +51,8 @@ type GCResult struct {
 	Kept int `json:"kept"`
 	// ExpiredSnapshots are the snapshots whose TTL had passed.
 	ExpiredSnapshots []string `json:"expired_snapshots"`
+	// Sessions are the sessions idle for longer than MaxAge, removed.
+	Sessions []string `json:"sessions"`
 	// Objects is the number of trees, blobs and chunks removed.
 	Objects int `json:"objects"`
 	// Ops is the number of operation log entries dropped (undo no longer
@@ -83,7 +85,7 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 		ret = *opts.Retention
 	}
 	now := r.now()
-	out := &GCResult{DryRun: opts.DryRun, Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}}
+	out := &GCResult{DryRun: opts.DryRun, Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}, Sessions: []string{}}
 	usage, err := r.st.Usage(ctx)
 	if err != nil {
 		return nil, err
@@ -109,7 +111,35 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 			return nil, fmt.Errorf("gc: expire snapshots: %w", err)
 		}
 	}
-	for _, id := range r.extraRoots(ctx) {
+	// Sessions follow the same age limit: one idle for longer than MaxAge
+	// is removed, and its turns' checkpoints are no longer kept for it.
+	if ret.MaxAge > 0 {
+		all, err := r.Sessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, sess := range all {
+			if now.Sub(sess.Updated) > ret.MaxAge {
+				out.Sessions = append(out.Sessions, sess.ID)
+				if !opts.DryRun {
+					if err := r.sessions().DeleteSession(ctx, sess.ID); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	skip := map[string]bool{}
+	if opts.DryRun {
+		for _, id := range out.Sessions {
+			skip[id] = true
+		}
+	}
+	roots, err := r.extraRoots(ctx, skip)
+	if err != nil {
+		return nil, err // never collect what an unreadable session may need
+	}
+	for _, id := range roots {
 		protected[id] = true
 	}
 
@@ -327,17 +357,22 @@ func opsCutoff(ops []store.Op, kept func(ID) bool) int64 {
 	return cut
 }
 
-// extraRoots are checkpoints other parts of the engine keep (sessions).
-func (r *Repo) extraRoots(ctx context.Context) []ID {
+// extraRoots are checkpoints other parts of the engine keep (sessions,
+// except those in skip).
+func (r *Repo) extraRoots(ctx context.Context, skip map[string]bool) ([]ID, error) {
 	var out []ID
 	for _, fn := range gcRoots {
-		out = append(out, fn(ctx, r)...)
+		ids, err := fn(ctx, r, skip)
+		if err != nil {
+			return nil, fmt.Errorf("gc: %w", err)
+		}
+		out = append(out, ids...)
 	}
-	return out
+	return out, nil
 }
 
 // gcRoots lets other files add gc roots (sessions' turn checkpoints).
-var gcRoots []func(context.Context, *Repo) []ID
+var gcRoots []func(ctx context.Context, r *Repo, skip map[string]bool) ([]ID, error)
 
 // autoGC runs gc after a save when the store is well over its limits, so
 // each automatic gc removes a batch and the cost is spread over many saves:

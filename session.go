@@ -542,13 +542,16 @@ func marshalIndent(v any) []byte {
 func init() {
 	clearTables = append(clearTables, store.SessionTables...)
 	// gc keeps the checkpoints of every session's turns.
-	gcRoots = append(gcRoots, func(ctx context.Context, r *Repo) []ID {
+	gcRoots = append(gcRoots, func(ctx context.Context, r *Repo, skip map[string]bool) ([]ID, error) {
 		all, err := r.Sessions(ctx)
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		var out []ID
 		for _, s := range all {
+			if skip[s.ID] {
+				continue
+			}
 			for _, ts := range [][]*Turn{s.Turns, s.Rewound} {
 				for _, t := range ts {
 					out = append(out, t.Begin)
@@ -558,7 +561,7 @@ func init() {
 				}
 			}
 		}
-		return out
+		return out, nil
 	})
 }
 

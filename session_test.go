@@ -2,11 +2,14 @@ package ckpt
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func sh(t *testing.T, dir, script string) {
@@ -291,5 +294,52 @@ func TestForkAndSummarize(t *testing.T) {
 	r.cfg.Summarizer = "exit 3"
 	if _, err := c.Summarize(ctx, 1, SummarizeFrom); err == nil || !strings.Contains(err.Error(), `summarizer "exit 3" failed`) {
 		t.Fatalf("failing summarizer: %v", err)
+	}
+}
+
+// gc keeps every turn checkpoint of a kept session, whatever --keep says,
+// and removes sessions idle for longer than max_age (then their
+// checkpoints follow the usual rules).
+func TestSessionRetention(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	ws := t.TempDir()
+	writeFile(t, ws, "f.txt", "0\n")
+	r, err := Open(ctx, ws, Options{Store: t.TempDir(), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c := newCtl(t, r, "old")
+	for i := 1; i <= 4; i++ {
+		turn(t, c, fmt.Sprint("turn ", i), func() { writeFile(t, ws, "f.txt", fmt.Sprint(i, "\n")) })
+	}
+	res, err := r.GC(ctx, GCOptions{Retention: &Retention{Keep: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 0 {
+		t.Fatalf("gc removed %d checkpoint(s) a session needs", len(res.Removed))
+	}
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(40 * 24 * time.Hour)
+	dry, err := r.GC(ctx, GCOptions{Retention: &Retention{Keep: 1, MaxAge: 30 * 24 * time.Hour}, DryRun: true})
+	if err != nil || len(dry.Sessions) != 1 || len(dry.Removed) == 0 {
+		t.Fatalf("dry run: %+v %v", dry, err)
+	}
+	if _, err := r.ResolveSession(ctx, c.ID()); err != nil {
+		t.Fatal("a dry run removed the session")
+	}
+	res, err = r.GC(ctx, GCOptions{Retention: &Retention{Keep: 1, MaxAge: 30 * 24 * time.Hour}})
+	if err != nil || len(res.Sessions) != 1 || len(res.Removed) == 0 {
+		t.Fatalf("gc: %+v %v", res, err)
+	}
+	if _, err := r.ResolveSession(ctx, c.ID()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("session still there: %v", err)
+	}
+	if fr, err := r.Fsck(ctx); err != nil || len(fr.Problems) != 0 {
+		t.Fatalf("fsck: %+v %v", fr, err)
 	}
 }

@@ -92,6 +92,9 @@ func runGC(e *env, o *gcOptions, cmd *cobra.Command) error {
 	for _, s := range res.ExpiredSnapshots {
 		e.printf("%s expired snapshot %s\n", verb, s)
 	}
+	for _, s := range res.Sessions {
+		e.printf("%s session %s (idle for longer than %s)\n", verb, s, ckpt.FormatDuration(res.Retention.MaxAge))
+	}
 	e.printf("%s %d checkpoint(s), %d object(s), %s; kept %d checkpoint(s)", verb, len(res.Removed), res.Objects, humanize.IBytes(uint64(res.Freed)), res.Kept)
 	if res.Ops > 0 {
 		e.printf("; undo history before the oldest kept step dropped (%d operation(s))", res.Ops)

@@ -249,6 +249,17 @@ type Status struct {
 	Skipped []Skipped    `json:"skipped,omitempty"`
 	// Pending is the kind of an interrupted operation awaiting recovery.
 	Pending string `json:"pending,omitempty"`
+	// Session is the current session, if there is one.
+	Session *SessionStatus `json:"session,omitempty"`
+}
+
+// SessionStatus summarizes the current session.
+type SessionStatus struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Turns int    `json:"turns"`
+	// Open is the number of the turn in progress (0: none).
+	Open int `json:"open,omitempty"`
 }
 
 // Status reports the workspace, its store and HEAD; with changes, also how
@@ -274,6 +285,15 @@ func (r *Repo) Status(ctx context.Context, changes bool) (*Status, error) {
 		return nil, err
 	} else if j != nil {
 		s.Pending = j.Kind
+	}
+	if ss, err := r.Sessions(ctx); err != nil {
+		return nil, err
+	} else if len(ss) > 0 {
+		cur := ss[0]
+		s.Session = &SessionStatus{ID: cur.ID, Title: cur.Title, Turns: len(cur.Turns)}
+		if n := len(cur.Turns); n > 0 && cur.Turns[n-1].Open() {
+			s.Session.Open = n
+		}
 	}
 	if changes {
 		d, err := r.Diff(ctx, DiffOptions{})

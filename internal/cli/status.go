@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"github.com/spf13/cobra"
 )
 
@@ -49,6 +50,13 @@ func runStatus(e *env, o *statusOptions) error {
 			line += ": " + m
 		}
 		e.printf("HEAD:      %s\n", line)
+	}
+	if ss := s.Session; ss != nil {
+		line := fmt.Sprintf("%s (%s), %d turn(s)", ss.ID, ss.Title, ss.Turns)
+		if ss.Open > 0 {
+			line += fmt.Sprintf(", turn %d in progress", ss.Open)
+		}
+		e.printf("session:   %s\n", line)
 	}
 	if s.Pending != "" {
 		e.printf("pending:   an interrupted %s (the next command, or `ckpt recover`, finishes it)\n", s.Pending)

@@ -19,6 +19,7 @@ import (
 
 var allTools = []string{
 	"checkpoint_diff", "checkpoint_list", "checkpoint_restore", "redo",
+	"session_rewind", "session_turns",
 	"snapshot_create", "snapshot_delete", "snapshot_diff", "snapshot_list", "snapshot_restore", "undo",
 }
 
@@ -383,4 +384,49 @@ func testRoots(t *testing.T, version string) {
 		t.Errorf("without roots opened %q, want \"\"", opened[len(opened)-1])
 	}
 	mu.Unlock()
+}
+
+// session_turns and session_rewind drive the session controller.
+func TestSessionTools(t *testing.T) {
+	ctx := context.Background()
+	ws, store := t.TempDir(), t.TempDir()
+	write(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "keep\n"})
+	clk := &clock{}
+	clk.set("2026-04-23T12:00:00Z")
+	open := func(ctx context.Context, dir string) (*ckpt.Repo, error) {
+		return ckpt.Open(ctx, dir, ckpt.Options{Store: store, Now: clk.now})
+	}
+	srv := mcpserver.New(mcpserver.Options{Workspace: ws, Open: open})
+	defer srv.Close()
+	s := connect(t, srv, nil)
+	s.wantErr("session_turns", args{}, "ckpt: no session\nckpt: hint: `ckpt session new` starts one (agent hooks start them by themselves)")
+
+	r, err := open(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := r.NewSession(ctx, ckpt.SessionOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.Controller(ctx, sess.ID)
+	if _, err := c.BeginTurn(ctx, "change a\nand more"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, map[string]string{"a.txt": "v2\n", "new.txt": "n\n"})
+	if _, err := c.EndTurn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+
+	s.want("session_turns", args{}, "session s1\n1\t2026-04-23T12:00:00+00:00\t+1 ~1 -0\tchange a")
+	s.want("session_rewind", args{"turn": 1, "dry_run": true}, "would rewind code to the start of turn 1 (2 file(s) changed):\na.txt\nnew.txt")
+	s.want("session_rewind", args{"turn": 1}, "rewound code to the start of turn 1 (2 file(s) changed):\na.txt\nnew.txt")
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "v1\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
+	s.want("session_rewind", args{"turn": 1, "scope": "conversation"},
+		"rewound the conversation to before turn 1 (1 message(s), 1 turn(s) removed); its prompt:\nchange a\nand more")
+	s.wantErr("session_rewind", args{"turn": 1}, "ckpt: session s1 has no turns yet")
+	s.wantErr("session_rewind", args{"turn": 1, "scope": "all"}, `ckpt: rewind: unknown scope "all" (want code, conversation or both)`)
 }

@@ -47,6 +47,20 @@ type CheckpointRestoreArgs struct {
 	Paths []string `json:"paths,omitempty" jsonschema:"restore only these workspace-relative paths (default: the whole workspace)"`
 }
 
+// SessionArgs name a session.
+type SessionArgs struct {
+	Session string `json:"session,omitempty" jsonschema:"the session id or a unique prefix; default: the most recently active session"`
+}
+
+// SessionRewindArgs are session_rewind's arguments.
+type SessionRewindArgs struct {
+	Session       string `json:"session,omitempty" jsonschema:"the session id or a unique prefix; default: the most recently active session"`
+	Turn          int    `json:"turn" jsonschema:"the turn to go back to the start of, numbered from 1 as session_turns lists them"`
+	Scope         string `json:"scope,omitempty" jsonschema:"code (the files; default), conversation (the recorded messages) or both"`
+	KeepUserEdits bool   `json:"keep_user_edits,omitempty" jsonschema:"undo only what the turns changed; keep edits made between turns (three-way merge, conflicts keep the user's side)"`
+	DryRun        bool   `json:"dry_run,omitempty" jsonschema:"only report what would change"`
+}
+
 const defaultListLimit = 20
 
 func (s *Server) addTools() {
@@ -127,6 +141,23 @@ func (s *Server) addTools() {
 			`Unsaved changes are saved first so that redo brings them back.`,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
 	}, handler(s, undo))
+
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  "session_turns",
+		Title: "List a session's turns",
+		Description: `List the turns of the current session (or the one named): number, time (UTC), files changed (+added ~modified -deleted) and prompt, one tab-separated row each, oldest first. ` +
+			`Each turn is anchored to the whole-workspace checkpoint taken when it began (shell side effects included). Use it to find the turn to rewind to.`,
+		Annotations: readOnly,
+	}, handler(s, sessionTurns))
+
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  "session_rewind",
+		Title: "Rewind a session to the start of a turn",
+		Description: `Take the session back to the start of a turn: scope code puts the workspace's files back as they were when the turn began (everything the turns from it on changed, shell commands included), ` +
+			`conversation hides the recorded messages from that turn's prompt on and returns the prompt, both does both. keep_user_edits keeps edits made between turns. ` +
+			`The state before is saved, so undo takes a code rewind back. Use dry_run first to see what would change.`,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
+	}, handler(s, sessionRewind))
 
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "redo",
@@ -266,4 +297,76 @@ func restoreText(headline string, res *ckpt.RestoreResult) string {
 		fmt.Fprintf(&b, "\nunsaved changes were saved first as %s; undo brings them back", res.PreRestore.Short())
 	}
 	return b.String()
+}
+
+func sessionTurns(ctx context.Context, r *ckpt.Repo, in SessionArgs) (string, error) {
+	c, err := r.Controller(ctx, in.Session)
+	if err != nil {
+		return "", err
+	}
+	turns, err := c.Checkpoints(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(turns) == 0 {
+		return "session " + c.ID() + " has no turns yet", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s", c.ID())
+	for _, t := range turns {
+		var a, m, d int
+		for _, f := range t.Files {
+			switch f.Status {
+			case "added":
+				a++
+			case "deleted":
+				d++
+			default:
+				m++
+			}
+		}
+		state := fmt.Sprintf("+%d ~%d -%d", a, m, d)
+		if t.Open {
+			state += " (in progress)"
+		}
+		fmt.Fprintf(&b, "\n%d\t%s\t%s\t%s", t.N, shortTime(t.Time), state, oneLine(t.Prompt))
+	}
+	return b.String(), nil
+}
+
+func sessionRewind(ctx context.Context, r *ckpt.Repo, in SessionRewindArgs) (string, error) {
+	c, err := r.Controller(ctx, in.Session)
+	if err != nil {
+		return "", err
+	}
+	scope := ckpt.Scope(in.Scope)
+	if scope == "" {
+		scope = ckpt.ScopeCode
+	}
+	res, err := c.Rewind(ctx, in.Turn, scope, ckpt.RewindOptions{KeepUserEdits: in.KeepUserEdits, DryRun: in.DryRun})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	verb := "rewound"
+	if res.DryRun {
+		verb = "would rewind"
+	}
+	if res.Restore != nil {
+		b.WriteString(restoreText(fmt.Sprintf("%s code to the start of turn %d", verb, res.Turn), res.Restore))
+		if len(res.Conflicts) > 0 {
+			var ps []string
+			for _, p := range res.Conflicts {
+				ps = append(ps, ckpt.QuotePath(string(p)))
+			}
+			fmt.Fprintf(&b, "\nconflicts (the user's side kept): %s", strings.Join(ps, ", "))
+		}
+	}
+	if res.Scope != ckpt.ScopeCode {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s the conversation to before turn %d (%d message(s), %d turn(s) removed); its prompt:\n%s", verb, res.Turn, res.Messages, res.Turns, res.Prompt)
+	}
+	return b.String(), nil
 }

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
+import { execFileSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -92,6 +93,7 @@ async function fails(client, name, args, want) {
   const names = tools.map((t) => t.name).sort();
   assert.deepEqual(names, [
     "checkpoint_diff", "checkpoint_list", "checkpoint_restore", "redo",
+    "session_rewind", "session_turns",
     "snapshot_create", "snapshot_delete", "snapshot_diff", "snapshot_list", "snapshot_restore", "undo",
   ]);
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
@@ -162,6 +164,24 @@ async function fails(client, name, args, want) {
   await fails(client, "checkpoint_restore", { rev: "nosuch" }, /^ckpt: unknown revision "nosuch"/);
   await fails(client, "redo", {}, /^ckpt: nothing to redo\nckpt: hint: /);
   assert.equal(read("a.txt"), "v2\n");
+
+  // Sessions: a turn recorded with the CLI (as agent hooks do), then listed
+  // and rewound over MCP.
+  await fails(client, "session_turns", {}, /^ckpt: no session\nckpt: hint: /);
+  const env = { ...process.env, CKPT_STORE: store, CKPT_NOW: "2026-04-23T12:30:00Z" };
+  execFileSync(bin, ["-C", ws, "session", "new", "--id", "s-ts", "-t", "ts"], { env });
+  execFileSync(bin, ["-C", ws, "turn", "begin", "-m", "write c"], { env });
+  write("c.txt", "c\n");
+  fs.rmSync(path.join(ws, "b.txt"));
+  execFileSync(bin, ["-C", ws, "turn", "end"], { env });
+  await ok(client, "session_turns", {}, "session s-ts\n1\t2026-04-23T12:30:00+00:00\t+1 ~0 -1\twrite c");
+  await ok(client, "session_rewind", { turn: 1, dry_run: true }, "would rewind code to the start of turn 1 (2 file(s) changed):\nb.txt\nc.txt");
+  assert.ok(exists("c.txt"));
+  await ok(client, "session_rewind", { turn: 1, scope: "both" },
+    /^rewound code to the start of turn 1 \(2 file\(s\) changed\):\nb\.txt\nc\.txt\nrewound the conversation to before turn 1 \(1 message\(s\), 1 turn\(s\) removed\); its prompt:\nwrite c$/);
+  assert.ok(!exists("c.txt"));
+  assert.equal(read("b.txt"), "b1\n");
+  await fails(client, "session_rewind", { turn: 1 }, /^ckpt: session s-ts has no turns yet$/);
   await client.close();
 }
 

@@ -249,6 +249,8 @@ type Status struct {
 	Skipped []Skipped    `json:"skipped,omitempty"`
 	// Pending is the kind of an interrupted operation awaiting recovery.
 	Pending string `json:"pending,omitempty"`
+	// Git describes the git backend's repository and refs (git backend only).
+	Git *GitInfo `json:"git,omitempty"`
 }
 
 // Status reports the workspace, its store and HEAD; with changes, also how
@@ -261,6 +263,12 @@ func (r *Repo) Status(ctx context.Context, changes bool) (*Status, error) {
 	s := &Status{Workspace: r.root, Store: info.Path, Backend: info.Backend, StoreSize: info.Size}
 	if s.Store == "" {
 		s.Store = "(memory)"
+	}
+	if r.git != nil {
+		s.Backend = BackendGit
+		if s.Git, err = r.GitInfo(ctx); err != nil {
+			return nil, err
+		}
 	}
 	recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
 	if err != nil {

@@ -158,6 +158,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 			return nil, err
 		}
 	}
+	if err := checkGitOptions(opts); err != nil {
+		return nil, err
+	}
 	switch opts.Backend {
 	case "", BackendSQLite:
 		sd := opts.Store

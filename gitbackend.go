@@ -51,12 +51,9 @@ func detectBackend(root string, opts Options) (string, error) {
 	if opts.Config != nil {
 		return opts.Config.Backend, nil
 	}
-	sd := opts.Store
-	if sd == "" {
-		var err error
-		if sd, err = DefaultStoreDir(root); err != nil {
-			return "", err
-		}
+	sd, err := sqliteStoreDir(root, opts)
+	if err != nil {
+		return "", err
 	}
 	set, err := ConfigSet(sd)
 	if err != nil {
@@ -120,6 +117,11 @@ func (r *Repo) openGit(ctx context.Context) error {
 	sd := filepath.Join(lay.GitDir, GitStoreDir)
 	if err := os.MkdirAll(sd, 0o700); err != nil {
 		return fmt.Errorf("create store %s: %w", sd, err)
+	}
+	if r.opts.Config == nil {
+		if err := r.seedGitConfig(sd); err != nil {
+			return err
+		}
 	}
 	if r.opts.Config != nil {
 		r.cfg = *r.opts.Config
@@ -322,6 +324,18 @@ func (r *Repo) GitInfo(ctx context.Context) (*GitInfo, error) {
 		Snapshots: in.Snapshots, Timeline: in.Timeline, TimelineMax: r.cfg.TimelineMax, LastError: in.LastError}, nil
 }
 
+// gitStatus is GitInfo for Status: a problem reading the refs is reported
+// in LastError rather than failing the status.
+func (r *Repo) gitStatus(ctx context.Context) *GitInfo {
+	in, err := r.GitInfo(ctx)
+	if err != nil {
+		m := r.git.m
+		return &GitInfo{RefPrefix: m.Prefix(), Repository: m.Layout().CommonDir, GitDir: m.Layout().GitDir,
+			TimelineMax: r.cfg.TimelineMax, LastError: err.Error()}
+	}
+	return in
+}
+
 // gitScanOptions makes the git backend's scans treat nested repositories
 // (submodules) as gitlinks, never descended.
 func (r *Repo) gitScanOptions(o *scan.Options) {
@@ -381,4 +395,89 @@ func keepNested(plan *restore.Plan, res *scan.Result) {
 	if plan != nil && res != nil {
 		plan.KeepBelow(res.Nested, "a nested git repository (submodule); restores never touch it")
 	}
+}
+
+// checkGitOptions rejects git-only options on another backend.
+func checkGitOptions(opts Options) error {
+	if opts.GitRefPrefix != "" && opts.Backend != BackendGit {
+		return withHint(fmt.Errorf("a git ref prefix (%s) applies to the git backend only, and this workspace uses %s", opts.GitRefPrefix, opts.Backend),
+			"add --backend git (or set CKPT_BACKEND=git)")
+	}
+	return nil
+}
+
+// sqliteStoreDir is the sqlite backend's store directory for a workspace:
+// opts.Store or the default. Its config.toml's "backend" key selects the
+// backend.
+func sqliteStoreDir(root string, opts Options) (string, error) {
+	if opts.Store != "" {
+		return filepath.Abs(opts.Store)
+	}
+	return DefaultStoreDir(root)
+}
+
+// seedGitConfig gives a new git store the settings of the sqlite store's
+// config.toml (all but "backend"), so that settings made before the git
+// store existed (ckpt config backend git; ckpt config git_ref_prefix ...)
+// apply to it.
+func (r *Repo) seedGitConfig(sd string) error {
+	if _, err := os.Stat(filepath.Join(sd, store.DBName)); err == nil {
+		return nil // not new
+	}
+	if _, err := os.Stat(filepath.Join(sd, ConfigFile)); err == nil {
+		return nil
+	}
+	src, err := sqliteStoreDir(r.root, r.opts)
+	if err != nil {
+		return err
+	}
+	set, err := ConfigSet(src)
+	if err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(set) {
+		if k == "backend" {
+			continue
+		}
+		v := set[k]
+		if err := WriteConfig(sd, k, &v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ConfigDir returns the directory whose config.toml holds the setting key
+// of a workspace, as Open would resolve the backend (opts.Backend, else the
+// sqlite store's "backend" setting, else an existing git store). The
+// "backend" key always lives with the sqlite store (the default store
+// directory, or opts.Store), which selects the backend; on the git backend
+// every other key lives in <gitdir>/ckpt once that store exists, and with
+// the sqlite store's settings until then (they seed it). Nothing is created.
+func ConfigDir(workspace string, opts Options, key string) (string, error) {
+	sd, err := sqliteStoreDir(workspace, opts)
+	if err != nil {
+		return "", err
+	}
+	if key == "backend" {
+		return sd, nil
+	}
+	if opts.Backend == "" {
+		if opts.Backend, err = detectBackend(workspace, opts); err != nil {
+			return "", err
+		}
+	}
+	if opts.Backend != BackendGit {
+		return sd, nil
+	}
+	gd, err := GitStoreLocation(workspace)
+	if err != nil {
+		return sd, nil // not a repository yet
+	}
+	for _, f := range []string{store.DBName, ConfigFile} {
+		if _, err := os.Stat(filepath.Join(gd, f)); err == nil {
+			return gd, nil
+		}
+	}
+	return sd, nil
 }

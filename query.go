@@ -266,9 +266,7 @@ func (r *Repo) Status(ctx context.Context, changes bool) (*Status, error) {
 	}
 	if r.git != nil {
 		s.Backend = BackendGit
-		if s.Git, err = r.GitInfo(ctx); err != nil {
-			return nil, err
-		}
+		s.Git = r.gitStatus(ctx)
 	}
 	recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
 	if err != nil {

@@ -80,8 +80,8 @@ type Options struct {
 	Store string
 	// Backend is "sqlite", "git" or "memory". Empty: the "backend" setting
 	// of the sqlite store's config.toml if set, else "git" when the
-	// workspace's git directory already holds a git-backend store, else
-	// "sqlite". The git backend keeps its store in <gitdir>/ckpt (Store is
+	// workspace's git directory already holds a git-backend store (and no
+	// sqlite store exists: with both, Open asks to choose), else "sqlite". The git backend keeps its store in <gitdir>/ckpt (Store is
 	// not used) and mirrors checkpoints into the repository (see
 	// docs/git-backend.md).
 	Backend string

@@ -46,7 +46,8 @@ type gitBackend struct {
 // detectBackend picks the backend when Options.Backend is empty: the
 // "backend" key of the sqlite store's config.toml (the default store, or
 // Options.Store) if set; else git if the workspace's git directory already
-// holds a git-backend store; else sqlite.
+// holds a git-backend store (an error if a sqlite store exists too: which
+// one the user means is not ours to guess); else sqlite.
 func detectBackend(root string, opts Options) (string, error) {
 	if opts.Config != nil {
 		return opts.Config.Backend, nil
@@ -63,6 +64,11 @@ func detectBackend(root string, opts Options) (string, error) {
 		return b, nil
 	}
 	if HasGitStore(root) {
+		if _, err := os.Stat(filepath.Join(sd, store.DBName)); err == nil {
+			gd, _ := GitStoreLocation(root)
+			return "", withHint(fmt.Errorf("this workspace has two stores, a sqlite one (%s) and a git backend one (%s), and no backend setting", sd, gd),
+				"choose one with --backend sqlite|git, or for good with: ckpt config backend sqlite|git")
+		}
 		return BackendGit, nil
 	}
 	return BackendSQLite, nil

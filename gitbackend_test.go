@@ -669,3 +669,36 @@ func TestGitBackendForeignRefAndPackedRefs(t *testing.T) {
 		t.Errorf("after gc: %q", got)
 	}
 }
+
+func TestGitBackendTwoStoresAreAmbiguous(t *testing.T) {
+	needGit(t)
+	ctx := context.Background()
+	dir := newUserRepo(t)
+	sd := t.TempDir()
+	for _, b := range []string{BackendSQLite, BackendGit} {
+		r, err := Open(ctx, dir, Options{Store: sd, Backend: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	if _, err := Open(ctx, dir, Options{Store: sd}); err == nil || !strings.Contains(Hint(err), "ckpt config backend") {
+		t.Fatalf("two stores, no setting: %v", err)
+	}
+	if err := WriteConfig(sd, "backend", ptr(BackendGit)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ctx, dir, Options{Store: sd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Config().Backend != BackendGit {
+		t.Errorf("backend %q", r.Config().Backend)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,10 +19,12 @@ import (
 )
 
 // Mirror exports a store's checkpoints into a git repository and keeps the
-// refs under its prefix in line with the store.
+// refs under its prefix in line with the store. Its methods are safe for
+// concurrent use (they serialize: go-git's storage is not).
 type Mirror struct {
 	lay    Layout
 	prefix string
+	mu     sync.Mutex
 	st     *filesystem.Storage
 	db     *gitmap
 }
@@ -65,6 +68,8 @@ func Open(ctx context.Context, lay Layout, mapPath, prefix string) (*Mirror, err
 
 // Close releases the mirror's files.
 func (m *Mirror) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	err := m.st.Close()
 	if cerr := m.db.close(); err == nil {
 		err = cerr
@@ -88,6 +93,8 @@ func (m *Mirror) TimelineRef(id object.ID) string { return m.prefix + "/timeline
 // the objects it needs) if the repository does not have it yet. It does
 // not set any ref.
 func (m *Mirror) Commit(ctx context.Context, src Source, id object.ID) (plumbing.Hash, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	x := m.newExporter(src)
 	h, err := x.commit(ctx, id)
 	if err != nil {
@@ -112,6 +119,8 @@ type SyncResult struct {
 // first. Only refs the mirror wrote itself are moved or deleted; a ref in
 // the way that it did not write is an error naming it.
 func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*SyncResult, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	out := &SyncResult{}
 	if err := m.adopt(ctx, st); err != nil {
 		return nil, err

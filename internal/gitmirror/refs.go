@@ -171,9 +171,9 @@ func updateRef(common, name string, old, new plumbing.Hash) (err error) {
 	if err != nil {
 		return fmt.Errorf("update git ref %s: %w", name, err)
 	}
-	renamed := false
+	released := false
 	defer func() {
-		if !renamed {
+		if !released {
 			lf.Close()
 			os.Remove(lf.Name())
 		}
@@ -199,7 +199,7 @@ func updateRef(common, name string, old, new plumbing.Hash) (err error) {
 		if err := os.Rename(lf.Name(), path); err != nil {
 			return fmt.Errorf("update git ref %s: %w", name, err)
 		}
-		renamed = true
+		released = true
 		return nil
 	}
 	// Delete: the loose file, then the packed entry.
@@ -214,7 +214,11 @@ func updateRef(common, name string, old, new plumbing.Hash) (err error) {
 			return fmt.Errorf("delete git ref %s: %w", name, err)
 		}
 	}
-	// Drop directories the deletion emptied, up to refs/ (as git does).
+	// Release the lock, then drop directories the deletion emptied, up to
+	// refs/ (as git does).
+	lf.Close()
+	os.Remove(lf.Name())
+	released = true
 	for d := filepath.Dir(path); strings.HasPrefix(d, filepath.Join(common, "refs")+string(filepath.Separator)); d = filepath.Dir(d) {
 		if os.Remove(d) != nil {
 			break
@@ -231,9 +235,9 @@ func removePacked(common, name string) error {
 	if err != nil {
 		return err
 	}
-	renamed := false
+	released := false
 	defer func() {
-		if !renamed {
+		if !released {
 			lf.Close()
 			os.Remove(lf.Name())
 		}
@@ -270,7 +274,7 @@ func removePacked(common, name string) error {
 	if err := os.Rename(lf.Name(), path); err != nil {
 		return err
 	}
-	renamed = true
+	released = true
 	return nil
 }
 

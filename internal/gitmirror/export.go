@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha1"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -50,12 +49,15 @@ type exporter struct {
 	// present caches object ids known to be in the repository (checked or
 	// written during this export).
 	present map[plumbing.Hash]bool
+	// known holds map entries looked up in batches, a directory at a time.
+	known map[mapKey]plumbing.Hash
 	// Written counts the git objects this export wrote.
 	written int
 }
 
 func (m *Mirror) newExporter(src Source) *exporter {
-	return &exporter{m: m, src: src, commits: map[object.ID]plumbing.Hash{}, present: map[plumbing.Hash]bool{}}
+	return &exporter{m: m, src: src, commits: map[object.ID]plumbing.Hash{}, present: map[plumbing.Hash]bool{},
+		known: map[mapKey]plumbing.Hash{}}
 }
 
 // flush records the new map entries.
@@ -70,27 +72,47 @@ func (x *exporter) has(h plumbing.Hash) (bool, error) {
 	if x.present[h] {
 		return true, nil
 	}
-	err := x.m.st.HasEncodedObject(h)
-	switch {
-	case err == nil:
-		x.present[h] = true
-		return true, nil
-	case errors.Is(err, plumbing.ErrObjectNotFound):
-		return false, nil
+	ok, err := x.m.objects.has(h)
+	if err != nil {
+		return false, fmt.Errorf("look up git object %s in %s: %w", h, x.m.lay.CommonDir, err)
 	}
-	return false, fmt.Errorf("look up git object %s in %s: %w", h, x.m.lay.CommonDir, err)
+	if ok {
+		x.present[h] = true
+	}
+	return ok, nil
 }
 
 // cached returns the git object a ckpt object became, if the map knows it
 // and the repository still holds it (git gc may have pruned an object whose
 // refs the mirror deleted).
 func (x *exporter) cached(ctx context.Context, kind int, id object.ID) (plumbing.Hash, bool, error) {
-	h, ok, err := x.m.db.object(ctx, kind, id)
-	if err != nil || !ok {
-		return h, false, err
+	h, ok := x.known[mapKey{kind, id}]
+	if !ok {
+		var err error
+		if h, ok, err = x.m.db.object(ctx, kind, id); err != nil || !ok {
+			return h, false, err
+		}
 	}
-	ok, err = x.has(h)
+	ok, err := x.has(h)
 	return h, ok, err
+}
+
+// prefetch looks up a changed directory's entries in the map in one query
+// per kind (instead of one per entry).
+func (x *exporter) prefetch(ctx context.Context, t *object.Tree, below map[string][]Gitlink) error {
+	var blobs, trees []object.ID
+	for _, e := range t.Entries {
+		switch {
+		case !object.IsDir(e.Mode):
+			blobs = append(blobs, e.ID)
+		case len(below[e.Name]) == 0:
+			trees = append(trees, e.ID)
+		}
+	}
+	if err := x.m.db.objects(ctx, kindBlob, blobs, x.known); err != nil {
+		return err
+	}
+	return x.m.db.objects(ctx, kindTree, trees, x.known)
 }
 
 // write stores an object (if the repository lacks it) and returns its id.
@@ -99,19 +121,7 @@ func (x *exporter) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, err
 	if ok, err := x.has(h); err != nil || ok {
 		return h, err
 	}
-	w, header, err := x.m.st.LazyWriter()
-	if err != nil {
-		return h, fmt.Errorf("write git object: %w", err)
-	}
-	if err := header(t, int64(len(data))); err != nil {
-		w.Close()
-		return h, fmt.Errorf("write git object: %w", err)
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Close()
-		return h, fmt.Errorf("write git object: %w", err)
-	}
-	if err := w.Close(); err != nil {
+	if err := x.m.objects.write(h, t, int64(len(data)), bytes.NewReader(data)); err != nil {
 		return h, fmt.Errorf("write git object %s: %w", h, err)
 	}
 	x.present[h] = true
@@ -192,19 +202,7 @@ func (x *exporter) largeBlob(ctx context.Context, id object.ID) (plumbing.Hash, 
 		return h, err
 	}
 	defer rc.Close()
-	w, header, err := x.m.st.LazyWriter()
-	if err != nil {
-		return h, err
-	}
-	if err := header(plumbing.BlobObject, size); err != nil {
-		w.Close()
-		return h, err
-	}
-	if _, err := io.Copy(w, rc); err != nil {
-		w.Close()
-		return h, err
-	}
-	if err := w.Close(); err != nil {
+	if err := x.m.objects.write(h, plumbing.BlobObject, size, rc); err != nil {
 		return h, err
 	}
 	x.present[h] = true
@@ -263,6 +261,9 @@ func (x *exporter) tree(ctx context.Context, id object.ID, links []Gitlink) (plu
 			continue
 		}
 		below[first] = append(below[first], Gitlink{Path: rest, Commit: l.Commit})
+	}
+	if err := x.prefetch(ctx, t, below); err != nil {
+		return plumbing.ZeroHash, err
 	}
 	es := make([]gitobject.TreeEntry, 0, len(t.Entries)+len(links))
 	for _, e := range t.Entries {

@@ -63,7 +63,7 @@ func openMap(ctx context.Context, path string) (*gitmap, error) {
 
 func openMapOnce(ctx context.Context, path string) (*gitmap, error) {
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(120000)" +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=mmap_size(1073741824)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -131,6 +131,55 @@ func (m *gitmap) commit(ctx context.Context, cp object.ID) (plumbing.Hash, bool,
 	var h plumbing.Hash
 	copy(h[:], b)
 	return h, true, nil
+}
+
+// mapKey names an object of the map.
+type mapKey struct {
+	kind int
+	id   object.ID
+}
+
+// objects looks up many objects of one kind, adding those found to out.
+func (m *gitmap) objects(ctx context.Context, kind int, ids []object.ID, out map[mapKey]plumbing.Hash) error {
+	const batch = 250
+	for len(ids) > 0 {
+		n := min(len(ids), batch)
+		args := make([]any, 0, n+1)
+		args = append(args, kind)
+		q := make([]byte, 0, 64+2*n)
+		q = append(q, "SELECT id, oid FROM objects WHERE kind=? AND id IN ("...)
+		for i, id := range ids[:n] {
+			if i > 0 {
+				q = append(q, ',')
+			}
+			q = append(q, '?')
+			args = append(args, id[:])
+		}
+		q = append(q, ')')
+		rows, err := m.db.QueryContext(ctx, string(q), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var idb, oidb []byte
+			if err := rows.Scan(&idb, &oidb); err != nil {
+				rows.Close()
+				return err
+			}
+			var k mapKey
+			var h plumbing.Hash
+			k.kind = kind
+			copy(k.id[:], idb)
+			copy(h[:], oidb)
+			out[k] = h
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
 }
 
 // mapping is one new entry of the object map.

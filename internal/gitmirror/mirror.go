@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,9 +25,10 @@ import (
 type Mirror struct {
 	lay    Layout
 	prefix string
-	mu     sync.Mutex
-	st     *filesystem.Storage
-	db     *gitmap
+	mu      sync.Mutex
+	st      *filesystem.Storage
+	objects *objectIndex
+	db      *gitmap
 }
 
 // reservedPrefixes are ref namespaces git gives a meaning to: refs there
@@ -63,7 +65,8 @@ func Open(ctx context.Context, lay Layout, mapPath, prefix string) (*Mirror, err
 	}
 	fs := osfs.New(lay.CommonDir, osfs.WithBoundOS())
 	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(4<<20), filesystem.Options{})
-	return &Mirror{lay: lay, prefix: prefix, st: st, db: db}, nil
+	return &Mirror{lay: lay, prefix: prefix, st: st, db: db,
+		objects: &objectIndex{objects: filepath.Join(lay.CommonDir, "objects")}}, nil
 }
 
 // Close releases the mirror's files.

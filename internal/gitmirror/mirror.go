@@ -23,8 +23,8 @@ import (
 // refs under its prefix in line with the store. Its methods are safe for
 // concurrent use (they serialize: go-git's storage is not).
 type Mirror struct {
-	lay    Layout
-	prefix string
+	lay     Layout
+	prefix  string
 	mu      sync.Mutex
 	st      *filesystem.Storage
 	objects *objectIndex

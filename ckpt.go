@@ -81,9 +81,10 @@ type Options struct {
 	// Backend is "sqlite", "git" or "memory". Empty: the "backend" setting
 	// of the sqlite store's config.toml if set, else "git" when the
 	// workspace's git directory already holds a git-backend store (and no
-	// sqlite store exists: with both, Open asks to choose), else "sqlite". The git backend keeps its store in <gitdir>/ckpt (Store is
-	// not used) and mirrors checkpoints into the repository (see
-	// docs/git-backend.md).
+	// sqlite store exists: with both, Open asks to choose), else "sqlite".
+	// The git backend keeps its store in <gitdir>/ckpt (Store then only
+	// names the config.toml that may select it) and mirrors checkpoints
+	// into the repository (see docs/git-backend.md).
 	Backend string
 	// GitRefPrefix, for the git backend, sets the ref namespace (default
 	// refs/ckpt; "refs/sandbox" gives seed 002's refs). It is saved in the

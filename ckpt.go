@@ -78,8 +78,18 @@ const (
 type Options struct {
 	// Store is the store directory. Empty: [DefaultStoreDir] of the workspace.
 	Store string
-	// Backend is "sqlite" (default) or "memory".
+	// Backend is "sqlite", "git" or "memory". Empty: the "backend" setting
+	// of the sqlite store's config.toml if set, else "git" when the
+	// workspace's git directory already holds a git-backend store (and no
+	// sqlite store exists: with both, Open asks to choose), else "sqlite".
+	// The git backend keeps its store in <gitdir>/ckpt (Store then only
+	// names the config.toml that may select it) and mirrors checkpoints
+	// into the repository (see docs/git-backend.md).
 	Backend string
+	// GitRefPrefix, for the git backend, sets the ref namespace (default
+	// refs/ckpt; "refs/sandbox" gives seed 002's refs). It is saved in the
+	// store's config.toml.
+	GitRefPrefix string
 	// MaxFileSize: files larger are skipped and reported (0: 100 MiB).
 	MaxFileSize int64
 	// LockTimeout bounds the wait for another process's operation (0: 10 minutes).
@@ -123,6 +133,8 @@ type Repo struct {
 	cfg      Config
 	exclude  []string // workspace-relative paths never captured
 
+	git *gitBackend // git backend only
+
 	mu    sync.Mutex
 	cache *scan.Cache // memory backend only
 	subs  map[int]func(Event)
@@ -144,6 +156,14 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		opts.MaxFileSize = scan.DefaultMaxFileSize
 	}
 	r := &Repo{root: root, opts: opts, subs: map[int]func(Event){}}
+	if opts.Backend == "" {
+		if opts.Backend, err = detectBackend(root, opts); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkGitOptions(opts); err != nil {
+		return nil, err
+	}
 	switch opts.Backend {
 	case "", BackendSQLite:
 		sd := opts.Store
@@ -175,6 +195,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		if rel, err := filepath.Rel(root, sd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 			r.exclude = append(r.exclude, filepath.ToSlash(rel))
 		}
+	case BackendGit:
+		if err := r.openGit(ctx); err != nil {
+			return nil, err
+		}
 	case BackendMemory:
 		r.st = store.NewMemory(root)
 		r.cfg = DefaultConfig()
@@ -182,11 +206,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 			r.cfg = *opts.Config
 		}
 	default:
-		return nil, fmt.Errorf("unknown backend %q (want sqlite or memory)", opts.Backend)
+		return nil, fmt.Errorf("unknown backend %q (want sqlite, git or memory)", opts.Backend)
 	}
 	if !opts.NoRecover {
 		if err := r.recoverIfFree(ctx); err != nil {
-			r.st.Close()
+			r.Close()
 			return nil, err
 		}
 	}
@@ -221,7 +245,7 @@ func unwrapPath(err error) error {
 }
 
 // Close releases the store.
-func (r *Repo) Close() error { return r.st.Close() }
+func (r *Repo) Close() error { return errors.Join(r.closeGit(), r.st.Close()) }
 
 // Root returns the workspace's absolute path.
 func (r *Repo) Root() string { return r.root }
@@ -246,7 +270,7 @@ func (r *Repo) lock(ctx context.Context) (func(), error) {
 
 // begin starts a mutating operation: it takes the lock and first finishes
 // any operation a crash interrupted. The caller must call the returned
-// function when done.
+// function when done (on the git backend it also syncs the git refs).
 func (r *Repo) begin(ctx context.Context) (func(), error) {
 	unlock, err := r.lock(ctx)
 	if err != nil {
@@ -256,7 +280,7 @@ func (r *Repo) begin(ctx context.Context) (func(), error) {
 		unlock()
 		return nil, err
 	}
-	return unlock, nil
+	return r.endOp(ctx, unlock), nil
 }
 
 // StateDir returns the directory under which default stores live:

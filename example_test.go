@@ -101,3 +101,43 @@ func ExampleRepo_SaveFiles() {
 	// a.txt: original
 	// new.txt exists: false
 }
+
+// The git backend: the store lives in the repository's .git/ckpt and every
+// checkpoint of the timeline is also a detached git commit under the ref
+// prefix, readable with git show. A directory that is not a repository is
+// initialised (branch main), and Notes says so once.
+func ExampleRepo_GitCommit() {
+	ctx := context.Background()
+	ws, _ := os.MkdirTemp("", "ckpt-example")
+	defer os.RemoveAll(ws)
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	state, _ := os.MkdirTemp("", "ckpt-example-state")
+	defer os.RemoveAll(state)
+
+	repo, err := ckpt.Open(ctx, ws, ckpt.Options{Backend: ckpt.BackendGit, GitRefPrefix: "refs/sandbox",
+		Store: filepath.Join(state, "store")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer repo.Close()
+	fmt.Println(len(repo.Notes()), "note")
+
+	res, err := repo.Save(ctx, ckpt.SaveOptions{Message: "turn 1"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := repo.GitSyncError(); err != nil {
+		log.Fatal(err)
+	}
+	sha, err := repo.GitCommit(ctx, res.Checkpoint.ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ref, _ := repo.GitRef("s1")
+	fmt.Println(len(sha), "hex digits")
+	fmt.Println(ref)
+	// Output:
+	// 1 note
+	// 40 hex digits
+	// refs/sandbox/snapshots/s1
+}

@@ -249,6 +249,8 @@ type Status struct {
 	Skipped []Skipped    `json:"skipped,omitempty"`
 	// Pending is the kind of an interrupted operation awaiting recovery.
 	Pending string `json:"pending,omitempty"`
+	// Git describes the git backend's repository and refs (git backend only).
+	Git *GitInfo `json:"git,omitempty"`
 	// Session is the current session, if there is one.
 	Session *SessionStatus `json:"session,omitempty"`
 }
@@ -272,6 +274,10 @@ func (r *Repo) Status(ctx context.Context, changes bool) (*Status, error) {
 	s := &Status{Workspace: r.root, Store: info.Path, Backend: info.Backend, StoreSize: info.Size}
 	if s.Store == "" {
 		s.Store = "(memory)"
+	}
+	if r.git != nil {
+		s.Backend = BackendGit
+		s.Git = r.gitStatus(ctx)
 	}
 	recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
 	if err != nil {

@@ -33,7 +33,7 @@ func (r *Repo) Recover(ctx context.Context) (*RecoverResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer r.endOp(ctx, unlock)()
 	return r.recover(ctx)
 }
 

@@ -151,6 +151,7 @@ func (r *Repo) dryRun(ctx context.Context, id ID, paths []string) (*RestoreResul
 	if err != nil {
 		return nil, err
 	}
+	keepNested(plan, res)
 	root, err := os.OpenRoot(r.root)
 	if err != nil {
 		return nil, err
@@ -217,6 +218,7 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 		if err != nil {
 			return err
 		}
+		keepNested(plan, c.res)
 		// Keep the current state unless a checkpoint already holds it.
 		needPre := (headRec == nil || current != headRec.Tree) && current != target.Tree
 		if recovering {
@@ -509,6 +511,7 @@ func (r *Repo) rollback(ctx context.Context, current object.ID) (*restore.Outcom
 	if err != nil {
 		return nil, err
 	}
+	keepNested(plan, res)
 	oc, err := r.apply(ctx, plan, newStageName())
 	if err != nil {
 		return nil, err

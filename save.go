@@ -147,6 +147,7 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 	if tx, ok := sink.(store.Tx); ok {
 		o.LoadTree = tx.ReadTree
 	}
+	r.gitScanOptions(&o)
 	if r.opts.Progress != nil {
 		o.Progress = func(p scan.Progress) {
 			r.progress(Progress{Op: "scan", Files: p.Hashed, TotalFiles: p.ToHash,
@@ -181,6 +182,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx) (*capture, error) {
 		cw.Abort()
 		return nil, scanError(err)
 	}
+	r.noteCapture(res)
 	return &capture{res: res, cw: cw}, nil
 }
 
@@ -233,6 +235,7 @@ func (r *Repo) newCheckpoint(ctx context.Context, tx store.Tx, cp *object.Checkp
 	if cp.Branch == "" {
 		cp.Branch = headBranch(headRef)
 	}
+	r.stampGitlinks(cp, parent)
 	var st store.Stats
 	if parent != nil {
 		cp.Parents = []object.ID{parent.ID}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times ckpt against git status, cat | sha256sum, seed 002's temp-index
 # snapshots and a Gemini-style shadow repository on the same generated
-# tree, in one run, and prints medians and ratios (docs/benchmarks.md).
+# tree, in one run, and prints medians and ratios (docs/benchmarks.md);
+# ckpt is timed on both its sqlite and its git backend.
 #
 #   bench/compare.sh                      # 100,000 files (~370 MB), 5 turns
 #   bench/compare.sh -files 10000 -turns 3

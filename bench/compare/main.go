@@ -13,7 +13,12 @@
 //   - a Gemini-CLI-style shadow repository (separate git dir, work tree =
 //     the workspace): git add -A + git commit per turn; restore with git
 //     restore --source=C . and git clean -fd;
-//   - ckpt save / ckpt restore.
+//   - ckpt save / ckpt restore (sqlite backend);
+//   - the same on ckpt's git backend (--backend git), whose every
+//     checkpoint is also exported as a detached commit with a ref into the
+//     workspace's own repository: the like-for-like comparison with seed
+//     002's snapshot, which does the same with git add, write-tree,
+//     commit-tree and update-ref.
 package main
 
 import (
@@ -198,7 +203,10 @@ func run() (err error) {
 	// The user's repository: everything committed (untimed setup).
 	fmt.Fprintln(os.Stderr, "== git init + add + commit of the workspace (setup)")
 	mustBash(gitEnv, work, "git init -q -b main . && git add -A && git -c gc.auto=0 commit -q -m init && git gc -q")
-	ckptEnv := []string{"CKPT_STORE=" + store}
+	// Each ckpt backend is named explicitly: with both stores present,
+	// ckpt would not guess.
+	ckptEnv := []string{"CKPT_STORE=" + store, "CKPT_BACKEND=sqlite"}
+	ckptGitEnv := []string{"CKPT_STORE=" + store, "CKPT_BACKEND=git"}
 
 	// Floors.
 	fmt.Fprintln(os.Stderr, "== floors: git status, cat | sha256sum")
@@ -232,9 +240,16 @@ func run() (err error) {
 	mustBash(gitEnv, work, fmt.Sprintf("git --git-dir=%q gc -q", shadow))
 	// seed 002's snapshot of the state before the first turn (untimed).
 	mustBash(gitEnv, work, seed002Snapshot(0))
+	// ckpt's git backend: its first checkpoint exports the whole tree into
+	// the workspace's repository (most objects are already there, committed).
+	settle()
+	d, rss, _, err := sh(ckptGitEnv, work, *ckptBin, "save", "-q", "-m", "cold")
+	check(err)
+	record("ckpt git save (cold)", d, rss)
 	// Make ckpt's stat cache trusted (files written before the clock).
 	time.Sleep(10 * time.Millisecond)
 	sh(ckptEnv, work, *ckptBin, "save", "-q")
+	sh(ckptGitEnv, work, *ckptBin, "save", "-q")
 
 	var ckptGrowth, shadowGrowth []int64
 	list, err := bench.Files(work)
@@ -266,6 +281,14 @@ func run() (err error) {
 		check(err)
 		record("seed-002 snapshot (20-file turn)", d, 0)
 
+		// The git backend: checkpoint + export of the new objects, a commit
+		// and its ref (refs/ckpt/timeline/<id>). A named snapshot (ckpt
+		// snapshot create, on another branch) is this plus one more ref.
+		settle()
+		d, rss, _, err = sh(ckptGitEnv, work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
+		check(err)
+		record("ckpt git save (20-file turn)", d, rss)
+
 		// Restores of the turn (back to the state before it), each followed
 		// by an untimed return to the turn's state.
 		settle()
@@ -274,6 +297,12 @@ func run() (err error) {
 		record("ckpt restore (20-file turn)", d, 0)
 		// Return with ckpt redo (untimed) so every method starts from the turn.
 		must2(sh(ckptEnv, work, *ckptBin, "undo", "-q"))
+
+		settle()
+		d, _, _, err = sh(ckptGitEnv, work, *ckptBin, "restore", "-q", "HEAD~1")
+		check(err)
+		record("ckpt git restore (20-file turn)", d, 0)
+		must2(sh(ckptGitEnv, work, *ckptBin, "undo", "-q"))
 
 		settle()
 		d, _, err = bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q restore --source=HEAD~1 :/ && git --git-dir=%q --work-tree=%q clean -fdq", shadow, work, shadow, work))
@@ -287,6 +316,10 @@ func run() (err error) {
 			check(err)
 			record("seed-002 restore (20-file turn)", d, 0)
 			must2(sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD"))
+			// seed 002's restore rewrote every file: let the git backend's
+			// stat cache see them again (untimed; nothing to record), as the
+			// sqlite backend's did in the restore above.
+			must2(sh(ckptGitEnv, work, *ckptBin, "save", "-q"))
 		}
 	}
 	report(c, ckptGrowth, shadowGrowth)
@@ -346,9 +379,9 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 		}
 		return 0
 	}
-	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "shadow repo (cold)",
-		"ckpt save (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
-		"ckpt restore (20-file turn)", "shadow repo restore (20-file turn)", "seed-002 restore (20-file turn)"}
+	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "ckpt git save (cold)", "shadow repo (cold)",
+		"ckpt save (20-file turn)", "ckpt git save (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
+		"ckpt restore (20-file turn)", "ckpt git restore (20-file turn)", "shadow repo restore (20-file turn)", "seed-002 restore (20-file turn)"}
 	fmt.Printf("corpus: %d files, %.0f MB; %s\n\n", c.Files, float64(c.Bytes)/1e6, time.Now().UTC().Format("2006-01-02"))
 	fmt.Println("| measurement | median | min | runs | peak RSS |")
 	fmt.Println("|---|---:|---:|---:|---:|")
@@ -393,6 +426,11 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 	fmt.Printf("| ckpt restore / shadow restore | %s | <= 1.0 |\n", ratio(rest, get("shadow repo restore (20-file turn)")))
 	fmt.Printf("| ckpt restore / ckpt turn | %s | <= 2.0 |\n", ratio(rest, turn))
 	fmt.Printf("| seed-002 restore / ckpt restore | %s | (seed-002: 21 s measured) |\n", ratio(get("seed-002 restore (20-file turn)"), rest))
+	gturn, grest := get("ckpt git save (20-file turn)"), get("ckpt git restore (20-file turn)")
+	fmt.Printf("| seed-002 snapshot / ckpt git snapshot (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), gturn))
+	fmt.Printf("| seed-002 restore / ckpt git restore (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 restore (20-file turn)"), grest))
+	fmt.Printf("| ckpt git turn / ckpt sqlite turn (cost of the export) | %s | |\n", ratio(gturn, turn))
+	fmt.Printf("| ckpt git restore / ckpt sqlite restore | %s | |\n", ratio(grest, rest))
 	if r := results["ckpt save (cold)"]; r != nil {
 		fmt.Printf("| ckpt peak memory per file (cold save) | %.0f B | <= 300 B |\n", float64(r.MaxRSS)*1024/float64(c.Files))
 	}

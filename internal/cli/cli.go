@@ -36,6 +36,7 @@ type env struct {
 	dir         string
 	store       string
 	backend     string
+	gitPrefix   string
 	quiet       bool
 	maxFileSize string
 	progress    string
@@ -74,6 +75,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	err := root.ExecuteContext(ctx)
 	if e.bar != nil {
 		e.bar.stop()
+	}
+	if err == nil && e.repo != nil {
+		// The command succeeded, but updating the git backend's refs after
+		// it did not: say so, and exit with an error.
+		err = e.repo.GitSyncError()
 	}
 	if e.repo != nil {
 		e.repo.Close()
@@ -129,7 +135,9 @@ func newRootCmd(e *env) *cobra.Command {
 and restores any earlier state — verified, undoable, and without touching git.
 
 The store lives outside the workspace (in $XDG_STATE_HOME/ckpt by default), so
-nothing run inside the workspace can destroy it.
+nothing run inside the workspace can destroy it. With --backend git it lives in
+the repository's .git/ckpt instead, and snapshots and the timeline are also
+detached git commits under refs/ckpt/ (HEAD, branches, index, stash untouched).
 
 Revisions: a checkpoint id or any unique prefix of 4+ hex digits, HEAD, HEAD~N,
 or a snapshot, tag or branch name.
@@ -148,7 +156,8 @@ restore that does not verify).`,
 	pf := root.PersistentFlags()
 	pf.StringVarP(&e.dir, "dir", "C", "", "run as if started in `DIR`")
 	pf.StringVar(&e.store, "store", "", "store `DIR` (default: $CKPT_STORE, else under $XDG_STATE_HOME/ckpt)")
-	pf.StringVar(&e.backend, "backend", "", "store backend: sqlite")
+	pf.StringVar(&e.backend, "backend", "", "store `BACKEND`: sqlite or git (default: $CKPT_BACKEND, else the store's setting, else detected)")
+	pf.StringVar(&e.gitPrefix, "git-ref-prefix", "", "git backend's ref namespace `PREFIX` (default refs/ckpt; refs/sandbox: seed 002's), saved")
 	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print only ids, or nothing")
 	pf.StringVar(&e.maxFileSize, "max-file-size", "", "skip files larger than `SIZE` (default 100MiB; e.g. 10MiB, 1GiB)")
 	pf.StringVar(&e.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal), json (progress and events as JSON lines), none")
@@ -196,7 +205,7 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	if dir == "" {
 		dir = "."
 	}
-	opts := ckpt.Options{Store: e.store, Backend: e.backend, NoRecover: e.noRecover}
+	opts := ckpt.Options{Store: e.store, Backend: e.backend, GitRefPrefix: e.gitPrefix, NoRecover: e.noRecover}
 	if opts.Store == "" {
 		opts.Store = os.Getenv("CKPT_STORE")
 	}
@@ -211,9 +220,9 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 		opts.Backend = os.Getenv("CKPT_BACKEND")
 	}
 	switch opts.Backend {
-	case "", "sqlite":
+	case "", ckpt.BackendSQLite, ckpt.BackendGit:
 	default:
-		return nil, usagef("unknown backend %q: this ckpt supports sqlite", opts.Backend)
+		return nil, usagef("unknown backend %q: want sqlite or git", opts.Backend)
 	}
 	if e.maxFileSize != "" {
 		n, err := parseSize(e.maxFileSize)
@@ -266,6 +275,12 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	}
 	if lines != nil {
 		r.Subscribe(lines.event)
+	}
+	for _, n := range r.Notes() {
+		// Said once (e.g. the git backend initialised a repository), even
+		// with -q.
+		e.bar.clear()
+		fmt.Fprintf(e.stderr, "ckpt: note: %s\n", n)
 	}
 	e.repo = r
 	return r, nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
@@ -19,7 +18,9 @@ func newConfigCmd(e *env) *cobra.Command {
 		Use:   "config [KEY [VALUE]]",
 		Short: "Show or change the store's settings (config.toml)",
 		Long: `Config shows or changes the settings of the workspace's store, kept in
-config.toml in the store directory. Without arguments it lists every setting
+config.toml in the store directory (on the git backend, <gitdir>/ckpt; the
+backend setting itself always lives with the default or --store store,
+whose config selects the backend). Without arguments it lists every setting
 with its value (set ones marked with *); with KEY it prints one value; with
 KEY VALUE it sets it; --unset KEY returns it to the default.
 
@@ -47,9 +48,11 @@ Durations: 90m, 24h, 30d, 2w. Sizes: 500MiB, 1GiB.`,
 	return c
 }
 
-// storeDir finds the store directory the way open does, without opening it
-// (so a broken config.toml can still be repaired).
-func (e *env) storeDir() (string, error) {
+// storeDir finds the directory whose config.toml holds key the way open
+// resolves the store, without opening it (so a broken config.toml can
+// still be repaired): the sqlite store, or on the git backend
+// <gitdir>/ckpt (see ckpt.ConfigDir).
+func (e *env) storeDir(key string) (string, error) {
 	sd := e.store
 	if sd == "" {
 		sd = os.Getenv("CKPT_STORE")
@@ -58,30 +61,41 @@ func (e *env) storeDir() (string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	if sd != "" {
-		return filepath.Abs(sd)
-	}
-	ws, err := ckpt.FindWorkspace(dir, "")
+	ws, err := ckpt.FindWorkspace(dir, sd)
 	if err != nil {
 		return "", err
 	}
-	return ckpt.DefaultStoreDir(ws)
+	backend := e.backend
+	if backend == "" {
+		backend = os.Getenv("CKPT_BACKEND")
+	}
+	return ckpt.ConfigDir(ws, ckpt.Options{Store: sd, Backend: backend}, key)
 }
 
 func runConfig(e *env, o *configOptions, args []string) error {
-	sd, err := e.storeDir()
+	// bsd holds the backend setting; sd every other one (they differ once
+	// a git backend store exists).
+	bsd, err := e.storeDir("backend")
 	if err != nil {
 		return err
 	}
-	if o.unset {
-		if len(args) != 1 {
-			return usagef("--unset takes one KEY")
-		}
-		return ckpt.WriteConfig(sd, args[0], nil)
+	sd, err := e.storeDir("")
+	if err != nil {
+		return err
 	}
-	if len(args) == 2 {
+	if len(args) == 2 || o.unset {
+		dir := sd
+		if len(args) > 0 && args[0] == "backend" {
+			dir = bsd
+		}
+		if o.unset {
+			if len(args) != 1 {
+				return usagef("--unset takes one KEY")
+			}
+			return ckpt.WriteConfig(dir, args[0], nil)
+		}
 		v := args[1]
-		return ckpt.WriteConfig(sd, args[0], &v)
+		return ckpt.WriteConfig(dir, args[0], &v)
 	}
 	set, err := ckpt.ConfigSet(sd)
 	if err != nil {
@@ -90,6 +104,16 @@ func runConfig(e *env, o *configOptions, args []string) error {
 	cfg, err := ckpt.LoadConfig(sd)
 	if err != nil {
 		return err
+	}
+	if sd != bsd {
+		// The git backend's store: the backend is selected by the sqlite
+		// store's setting, or found by itself.
+		delete(set, "backend")
+		cfg.Backend = ckpt.BackendGit
+		if bset, err := ckpt.ConfigSet(bsd); err == nil && bset["backend"] != "" {
+			set["backend"] = bset["backend"]
+			cfg.Backend = bset["backend"]
+		}
 	}
 	if len(args) == 1 {
 		v, err := cfg.Get(args[0])

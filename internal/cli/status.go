@@ -38,6 +38,15 @@ func runStatus(e *env, o *statusOptions) error {
 	}
 	e.printf("workspace: %s\n", s.Workspace)
 	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, humanSize(s.StoreSize), s.Checkpoints)
+	if g := s.Git; g != nil {
+		e.printf("backend:   git: refs under %s in %s (%d snapshot(s), %d of at most %d timeline)\n",
+			g.RefPrefix, g.Repository, g.Snapshots, g.Timeline, g.TimelineMax)
+		if g.LastError != "" {
+			e.printf("git:       the last ref update failed: %s\n", g.LastError)
+		}
+	} else {
+		e.printf("backend:   %s\n", s.Backend)
+	}
 	if s.Head == nil {
 		e.printf("HEAD:      none (run `ckpt save` to record the first checkpoint)\n")
 	} else {

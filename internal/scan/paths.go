@@ -29,6 +29,34 @@ func (e *IgnoredError) Error() string {
 	return fmt.Sprintf("%s is ignored by %s:%d (%s)", e.Path, e.Source, e.Line, e.Pattern)
 }
 
+// NestedError reports a path named explicitly that is, or lies inside, a
+// nested git repository (with Options.NestedRepos).
+type NestedError struct {
+	Path string
+	Repo string // the nested repository's directory
+}
+
+// Error implements error.
+func (e *NestedError) Error() string {
+	if e.Path == e.Repo {
+		return fmt.Sprintf("%s is a nested git repository (a submodule): the git backend records it as a gitlink and never captures its files", e.Path)
+	}
+	return fmt.Sprintf("%s lies inside the nested git repository %s (a submodule): the git backend never captures its files", e.Path, e.Repo)
+}
+
+// nestedAncestor returns the first directory on rel's path (rel included)
+// that contains a .git entry, or "".
+func nestedAncestor(root, rel string) string {
+	cur := ""
+	for _, part := range strings.Split(rel, "/") {
+		cur = join(cur, part)
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(cur), ".git")); err == nil {
+			return cur
+		}
+	}
+	return ""
+}
+
 // matcherFor returns the matcher for the entries of dir (dir's own ignore
 // files included), checking that neither dir nor any ancestor is ignored.
 func matcherFor(root, dir string) (*ignore.Matcher, error) {
@@ -90,6 +118,11 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 	}
 	if excludedName(name) || strings.HasPrefix(name, TempPrefix) {
 		return nil, nil, &IgnoredError{Path: rel}
+	}
+	if opts.NestedRepos {
+		if repo := nestedAncestor(opts.Root, rel); repo != "" {
+			return nil, nil, &NestedError{Path: rel, Repo: repo}
+		}
 	}
 	abs := filepath.Join(opts.Root, filepath.FromSlash(rel))
 	st, err := lstatPath(abs)

@@ -83,6 +83,13 @@ type Options struct {
 	// the cache holds no file ids, which come from a changed directory's
 	// previous tree.
 	LoadTree func(object.ID) (*object.Tree, error)
+	// NestedRepos makes a directory below the root that contains a .git
+	// entry (a submodule or another repository's work tree) a nested
+	// repository: it is never descended nor captured, and it is reported
+	// in Result.Nested and Result.Skipped, so restores never touch it. The
+	// git backend records it as a gitlink. Without it (the sqlite backend)
+	// such a directory is captured like any other, its .git excluded.
+	NestedRepos bool
 }
 
 // Progress is a snapshot of a running scan's counters.
@@ -118,6 +125,9 @@ type Result struct {
 	Untracked map[string]bool
 	// Temp lists ckpt temporary entries found (relative paths).
 	Temp []string
+	// Nested lists the nested repositories found (with
+	// Options.NestedRepos), sorted.
+	Nested []string
 }
 
 // PathError is a failure to read a path of the workspace.
@@ -269,6 +279,7 @@ func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 	s.res.Hashed, s.res.HBytes = s.hashed.Load(), s.hbytes.Load()
 	sort.Slice(s.res.Skipped, func(i, j int) bool { return s.res.Skipped[i].Path < s.res.Skipped[j].Path })
 	sort.Strings(s.res.Temp)
+	sort.Strings(s.res.Nested)
 	return &s.res, nil
 }
 
@@ -362,6 +373,10 @@ func (s *scanner) readDir(n *node) error {
 		return &PathError{Op: "read directory", Path: n.rel, Err: err}
 	}
 	slices.SortFunc(des, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	if s.opts.NestedRepos && n.rel != "" && hasDotGit(des) {
+		s.nestedRepo(n)
+		return nil
+	}
 
 	// Ignore files of this directory.
 	var gi, ci, di *ignore.List
@@ -492,6 +507,31 @@ func (s *scanner) readDir(n *node) error {
 	}
 	s.done(n)
 	return nil
+}
+
+func hasDotGit(des []dirent) bool {
+	_, found := slices.BinarySearchFunc(des, ".git", func(d dirent, name string) int { return strings.Compare(d.name, name) })
+	return found
+}
+
+// NestedReason is the Skipped reason of a nested repository.
+const NestedReason = "nested git repository (submodule): recorded as a gitlink, its files never captured"
+
+// nestedRepo records n as a nested repository: reported, not captured,
+// and marked so that restores leave it and its parent directory alone.
+func (s *scanner) nestedRepo(n *node) {
+	parent := ""
+	if i := strings.LastIndexByte(n.rel, '/'); i >= 0 {
+		parent = n.rel[:i]
+	}
+	s.skip(parent, Skipped{Path: n.rel, Reason: NestedReason})
+	s.rmu.Lock()
+	s.res.Nested = append(s.res.Nested, n.rel)
+	s.res.Untracked[n.rel] = true
+	s.rmu.Unlock()
+	n.entries = nil
+	n.pending.Store(1)
+	s.done(n)
 }
 
 func unwrapErr(err error) error {

@@ -308,3 +308,55 @@ func FuzzParseCache(f *testing.F) {
 		}
 	})
 }
+
+// TestNestedRepos: with NestedRepos, a directory holding a .git entry (dir
+// or file) below the root is reported, never descended, and marked so
+// restores leave it alone; without it (the sqlite backend) it is captured,
+// its .git excluded.
+func TestNestedRepos(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "a", 0o644)
+	f.write("deps/lib/.git", "gitdir: ../../.git/modules/lib\n", 0o644)
+	f.write("deps/lib/lib.go", "x", 0o644)
+	f.write("tools/x/.git/HEAD", "ref: refs/heads/main\n", 0o644)
+	f.write("tools/x/main.go", "y", 0o644)
+	f.write("tools/y.go", "z", 0o644)
+	paths := func(res *Result) []string {
+		var got []string
+		tree.Walk(context.Background(), func(ctx context.Context, id object.ID) (*object.Tree, error) {
+			return object.DecodeTree(res.Trees[id])
+		}, res.Root, nil, func(p string, e object.Entry) error {
+			got = append(got, p)
+			return nil
+		})
+		return got
+	}
+	res, err := Scan(context.Background(), Options{Root: f.root, NestedRepos: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(res); len(got) != 2 || got[0] != "a.txt" || got[1] != "tools/y.go" {
+		t.Errorf("captured %q", got)
+	}
+	if len(res.Nested) != 2 || res.Nested[0] != "deps/lib" || res.Nested[1] != "tools/x" {
+		t.Errorf("nested %q", res.Nested)
+	}
+	if len(res.Skipped) != 2 || res.Skipped[0].Reason != NestedReason {
+		t.Errorf("skipped %+v", res.Skipped)
+	}
+	for _, d := range []string{"deps", "deps/lib", "tools", "tools/x"} {
+		if !res.Untracked[d] {
+			t.Errorf("%s not marked untracked", d)
+		}
+	}
+	if _, _, err := Path(context.Background(), Options{Root: f.root, NestedRepos: true}, "deps/lib/lib.go"); !errors.As(err, new(*NestedError)) {
+		t.Errorf("Path inside a nested repository: %v", err)
+	}
+	res, err = Scan(context.Background(), Options{Root: f.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(res); len(got) != 4 || len(res.Nested) != 0 {
+		t.Errorf("without NestedRepos: captured %q, nested %q", got, res.Nested)
+	}
+}

@@ -1,0 +1,31 @@
+// Package gitmirror is the git backend's plumbing: it exports ckpt
+// checkpoints into the workspace's own git repository as detached commits
+// and keeps a namespace of refs (by default refs/ckpt) in line with the
+// store, without running git and without touching anything of the user's:
+// HEAD, branches, the index, the stash, config and hooks are never read for
+// writing nor written.
+//
+// # Objects
+//
+// A checkpoint becomes a commit without parents whose tree is built from
+// ckpt's own trees (no index, no git add): a regular file becomes a blob
+// with mode 100755 if any execute bit is set and 100644 otherwise, a symlink
+// a blob of its target with mode 120000, a directory a tree (040000), and a
+// nested repository recorded in the checkpoint's [MetaGitlinks] a gitlink
+// (160000) naming its checked-out commit. Entries are sorted in git's order.
+// Author and committer are "ckpt <ckpt@localhost>" at the checkpoint's time;
+// the message is the checkpoint's message followed by the trailer
+// "Ckpt-Checkpoint: <64-hex id>". Objects are written loose with go-git's
+// filesystem storage. A persistent map (gitmap.db, a SQLite cache in the
+// store directory) remembers which git object each ckpt blob and tree
+// became, so exporting a checkpoint writes only the objects that changed
+// since the last one.
+//
+// # Refs
+//
+// [Mirror.Sync] sets <prefix>/snapshots/NAME for every snapshot and
+// <prefix>/timeline/<12-hex id> for the newest checkpoints of the timeline,
+// deleting the ones that fell off. Refs are updated with git's own locking
+// protocol (<ref>.lock, then rename), and the mirror moves or deletes only
+// refs it wrote (recorded in the map, or recognizable by their trailer).
+package gitmirror

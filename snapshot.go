@@ -46,9 +46,12 @@ type SnapshotOptions struct {
 
 // Snapshot is a named snapshot.
 type Snapshot struct {
-	Name       string    `json:"name"`
-	Checkpoint ID        `json:"checkpoint"`
-	Time       time.Time `json:"time"`
+	Name       string `json:"name"`
+	Checkpoint ID     `json:"checkpoint"`
+	// Commit is the git commit the snapshot is on the git backend (40 hex;
+	// empty on other backends). Responses show it as the snapshot's id.
+	Commit string    `json:"commit,omitempty"`
+	Time   time.Time `json:"time"`
 	// Description is the message given at creation.
 	Description string `json:"description"`
 	// Expires is when the snapshot expires (zero: never; then absent
@@ -159,7 +162,31 @@ func (r *Repo) toSnapshot(ctx context.Context, ref store.Ref) (*Snapshot, error)
 	if !ref.Expires.IsZero() {
 		s.Expires = ref.Expires.UTC()
 	}
+	s.Commit = r.gitCommitOrEmpty(ctx, ref.ID)
 	return s, nil
+}
+
+// gitCommitOrEmpty is the checkpoint's git commit on the git backend ("" on
+// others, or if it cannot be exported: the sync reports that).
+func (r *Repo) gitCommitOrEmpty(ctx context.Context, id ID) string {
+	if r.git == nil {
+		return ""
+	}
+	c, err := r.GitCommit(ctx, id)
+	if err != nil {
+		return ""
+	}
+	return c
+}
+
+// ID is the snapshot's id as responses show it: the git commit on the git
+// backend (as seed 002's refs/sandbox snapshots are), the checkpoint's id
+// otherwise.
+func (s *Snapshot) ID() string {
+	if s.Commit != "" {
+		return s.Commit
+	}
+	return s.Checkpoint.String()
 }
 
 // SnapshotCreate records the whole workspace as a new checkpoint (even if it
@@ -204,6 +231,7 @@ func (r *Repo) SnapshotCreate(ctx context.Context, name string, opts SnapshotOpt
 	if !ref.Expires.IsZero() {
 		s.Expires = ref.Expires.UTC()
 	}
+	s.Commit = r.gitCommitOrEmpty(ctx, s.Checkpoint)
 	r.emit(Event{Kind: EventSnapshotCreated, Checkpoint: s.Checkpoint, Name: name, Message: opts.Description})
 	return s, nil
 }
@@ -386,7 +414,7 @@ const SnapshotTimeLayout = "2006-01-02T15:04:05-07:00"
 // FormatSnapshotCreated is the response to a create:
 // "snapshot NAME created: <64-hex checkpoint id>".
 func FormatSnapshotCreated(s *Snapshot) string {
-	return fmt.Sprintf("snapshot %s created: %s", s.Name, s.Checkpoint)
+	return fmt.Sprintf("snapshot %s created: %s", s.Name, s.ID())
 }
 
 // FormatSnapshotList is the response to a list: one row per snapshot that
@@ -405,7 +433,7 @@ func FormatSnapshotList(snaps []*Snapshot) string {
 		}
 		desc, _, _ := strings.Cut(s.Description, "\n")
 		desc = strings.ReplaceAll(strings.TrimSuffix(desc, "\r"), "\t", " ")
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s", s.Name, s.Checkpoint.Short(), s.Time.UTC().Format(SnapshotTimeLayout), desc)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s", s.Name, s.ID()[:12], s.Time.UTC().Format(SnapshotTimeLayout), desc)
 	}
 	if b.Len() == 0 {
 		return "no snapshots"

@@ -208,7 +208,7 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx)
+		c, err = r.captureTx(ctx, tx, false)
 		if err != nil {
 			return err
 		}

@@ -183,7 +183,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 	pending := map[ID][]byte{} // merged contents, stored at the end
 	err := c.r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c0, err = c.r.captureTx(ctx, tx)
+		c0, err = c.r.captureTx(ctx, tx, false)
 		if err != nil {
 			return err
 		}

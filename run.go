@@ -724,7 +724,7 @@ func (r *Repo) recordReverted(ctx context.Context, from, msg string) error {
 	var c *capture
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx)
+		c, err = r.captureTx(ctx, tx, false)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
+	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
 
 // Checkpoint kinds.
@@ -158,24 +159,37 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 }
 
 // captureTx scans the workspace, storing new objects in tx (nil: hash
-// only) and preparing a new stat cache (when tx is not nil).
-func (r *Repo) captureTx(ctx context.Context, tx store.Tx) (*capture, error) {
+// only) and preparing a new stat cache (when tx is not nil). With a
+// watcher running (ckpt watch), the new cache records the watcher's token;
+// with accel (saves only), directories the watcher saw unchanged are taken
+// from the old cache without being read.
+func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool) (*capture, error) {
 	cache := r.loadCache(ctx)
 	defer cache.Close()
 	var sink scan.Sink
 	var cw *scan.CacheWriter
+	o := r.scanOptions(ctx, nil, cache)
 	if tx != nil {
 		sink = tx
 		info, err := r.st.Info(ctx)
 		if err != nil {
 			return nil, err
 		}
-		cw, err = scan.NewCacheWriter(r.cachePath(), r.fsClock(), info.Generation, info.Instance)
+		token := ""
+		if ans := r.askWatcher(ctx, cache); ans != nil {
+			token = ans.Token
+			if accel && !ans.Full && r.watchAccelOK(ctx) {
+				o.Unchanged = watch.Unchanged(ans.Dirty)
+			}
+		}
+		cw, err = scan.NewCacheWriter(r.cachePath(), r.fsClock(), info.Generation, info.Instance, token)
 		if err != nil {
 			cw = nil // the cache is an optimization; carry on without
 		}
 	}
-	o := r.scanOptions(ctx, sink, cache)
+	unchanged := o.Unchanged
+	o = r.scanOptions(ctx, sink, cache)
+	o.Unchanged = unchanged
 	o.CacheOut = cw
 	res, err := scan.Scan(ctx, o)
 	if err != nil {
@@ -307,7 +321,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx)
+		c, err = r.captureTx(ctx, tx, true)
 		if err != nil {
 			return err
 		}

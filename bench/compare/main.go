@@ -243,9 +243,9 @@ func run() (err error) {
 	// ckpt's git backend: its first checkpoint exports the whole tree into
 	// the workspace's repository (most objects are already there, committed).
 	settle()
-	d, rss, _, err := sh(ckptGitEnv, work, *ckptBin, "save", "-q", "-m", "cold")
+	d, rss, _, err := sh(ckptGitEnv, work, *ckptBin, "snapshot", "create", "turn0", "-d", "cold")
 	check(err)
-	record("ckpt git save (cold)", d, rss)
+	record("ckpt git snapshot create (cold)", d, rss)
 	// Make ckpt's stat cache trusted (files written before the clock).
 	time.Sleep(10 * time.Millisecond)
 	sh(ckptEnv, work, *ckptBin, "save", "-q")
@@ -281,13 +281,13 @@ func run() (err error) {
 		check(err)
 		record("seed-002 snapshot (20-file turn)", d, 0)
 
-		// The git backend: checkpoint + export of the new objects, a commit
-		// and its ref (refs/ckpt/timeline/<id>). A named snapshot (ckpt
-		// snapshot create, on another branch) is this plus one more ref.
+		// The git backend: a named snapshot, as seed 002's snapshot_create:
+		// checkpoint + export of the new objects, a commit and its refs
+		// (refs/ckpt/snapshots/turnN and the timeline's).
 		settle()
-		d, rss, _, err = sh(ckptGitEnv, work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
+		d, rss, _, err = sh(ckptGitEnv, work, *ckptBin, "snapshot", "create", fmt.Sprint("turn", t), "-d", fmt.Sprint("turn ", t))
 		check(err)
-		record("ckpt git save (20-file turn)", d, rss)
+		record("ckpt git snapshot create (20-file turn)", d, rss)
 
 		// Restores of the turn (back to the state before it), each followed
 		// by an untimed return to the turn's state.
@@ -299,9 +299,9 @@ func run() (err error) {
 		must2(sh(ckptEnv, work, *ckptBin, "undo", "-q"))
 
 		settle()
-		d, _, _, err = sh(ckptGitEnv, work, *ckptBin, "restore", "-q", "HEAD~1")
+		d, _, _, err = sh(ckptGitEnv, work, *ckptBin, "snapshot", "restore", fmt.Sprint("turn", t-1))
 		check(err)
-		record("ckpt git restore (20-file turn)", d, 0)
+		record("ckpt git snapshot restore (20-file turn)", d, 0)
 		must2(sh(ckptGitEnv, work, *ckptBin, "undo", "-q"))
 
 		settle()
@@ -379,9 +379,9 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 		}
 		return 0
 	}
-	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "ckpt git save (cold)", "shadow repo (cold)",
-		"ckpt save (20-file turn)", "ckpt git save (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
-		"ckpt restore (20-file turn)", "ckpt git restore (20-file turn)", "shadow repo restore (20-file turn)", "seed-002 restore (20-file turn)"}
+	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "ckpt git snapshot create (cold)", "shadow repo (cold)",
+		"ckpt save (20-file turn)", "ckpt git snapshot create (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
+		"ckpt restore (20-file turn)", "ckpt git snapshot restore (20-file turn)", "shadow repo restore (20-file turn)", "seed-002 restore (20-file turn)"}
 	fmt.Printf("corpus: %d files, %.0f MB; %s\n\n", c.Files, float64(c.Bytes)/1e6, time.Now().UTC().Format("2006-01-02"))
 	fmt.Println("| measurement | median | min | runs | peak RSS |")
 	fmt.Println("|---|---:|---:|---:|---:|")
@@ -426,7 +426,7 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 	fmt.Printf("| ckpt restore / shadow restore | %s | <= 1.0 |\n", ratio(rest, get("shadow repo restore (20-file turn)")))
 	fmt.Printf("| ckpt restore / ckpt turn | %s | <= 2.0 |\n", ratio(rest, turn))
 	fmt.Printf("| seed-002 restore / ckpt restore | %s | (seed-002: 21 s measured) |\n", ratio(get("seed-002 restore (20-file turn)"), rest))
-	gturn, grest := get("ckpt git save (20-file turn)"), get("ckpt git restore (20-file turn)")
+	gturn, grest := get("ckpt git snapshot create (20-file turn)"), get("ckpt git snapshot restore (20-file turn)")
 	fmt.Printf("| seed-002 snapshot / ckpt git snapshot (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), gturn))
 	fmt.Printf("| seed-002 restore / ckpt git restore (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 restore (20-file turn)"), grest))
 	fmt.Printf("| ckpt git turn / ckpt sqlite turn (cost of the export) | %s | |\n", ratio(gturn, turn))

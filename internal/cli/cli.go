@@ -172,6 +172,7 @@ restore that does not verify).`,
 		newBranchCmd(e), newSwitchCmd(e), newTagCmd(e), newTagsCmd(e), newAncestorCmd(e),
 		newGCCmd(e), newStatsCmd(e), newClearCmd(e), newWorkspacesCmd(e),
 		newSessionCmd(e), newTurnCmd(e), newRewindCmd(e), newForkCmd(e), newSummarizeCmd(e),
+		newWatchCmd(e),
 		newSnapshotCmd(e), newMCPCmd(e),
 	)
 	for _, c := range root.Commands() {

@@ -23,7 +23,8 @@ import (
 //
 // Layout (fixed-size integers big-endian, varints unsigned LEB128):
 //
-//	header:  "CKPTSC04" | clock int64 | generation int64 | len(instance) u16 | instance
+//	header:  "CKPTSC05" | clock int64 | generation int64 | len(instance) u16 | instance |
+//	         len(watch) u16 | watch
 //	block*:  entry* | CRC-32C of the block's entries u32
 //	entry:   varint len(name) | name | varint mode |
 //	         directory: id [32]
@@ -41,7 +42,9 @@ import (
 // taken before the scan that wrote the file; an entry is trusted only if
 // its mtime is older (git's racy-timestamp rule). A cache whose generation
 // or instance differs from the store's is ignored; so is a damaged one.
-const cacheMagic = "CKPTSC04"
+// Watch is the file-system watcher's token for the moment the scan that
+// wrote the file began ("" without a watcher; see internal/watch).
+const cacheMagic = "CKPTSC05"
 
 const footerMagic = "CKPTSCEND"
 
@@ -54,9 +57,11 @@ type Cache struct {
 	Clock      int64
 	Generation int64
 	Instance   string
-	data       []byte // the whole file: mapped, or in memory
-	unmap      func()
-	dirs       map[string]blockRef
+	// Watch is the watcher token of the scan that wrote the cache.
+	Watch string
+	data  []byte // the whole file: mapped, or in memory
+	unmap func()
+	dirs  map[string]blockRef
 }
 
 type blockRef struct {
@@ -162,6 +167,24 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 		return bad("bad header")
 	}
 	c.Instance = string(inst)
+	var wl [2]byte
+	if hdrFixed+n+2 > ioff {
+		return bad("bad header")
+	}
+	if _, err := src.ReadAt(wl[:], hdrFixed+n); err != nil {
+		return bad("bad header")
+	}
+	wn := int64(binary.BigEndian.Uint16(wl[:]))
+	if hdrFixed+n+2+wn > ioff {
+		return bad("bad header")
+	}
+	watch := make([]byte, wn)
+	if _, err := src.ReadAt(watch, hdrFixed+n+2); err != nil {
+		return bad("bad header")
+	}
+	c.Watch = string(watch)
+	inst = append(append(inst, wl[:]...), watch...) // covered by the checksum
+	n += 2 + wn
 	idx := make([]byte, ilen)
 	if _, err := src.ReadAt(idx, ioff); err != nil {
 		return bad("truncated index")
@@ -273,6 +296,19 @@ func (c *Cache) Dirs() int {
 	return len(c.dirs)
 }
 
+// DirList returns the directories the cache holds a block for (the
+// directories a scan descended).
+func (c *Cache) DirList() []string {
+	if c == nil {
+		return nil
+	}
+	out := make([]string, 0, len(c.dirs))
+	for d := range c.dirs {
+		out = append(out, d)
+	}
+	return out
+}
+
 // Trees returns the tree ids the cache refers to (one per directory): a
 // scan trusting the cache takes unchanged files' blobs from these trees, so
 // gc must keep them.
@@ -310,8 +346,9 @@ type CacheWriter struct {
 
 // NewCacheWriter starts a cache file at path; path "" keeps it in memory
 // (see [CacheWriter.Cache]). clock 0 takes the clock from the temporary
-// file's mtime (see [FSClock]).
-func NewCacheWriter(path string, clock, generation int64, instance string) (*CacheWriter, error) {
+// file's mtime (see [FSClock]). watch is the watcher token of the scan
+// ("" when there is none).
+func NewCacheWriter(path string, clock, generation int64, instance, watch string) (*CacheWriter, error) {
 	cw := &CacheWriter{path: path, gen: generation, inst: instance}
 	var out io.Writer
 	if path == "" {
@@ -341,6 +378,8 @@ func NewCacheWriter(path string, clock, generation int64, instance string) (*Cac
 	binary.Write(&hd, binary.BigEndian, generation)
 	binary.Write(&hd, binary.BigEndian, uint16(len(instance)))
 	hd.WriteString(instance)
+	binary.Write(&hd, binary.BigEndian, uint16(len(watch)))
+	hd.WriteString(watch)
 	cw.hdrCRC = crc32.Checksum(hd.Bytes(), castagnoli)
 	cw.w.Write(hd.Bytes())
 	cw.off = int64(hd.Len())

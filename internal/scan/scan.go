@@ -90,6 +90,14 @@ type Options struct {
 	// git backend records it as a gitlink. Without it (the sqlite backend)
 	// such a directory is captured like any other, its .git excluded.
 	NestedRepos bool
+	// Unchanged, if set, reports that a directory and everything below it
+	// are known not to have changed since Cache was written (a file-system
+	// watcher says so). Such a directory that the cache holds is taken from
+	// the cache whole: its tree is the cached tree and its cache blocks are
+	// copied, without reading it. Skipped and untracked entries below it are
+	// not reported again, and Result.Files is then -1 (unknown), so only
+	// saves use it, never restores.
+	Unchanged func(rel string) bool
 }
 
 // Progress is a snapshot of a running scan's counters.
@@ -207,6 +215,9 @@ type scanner struct {
 	hbytes atomic.Int64
 	toHash atomic.Int64
 	toHB   atomic.Int64
+
+	reused    map[string]bool // directories taken whole from the cache
+	rootTotal int64
 }
 
 // Scan walks opts.Root and returns its tree.
@@ -228,6 +239,7 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	s.cond = sync.NewCond(&s.mu)
 	s.res.Untracked = map[string]bool{}
+	s.reused = map[string]bool{}
 	if opts.Sink == nil {
 		s.res.Trees = map[object.ID][]byte{}
 	}
@@ -276,6 +288,10 @@ func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 		return nil, errors.New("scan ended early")
 	}
 	s.res.Files, s.res.Bytes = s.files.Load(), s.bytes.Load()
+	if len(s.reused) > 0 {
+		s.copyReused()
+		s.res.Files, s.res.Bytes = -1, s.rootTotal
+	}
 	s.res.Hashed, s.res.HBytes = s.hashed.Load(), s.hbytes.Load()
 	sort.Slice(s.res.Skipped, func(i, j int) bool { return s.res.Skipped[i].Path < s.res.Skipped[j].Path })
 	sort.Strings(s.res.Temp)
@@ -448,6 +464,10 @@ func (s *scanner) readDir(n *node) error {
 		}
 		switch st.mode & sIFMT {
 		case sIFDIR:
+			if id, size, ok := s.reuse(join(n.rel, name)); ok {
+				n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, id: id, size: size})
+				continue
+			}
 			child := &node{rel: join(n.rel, name), abs: filepath.Join(n.abs, name), parent: n, idx: len(n.entries), m: n.m}
 			n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, child: child})
 			dirJobs = append(dirJobs, job{n: child, i: -1})
@@ -878,6 +898,7 @@ report:
 			id = object.EmptyTree
 		}
 		s.res.Root = id
+		s.rootTotal = total
 		s.mu.Lock()
 		s.finished = true
 		s.cond.Broadcast()
@@ -893,6 +914,49 @@ report:
 	}
 	pe.child = nil
 	s.done(p)
+}
+
+// reuse takes an unchanged directory whole from the cache (see
+// Options.Unchanged): its cached tree id and its size.
+func (s *scanner) reuse(rel string) (object.ID, int64, bool) {
+	if s.opts.Unchanged == nil || s.opts.LoadTree == nil || !s.opts.Unchanged(rel) {
+		return object.ID{}, 0, false
+	}
+	tree, _, ok := s.opts.Cache.block(rel)
+	if !ok || tree == object.EmptyTree {
+		return object.ID{}, 0, false
+	}
+	t, err := s.opts.LoadTree(tree)
+	if err != nil {
+		return object.ID{}, 0, false // read it instead
+	}
+	s.rmu.Lock()
+	s.reused[rel] = true
+	s.rmu.Unlock()
+	return tree, t.Size(), true
+}
+
+// copyReused copies the old cache's blocks of the reused directories (and
+// everything below them) into the new cache.
+func (s *scanner) copyReused() {
+	if len(s.reused) == 0 || s.opts.CacheOut == nil {
+		return
+	}
+	for dir, ref := range s.opts.Cache.dirs {
+		for d := dir; ; {
+			if s.reused[d] {
+				if raw, count, dev, ok := s.opts.Cache.rawBlock(dir); ok {
+					s.opts.CacheOut.copyBlock(dir, ref.tree, dev, raw, count)
+				}
+				break
+			}
+			i := strings.LastIndexByte(d, '/')
+			if i < 0 {
+				break
+			}
+			d = d[:i]
+		}
+	}
 }
 
 // sameEntries reports whether a directory's entries are exactly the cached

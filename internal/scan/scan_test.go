@@ -56,7 +56,7 @@ func (f *fixture) scan() *Result {
 	f.t.Helper()
 	f.treeReads, f.encoded = 0, 0
 	var res *Result
-	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test")
+	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test", "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestExcludeStoreInside(t *testing.T) {
 }
 
 func FuzzParseCache(f *testing.F) {
-	cw, _ := NewCacheWriter("", 12345, 1, "inst")
+	cw, _ := NewCacheWriter("", 12345, 1, "inst", "")
 	cw.Block("", object.Sum(nil), 7, []cachedEntry{{name: "a", mode: object.ModeFile | 0o644, size: 3, mtime: 1, ctime: 2, ino: 3},
 		{name: "d", mode: object.ModeDir, id: object.Sum([]byte("d"))}})
 	cw.Block("d", object.Sum([]byte("d")), 7, nil)

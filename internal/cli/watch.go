@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+type watchOptions struct {
+	background, stop, status, json bool
+	idle                           string
+	target                         ckpt.WatchTarget // hidden: the background process's target
+}
+
+func newWatchCmd(e *env) *cobra.Command {
+	o := &watchOptions{}
+	c := &cobra.Command{
+		Use:   "watch [-d] [--idle DUR] | --status | --stop",
+		Short: "Watch the workspace so saves read only what changed (watch mode)",
+		Long: `Watch runs a file-system watcher (Linux inotify) for the workspace. While it
+runs, each save asks it which directories changed since the previous save and
+reads only those, so a checkpoint of a large, mostly unchanged tree costs what
+the change costs instead of a stat of every file. Agent hooks start it by
+themselves.
+
+Whenever the watcher cannot vouch for an answer — it just started, its event
+queue overflowed, a directory was renamed, an ignore file changed, the inotify
+watch limit was reached — the save reads everything, exactly as without it.
+
+It stops after --idle without a save asking it (default 2h), when the
+workspace goes away, or with 'ckpt watch --stop'. -d runs it in the background
+(log: watch.log in the store directory).`,
+		Example: `  ckpt watch -d             # start in the background
+  ckpt watch --status
+  ckpt watch --stop
+  ckpt watch --idle 30m     # in the foreground, until Ctrl-C`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runWatch(e, o) },
+	}
+	c.Flags().BoolVarP(&o.background, "background", "d", false, "run in the background and return once it is ready")
+	c.Flags().BoolVar(&o.stop, "stop", false, "stop the running watcher")
+	c.Flags().BoolVar(&o.status, "status", false, "show the running watcher's status")
+	c.Flags().StringVar(&o.idle, "idle", "2h", "stop after this long without a save (e.g. 30m, 8h)")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON (--status, --stop)")
+	c.Flags().StringVar(&o.target.Root, "daemon-root", "", "")
+	c.Flags().StringVar(&o.target.Cache, "daemon-cache", "", "")
+	c.Flags().StringVar(&o.target.Socket, "daemon-socket", "", "")
+	for _, f := range []string{"daemon-root", "daemon-cache", "daemon-socket"} {
+		c.Flags().MarkHidden(f)
+	}
+	return c
+}
+
+func runWatch(e *env, o *watchOptions) error {
+	idle, err := ckpt.ParseDuration(o.idle)
+	if err != nil {
+		return usagef("--idle: %v", err)
+	}
+	if o.target.Root != "" {
+		// The background process: watch the target without opening the store.
+		log := func(s string) { fmt.Fprintf(e.stderr, "%s ckpt watch: %s\n", time.Now().Format(time.RFC3339), s) }
+		log("watching " + o.target.Root)
+		err := ckpt.RunWatcher(e.ctx, o.target, ckpt.WatchOptions{Idle: idle, Log: log})
+		log("stopped")
+		return err
+	}
+	r, err := e.open(o.json)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.status:
+		st, err := r.WatchStatus(e.ctx)
+		if err != nil {
+			if o.json {
+				return e.printJSON(map[string]any{"running": false})
+			}
+			return withExit1(fmt.Errorf("no watcher runs for %s (ckpt watch -d starts one)", r.Root()))
+		}
+		if o.json {
+			return e.printJSON(struct {
+				Running bool `json:"running"`
+				*ckpt.WatchStatus
+			}{true, st})
+		}
+		e.printf("watching %s: pid %d since %s, %d directories, last asked %s\n", st.Root, st.PID, fmtTime(st.Started), st.Watches, fmtTime(st.LastQuery))
+		if st.Error != "" {
+			e.printf("not trusted: %s (saves read everything)\n", st.Error)
+		}
+		return nil
+	case o.stop:
+		if err := r.StopWatch(e.ctx); err != nil {
+			return err
+		}
+		if !e.quiet {
+			e.printf("stopped the watcher of %s\n", r.Root())
+		}
+		return nil
+	case o.background:
+		if _, err := r.WatchStatus(e.ctx); err == nil {
+			if !e.quiet {
+				e.printf("a watcher already runs for %s\n", r.Root())
+			}
+			return nil
+		}
+		if err := startWatcher(e.ctx, r, idle); err != nil {
+			return err
+		}
+		if !e.quiet {
+			e.printf("watching %s in the background\n", r.Root())
+		}
+		return nil
+	}
+	if !ckpt.WatchSupported {
+		return errors.New("watch mode needs Linux's inotify; on this system every save scans the whole workspace")
+	}
+	logf := func(s string) {
+		if !e.quiet {
+			fmt.Fprintf(e.stderr, "ckpt watch: %s\n", s)
+		}
+	}
+	logf("watching " + r.Root())
+	return r.Watch(e.ctx, ckpt.WatchOptions{Idle: idle, Log: logf})
+}
+
+// withExit1 is an error with status 1 (not a usage error).
+func withExit1(err error) error { return err }
+
+// startWatcher starts `ckpt watch` for r in the background (a new session,
+// output to watch.log in the store) and waits until it answers.
+func startWatcher(ctx context.Context, r *ckpt.Repo, idle time.Duration) error {
+	if !ckpt.WatchSupported {
+		return errors.New("watch mode needs Linux's inotify; on this system every save scans the whole workspace")
+	}
+	if r.StoreDir() == "" {
+		return errors.New("watch: the memory backend has no watcher")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("watch: find the ckpt binary: %w", err)
+	}
+	logPath := filepath.Join(r.StoreDir(), "watch.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer logf.Close()
+	t, err := r.WatchTarget()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, "watch", "--idle", ckpt.FormatDuration(idle),
+		"--daemon-root", t.Root, "--daemon-cache", t.Cache, "--daemon-socket", t.Socket)
+	cmd.Env = append(os.Environ(), "CKPT_PROGRESS=none")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("watch: start %s: %w", exe, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := r.WatchStatus(ctx); err == nil {
+			cmd.Process.Release()
+			return nil
+		}
+		select {
+		case err := <-done:
+			return fmt.Errorf("watch: the watcher exited at once (%v); see %s", err, logPath)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("watch: the watcher did not answer within 5s; see %s", logPath)
+}

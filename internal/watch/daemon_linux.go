@@ -1,0 +1,457 @@
+package watch
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"golang.org/x/sys/unix"
+)
+
+// Supported reports whether this platform has a watcher.
+const Supported = true
+
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE |
+	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+	unix.IN_DONT_FOLLOW | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+
+// Options configure a [Daemon].
+type Options struct {
+	// Root is the workspace (absolute, symlinks resolved).
+	Root string
+	// Cache is the stat cache file whose directories are watched.
+	Cache string
+	// Socket is where to listen (see SocketPath).
+	Socket string
+	// Idle stops the daemon after this long without a query (0: 2 hours).
+	Idle time.Duration
+	// Log, if not nil, receives one line per notable event.
+	Log func(string)
+}
+
+// Daemon watches one workspace.
+type Daemon struct {
+	opts    Options
+	fd      int
+	file    *os.File // fd, read through Go's poller so Close ends a Read
+	started time.Time
+
+	mu        sync.Mutex
+	epoch     string
+	seq       uint64
+	fullSeq   uint64 // the last seq at which the daemon lost track
+	reason    string // why, for the answer
+	dirty     map[string]uint64
+	wds       map[int32]string // watch descriptor -> directory
+	paths     map[string]int32
+	infoWD    int32 // .git/info (its exclude file is an ignore file)
+	cookies   map[string]chan struct{}
+	cacheStat string // identity of the stat cache last loaded
+	lastQuery time.Time
+	broken    string // set when watching can no longer be trusted at all
+}
+
+// Run watches until ctx is done, a stop request, the workspace goes away,
+// or Idle passes without a query. It returns an error if the socket is
+// taken (another daemon runs) or inotify is unavailable.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Idle <= 0 {
+		opts.Idle = 2 * time.Hour
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return fmt.Errorf("watch: inotify: %w", err)
+	}
+	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, wds: map[int32]string{},
+		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now()}
+	var rb [8]byte
+	rand.Read(rb[:])
+	d.epoch = hex.EncodeToString(rb[:])
+	d.fullSeq = 0
+
+	if c, err := net.Dial("unix", opts.Socket); err == nil {
+		c.Close()
+		d.file.Close()
+		return fmt.Errorf("watch: a watcher already listens on %s", opts.Socket)
+	}
+	os.Remove(opts.Socket)
+	ln, err := net.Listen("unix", opts.Socket)
+	if err != nil {
+		d.file.Close()
+		return fmt.Errorf("watch: listen on %s: %w", opts.Socket, err)
+	}
+	defer os.Remove(opts.Socket)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	d.mu.Lock()
+	if err := d.add("", false); err != nil {
+		d.mu.Unlock()
+		ln.Close()
+		d.file.Close()
+		return fmt.Errorf("watch %s: %w", opts.Root, err)
+	}
+	d.addInfo()
+	d.refreshLocked()
+	d.mu.Unlock()
+
+	events := make(chan error, 1)
+	go func() { events <- d.readEvents(ctx) }()
+	defer func() { <-events }()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+		d.file.Close() // ends the reader's Read
+	}()
+	go func() {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				d.mu.Lock()
+				idle := time.Since(d.lastQuery) > d.opts.Idle
+				d.mu.Unlock()
+				if idle {
+					d.log("idle for %s: stopping", d.opts.Idle)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("watch: accept: %w", err)
+		}
+		go d.serve(ctx, conn, cancel)
+	}
+}
+
+func (d *Daemon) log(format string, a ...any) {
+	if d.opts.Log != nil {
+		d.opts.Log(fmt.Sprintf(format, a...))
+	}
+}
+
+func (d *Daemon) abs(rel string) string {
+	if rel == "" {
+		return d.opts.Root
+	}
+	return filepath.Join(d.opts.Root, filepath.FromSlash(rel))
+}
+
+// add watches one directory; with walk, every directory below it too
+// (marking each dirty: they are new).
+func (d *Daemon) add(rel string, walk bool) error {
+	if _, ok := d.paths[rel]; !ok {
+		wd, err := unix.InotifyAddWatch(d.fd, d.abs(rel), watchMask)
+		if err != nil {
+			if errors.Is(err, unix.ENOSPC) {
+				d.lose("the inotify watch limit is reached (raise fs.inotify.max_user_watches)")
+				d.broken = d.reason
+			}
+			return err
+		}
+		d.wds[int32(wd)] = rel
+		d.paths[rel] = int32(wd)
+	}
+	if !walk {
+		return nil
+	}
+	d.seq++
+	d.dirty[rel] = d.seq
+	des, err := os.ReadDir(d.abs(rel))
+	if err != nil {
+		return nil // gone again, or unreadable: the scan will say
+	}
+	for _, de := range des {
+		if !de.IsDir() || de.Name() == ".git" || strings.HasPrefix(de.Name(), scan.TempPrefix) {
+			continue
+		}
+		d.add(join(rel, de.Name()), true)
+	}
+	return nil
+}
+
+// addInfo watches .git/info, whose exclude file is an ignore file.
+func (d *Daemon) addInfo() {
+	wd, err := unix.InotifyAddWatch(d.fd, filepath.Join(d.opts.Root, ".git", "info"), watchMask)
+	if err == nil {
+		d.infoWD = int32(wd)
+	}
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// lose records that the daemon can no longer say what changed before now.
+func (d *Daemon) lose(reason string) {
+	d.seq++
+	d.fullSeq = d.seq
+	d.reason = reason
+	d.log("full rescan needed: %s", reason)
+}
+
+// forget drops the watches of a directory and everything below it.
+func (d *Daemon) forget(rel string) {
+	for p, wd := range d.paths {
+		if p == rel || strings.HasPrefix(p, rel+"/") {
+			unix.InotifyRmWatch(d.fd, uint32(wd))
+			delete(d.paths, p)
+			delete(d.wds, wd)
+		}
+	}
+}
+
+// refreshLocked watches the directories of the current stat cache that are
+// not watched yet. They may have changed unseen, so they are marked dirty.
+func (d *Daemon) refreshLocked() {
+	fi, err := os.Stat(d.opts.Cache)
+	if err != nil {
+		return
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	id := fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+	if st != nil {
+		id += fmt.Sprint(" ", st.Ino)
+	}
+	if id == d.cacheStat {
+		return
+	}
+	c, err := scan.LoadCache(d.opts.Cache)
+	if err != nil || c == nil {
+		return
+	}
+	defer c.Close()
+	d.cacheStat = id
+	for _, rel := range c.DirList() {
+		if _, ok := d.paths[rel]; ok {
+			continue
+		}
+		if err := d.add(rel, false); err == nil {
+			d.seq++
+			d.dirty[rel] = d.seq
+		}
+	}
+}
+
+func (d *Daemon) readEvents(ctx context.Context) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := d.file.Read(buf)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, os.ErrClosed) {
+				return nil
+			}
+			d.mu.Lock()
+			d.lose("reading events failed: " + err.Error())
+			d.broken = d.reason
+			d.mu.Unlock()
+			return err
+		}
+		d.mu.Lock()
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			end := off + unix.SizeofInotifyEvent + int(ev.Len)
+			if end > n {
+				break // cannot happen: the kernel returns whole events
+			}
+			name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:end]), "\x00")
+			d.handle(ev.Wd, ev.Mask, name)
+			off = end
+		}
+		d.mu.Unlock()
+	}
+}
+
+// handle processes one event (d.mu held).
+func (d *Daemon) handle(wd int32, mask uint32, name string) {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		d.lose("the kernel's event queue overflowed")
+		return
+	}
+	if wd == d.infoWD {
+		if name == "exclude" {
+			d.lose(".git/info/exclude changed")
+		}
+		return
+	}
+	rel, ok := d.wds[wd]
+	if !ok {
+		return
+	}
+	if mask&unix.IN_IGNORED != 0 {
+		delete(d.wds, wd)
+		if d.paths[rel] == wd {
+			delete(d.paths, rel)
+		}
+		return
+	}
+	if rel == "" && strings.HasPrefix(name, CookiePrefix) {
+		if mask&unix.IN_CREATE != 0 {
+			if ch, ok := d.cookies[name]; ok {
+				close(ch)
+				delete(d.cookies, name)
+			}
+		}
+		return
+	}
+	if mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 {
+		if rel == "" {
+			d.lose("the workspace directory was moved or deleted")
+			d.broken = d.reason
+		} else if mask&unix.IN_MOVE_SELF != 0 {
+			d.lose("directory " + rel + " was moved")
+			d.forget(rel)
+		}
+		return
+	}
+	d.seq++
+	d.dirty[rel] = d.seq
+	switch name {
+	case ".gitignore", ".ckptignore", ".decreeignore":
+		d.lose(join(rel, name) + " changed")
+	}
+	if mask&unix.IN_ISDIR == 0 || name == ".git" || strings.HasPrefix(name, scan.TempPrefix) {
+		return
+	}
+	child := join(rel, name)
+	switch {
+	case mask&unix.IN_CREATE != 0:
+		d.add(child, true)
+	case mask&unix.IN_MOVED_TO != 0:
+		d.lose("directory " + child + " was moved in")
+		d.add(child, true)
+	case mask&unix.IN_MOVED_FROM != 0:
+		d.lose("directory " + child + " was moved away")
+		d.forget(child)
+	case mask&unix.IN_DELETE != 0:
+		d.forget(child)
+	}
+}
+
+// sync waits until every event queued before it has been handled: it
+// creates a cookie file in the root and waits for its event.
+func (d *Daemon) sync(ctx context.Context) error {
+	var rb [8]byte
+	rand.Read(rb[:])
+	name := CookiePrefix + hex.EncodeToString(rb[:])
+	ch := make(chan struct{})
+	d.mu.Lock()
+	d.cookies[name] = ch
+	d.mu.Unlock()
+	p := filepath.Join(d.opts.Root, name)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		d.mu.Lock()
+		delete(d.cookies, name)
+		d.mu.Unlock()
+		return fmt.Errorf("sync: %w", err)
+	}
+	f.Close()
+	defer os.Remove(p)
+	select {
+	case <-ch:
+		return nil
+	case <-time.After(2 * time.Second):
+		d.mu.Lock()
+		delete(d.cookies, name)
+		d.mu.Unlock()
+		return errors.New("sync: no event for the cookie file")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *Daemon) answer(ctx context.Context, token string) *Answer {
+	if err := d.sync(ctx); err != nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.lose(err.Error())
+		return &Answer{Token: d.token(), Full: true, Reason: err.Error()}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lastQuery = time.Now()
+	d.refreshLocked()
+	a := &Answer{Token: d.token()}
+	epoch, since, ok := parseToken(token)
+	switch {
+	case d.broken != "":
+		a.Full, a.Reason = true, d.broken
+	case !ok:
+		a.Full, a.Reason = true, "the stat cache has no watcher token"
+	case epoch != d.epoch:
+		a.Full, a.Reason = true, "the watcher started after the stat cache was written"
+	case since < d.fullSeq:
+		a.Full, a.Reason = true, d.reason
+	default:
+		for dir, seq := range d.dirty {
+			if seq > since {
+				a.RawDirty = append(a.RawDirty, []byte(dir))
+			}
+		}
+	}
+	return a
+}
+
+func (d *Daemon) token() string { return fmt.Sprintf("%s:%d", d.epoch, d.seq) }
+
+func (d *Daemon) status() *Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return &Status{Root: d.opts.Root, PID: os.Getpid(), Started: d.started, Epoch: d.epoch, Seq: d.seq,
+		Watches: len(d.wds), LastQuery: d.lastQuery, Error: d.broken}
+}
+
+func (d *Daemon) serve(ctx context.Context, conn net.Conn, stop func()) {
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	var req request
+	var resp response
+	if err := json.Unmarshal(line, &req); err != nil {
+		resp.Error = "watch: bad request: " + err.Error()
+	} else {
+		switch req.Op {
+		case "query":
+			resp.Answer = d.answer(ctx, req.Token)
+		case "status":
+			resp.Status = d.status()
+		case "stop":
+			resp.Status = d.status()
+			defer stop()
+		default:
+			resp.Error = "watch: unknown request " + req.Op
+		}
+	}
+	b, _ := json.Marshal(resp)
+	conn.Write(append(b, '\n'))
+}

@@ -1,0 +1,24 @@
+//go:build !linux
+
+package watch
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Supported reports whether this platform has a watcher.
+const Supported = false
+
+// Options configure a daemon.
+type Options struct {
+	Root, Cache, Socket string
+	Idle                time.Duration
+	Log                 func(string)
+}
+
+// Run is not available on this platform: saves scan everything.
+func Run(ctx context.Context, opts Options) error {
+	return errors.New("watch mode needs Linux's inotify; on this system every save scans the whole workspace")
+}

@@ -1,0 +1,193 @@
+// Package watch keeps a file-system watcher for a workspace, so that a save
+// reads only the directories that changed (watch mode).
+//
+// A [Daemon] watches, with inotify, every directory the workspace's stat
+// cache holds (the directories a scan descends: never ignored ones, never
+// .git) and every directory created since. Each change marks its directory
+// dirty with a sequence number. A client asks, over a Unix socket, which
+// directories changed since a token — the token the stat cache recorded
+// when the scan that wrote it began — and gets them with a new token, or
+// "full" when the daemon cannot vouch for the answer: it restarted (the
+// token's epoch differs), its event queue overflowed, an ignore file
+// changed, or a directory was renamed. Before answering, the daemon syncs
+// with the kernel: it creates a cookie file in the workspace and waits for
+// its event, so every change made before the question is counted.
+//
+// A client that gets no answer (no daemon, a timeout, any error) scans
+// everything, as without a watcher: the watcher only ever saves work.
+package watch
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CookiePrefix starts the names of the daemon's sync files in the
+// workspace root (a scan skips names starting with ".ckpt-tmp-").
+const CookiePrefix = ".ckpt-tmp-watch-"
+
+// Answer is the daemon's reply to a query.
+type Answer struct {
+	// Token identifies this moment; a scan that starts now records it.
+	Token string `json:"token"`
+	// Full: the daemon cannot say what changed since the given token;
+	// scan everything.
+	Full bool `json:"full"`
+	// Reason says why Full is set.
+	Reason string `json:"reason,omitempty"`
+	// Dirty are the directories (workspace-relative, "" for the root)
+	// whose entries changed since the token.
+	Dirty []string `json:"-"`
+	// RawDirty carries Dirty on the wire: names are bytes, not always
+	// UTF-8, which JSON strings would not keep.
+	RawDirty [][]byte `json:"dirty"`
+}
+
+// Status describes a running daemon.
+type Status struct {
+	Root    string    `json:"root"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	Epoch   string    `json:"epoch"`
+	Seq     uint64    `json:"seq"`
+	Watches int       `json:"watches"`
+	// LastQuery is when a client last asked (the daemon stops after a
+	// while without questions).
+	LastQuery time.Time `json:"last_query"`
+	Error     string    `json:"error,omitempty"`
+}
+
+type request struct {
+	Op    string `json:"op"` // query, status, stop
+	Token string `json:"token,omitempty"`
+}
+
+type response struct {
+	Answer *Answer `json:"answer,omitempty"`
+	Status *Status `json:"status,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// SocketPath returns where the daemon of a store listens: watch.sock in the
+// store directory, or, when that path is too long for a Unix socket, a
+// name derived from it in the temporary directory.
+func SocketPath(storeDir string) string {
+	p := filepath.Join(storeDir, "watch.sock")
+	if len(p) < 100 {
+		return p
+	}
+	h := sha256.Sum256([]byte(storeDir))
+	return filepath.Join(os.TempDir(), "ckpt-watch-"+hex.EncodeToString(h[:8])+".sock")
+}
+
+// ErrNoDaemon: no daemon answers for the store.
+var ErrNoDaemon = errors.New("no watcher is running")
+
+func call(ctx context.Context, sock string, req request, timeout time.Duration) (*response, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", ErrNoDaemon, sock)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(timeout))
+	b, _ := json.Marshal(req)
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	if err != nil {
+		return nil, fmt.Errorf("watcher at %s: %w", sock, err)
+	}
+	var resp response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return nil, fmt.Errorf("watcher at %s: %w", sock, err)
+	}
+	if resp.Error != "" {
+		return nil, errors.New(resp.Error)
+	}
+	return &resp, nil
+}
+
+// Query asks the daemon what changed since token ("" when the stat cache
+// has none). Any failure is an error: the caller then scans everything.
+func Query(ctx context.Context, sock, token string, timeout time.Duration) (*Answer, error) {
+	resp, err := call(ctx, sock, request{Op: "query", Token: token}, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Answer == nil {
+		return nil, errors.New("watcher: empty answer")
+	}
+	a := resp.Answer
+	a.Dirty = make([]string, len(a.RawDirty))
+	for i, d := range a.RawDirty {
+		a.Dirty[i] = string(d)
+	}
+	a.RawDirty = nil
+	return a, nil
+}
+
+// GetStatus returns a running daemon's status.
+func GetStatus(ctx context.Context, sock string) (*Status, error) {
+	resp, err := call(ctx, sock, request{Op: "status"}, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status == nil {
+		return nil, errors.New("watcher: empty status")
+	}
+	return resp.Status, nil
+}
+
+// Stop asks a running daemon to stop.
+func Stop(ctx context.Context, sock string) error {
+	_, err := call(ctx, sock, request{Op: "stop"}, 2*time.Second)
+	return err
+}
+
+// Unchanged returns the test a scan uses to take a directory whole from
+// the stat cache: a directory is unchanged when neither it nor anything
+// below it is dirty.
+func Unchanged(dirty []string) func(rel string) bool {
+	touched := map[string]bool{}
+	for _, d := range dirty {
+		for {
+			if touched[d] {
+				break
+			}
+			touched[d] = true
+			if d == "" {
+				break
+			}
+			i := strings.LastIndexByte(d, '/')
+			if i < 0 {
+				d = ""
+			} else {
+				d = d[:i]
+			}
+		}
+	}
+	return func(rel string) bool { return !touched[rel] }
+}
+
+// parseToken splits "epoch:seq".
+func parseToken(t string) (string, uint64, bool) {
+	e, s, ok := strings.Cut(t, ":")
+	if !ok || e == "" {
+		return "", 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	return e, n, err == nil
+}

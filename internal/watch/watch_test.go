@@ -1,0 +1,159 @@
+//go:build linux
+
+package watch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+)
+
+// setup writes a workspace and a stat cache listing its directories, and
+// starts a daemon on them.
+func setup(t *testing.T) (root, sock string) {
+	t.Helper()
+	root = t.TempDir()
+	for _, d := range []string{"a/b", "c", "sub/deep"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+		os.WriteFile(filepath.Join(root, d, "f.txt"), []byte("x"), 0o644)
+	}
+	state := t.TempDir()
+	cache := filepath.Join(state, "statcache")
+	w, err := scan.NewCacheWriter(cache, 0, 1, "i", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scan.Scan(context.Background(), scan.Options{Root: root, CacheOut: w})
+	if err != nil || res.Root == object.ZeroID {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	sock = filepath.Join(state, "w.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, Options{Root: root, Cache: cache, Socket: sock}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for i := 0; i < 200; i++ {
+		if _, err := GetStatus(ctx, sock); err == nil {
+			return root, sock
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("daemon did not start")
+	return
+}
+
+func query(t *testing.T, sock, token string) *Answer {
+	t.Helper()
+	a, err := Query(context.Background(), sock, token, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(a.Dirty)
+	return a
+}
+
+func TestDaemon(t *testing.T) {
+	root, sock := setup(t)
+
+	a := query(t, sock, "")
+	if !a.Full || !strings.Contains(a.Reason, "no watcher token") {
+		t.Fatalf("first answer %+v", a)
+	}
+	a = query(t, sock, a.Token)
+	if a.Full || len(a.Dirty) != 0 {
+		t.Fatalf("nothing changed: %+v", a)
+	}
+	// A file edit deep down marks its directory only.
+	tok := a.Token
+	os.WriteFile(filepath.Join(root, "sub/deep/f.txt"), []byte("y"), 0o644)
+	a = query(t, sock, tok)
+	if a.Full || !slices.Equal(a.Dirty, []string{"sub/deep"}) {
+		t.Fatalf("after an edit: %+v", a)
+	}
+	// New directories are watched at once: a file written in one right
+	// after it was made is seen.
+	tok = a.Token
+	os.MkdirAll(filepath.Join(root, "c/new/er"), 0o755)
+	os.WriteFile(filepath.Join(root, "c/new/er/g.txt"), []byte("g"), 0o644)
+	a = query(t, sock, tok)
+	if a.Full || !slices.Contains(a.Dirty, "c") || !slices.Contains(a.Dirty, "c/new/er") {
+		t.Fatalf("after mkdir -p: %+v", a)
+	}
+	tok = a.Token
+	os.WriteFile(filepath.Join(root, "c/new/er/g.txt"), []byte("g2"), 0o644)
+	if a = query(t, sock, tok); !slices.Equal(a.Dirty, []string{"c/new/er"}) {
+		t.Fatalf("edit in a new directory: %+v", a)
+	}
+	// The sync cookie is never reported.
+	if a = query(t, sock, a.Token); len(a.Dirty) != 0 {
+		t.Fatalf("cookie reported: %+v", a)
+	}
+	// A renamed directory, a changed ignore file, another epoch: full.
+	tok = a.Token
+	os.Rename(filepath.Join(root, "a"), filepath.Join(root, "a2"))
+	if a = query(t, sock, tok); !a.Full || !strings.Contains(a.Reason, "moved") {
+		t.Fatalf("after a rename: %+v", a)
+	}
+	tok = a.Token
+	os.WriteFile(filepath.Join(root, "sub/.gitignore"), []byte("*.o\n"), 0o644)
+	if a = query(t, sock, tok); !a.Full || !strings.Contains(a.Reason, "sub/.gitignore changed") {
+		t.Fatalf("after .gitignore: %+v", a)
+	}
+	if a = query(t, sock, "otherepoch:5"); !a.Full || !strings.Contains(a.Reason, "started after") {
+		t.Fatalf("another epoch: %+v", a)
+	}
+	st, err := GetStatus(context.Background(), sock)
+	if err != nil || st.Root != root || st.Watches < 5 {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	if err := Stop(context.Background(), sock); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := Query(context.Background(), sock, a.Token, time.Second); err == nil {
+		t.Fatal("the daemon still answers after stop")
+	}
+	if des, _ := os.ReadDir(root); slices.ContainsFunc(des, func(de os.DirEntry) bool { return strings.HasPrefix(de.Name(), CookiePrefix) }) {
+		t.Fatal("a cookie file was left")
+	}
+}
+
+func TestSecondDaemonRefused(t *testing.T) {
+	root, sock := setup(t)
+	err := Run(context.Background(), Options{Root: root, Cache: filepath.Join(filepath.Dir(sock), "statcache"), Socket: sock})
+	if err == nil || !strings.Contains(err.Error(), "already listens") {
+		t.Fatalf("second daemon: %v", err)
+	}
+}
+
+func TestUnchanged(t *testing.T) {
+	u := Unchanged([]string{"a/b/c", "x"})
+	for rel, want := range map[string]bool{"": false, "a": false, "a/b": false, "a/b/c": false, "a/b/c/d": true, "a/z": true, "x": false, "y": true} {
+		if got := u(rel); got != want {
+			t.Errorf("Unchanged(%q) = %v, want %v", rel, got, want)
+		}
+	}
+	if !Unchanged(nil)("") {
+		t.Error("nothing dirty: the root is unchanged")
+	}
+}
+
+func TestSocketPath(t *testing.T) {
+	if p := SocketPath("/s"); p != "/s/watch.sock" {
+		t.Fatal(p)
+	}
+	long := "/" + strings.Repeat("x", 120)
+	if p := SocketPath(long); len(p) >= 100 || !strings.HasPrefix(filepath.Base(p), "ckpt-watch-") {
+		t.Fatal(p)
+	}
+}

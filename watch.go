@@ -1,0 +1,134 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/gitmirror"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/watch"
+)
+
+// # Watch mode
+//
+// A watcher ([Repo.Watch], `ckpt watch`) keeps an inotify watch on every
+// directory a save reads and tells each save which directories changed
+// since the previous one, so a save of a large, mostly unchanged workspace
+// reads only those. Any doubt — no watcher, a restarted one, an overflowed
+// event queue, a renamed directory, a changed ignore file — and the save
+// reads everything, as without a watcher: the watcher only saves work.
+
+// WatchStatus describes a running watcher.
+type WatchStatus = watch.Status
+
+// WatchOptions configure [Repo.Watch].
+type WatchOptions struct {
+	// Idle stops the watcher after this long without a save asking it
+	// (0: 2 hours).
+	Idle time.Duration
+	// Log receives a line per notable event (nil: none).
+	Log func(string)
+}
+
+// ErrNoWatcher: no watcher runs for the workspace.
+var ErrNoWatcher = watch.ErrNoDaemon
+
+// WatchSupported reports whether this system has watch mode.
+const WatchSupported = watch.Supported
+
+// WatchSocket is where the workspace's watcher listens ("" for the memory
+// backend, which has none).
+func (r *Repo) WatchSocket() string {
+	if r.storeDir == "" {
+		return ""
+	}
+	return watch.SocketPath(r.storeDir)
+}
+
+// Watch runs the workspace's watcher until ctx is done, [Repo.StopWatch]
+// asks it to stop, the workspace goes away, or opts.Idle passes without a
+// save. It fails at once if a watcher already runs.
+func (r *Repo) Watch(ctx context.Context, opts WatchOptions) error {
+	t, err := r.WatchTarget()
+	if err != nil {
+		return err
+	}
+	return RunWatcher(ctx, t, opts)
+}
+
+// WatchTarget is what a watcher watches: a workspace, its stat cache and
+// the socket it answers on.
+type WatchTarget struct {
+	Root, Cache, Socket string
+}
+
+// WatchTarget returns the workspace's watch target (for running the
+// watcher in another process without opening the store).
+func (r *Repo) WatchTarget() (WatchTarget, error) {
+	if r.storeDir == "" {
+		return WatchTarget{}, errors.New("watch: the memory backend has no watcher")
+	}
+	return WatchTarget{Root: r.root, Cache: r.cachePath(), Socket: r.WatchSocket()}, nil
+}
+
+// RunWatcher runs a watcher for a target (see [Repo.Watch]).
+func RunWatcher(ctx context.Context, t WatchTarget, opts WatchOptions) error {
+	return watch.Run(ctx, watch.Options{Root: t.Root, Cache: t.Cache, Socket: t.Socket, Idle: opts.Idle, Log: opts.Log})
+}
+
+// WatchStatus returns the running watcher's status, or ErrNoWatcher.
+func (r *Repo) WatchStatus(ctx context.Context) (*WatchStatus, error) {
+	if r.storeDir == "" {
+		return nil, ErrNoWatcher
+	}
+	return watch.GetStatus(ctx, r.WatchSocket())
+}
+
+// StopWatch stops the running watcher.
+func (r *Repo) StopWatch(ctx context.Context) error {
+	if r.storeDir == "" {
+		return ErrNoWatcher
+	}
+	if err := watch.Stop(ctx, r.WatchSocket()); err != nil {
+		return fmt.Errorf("stop watcher: %w", err)
+	}
+	return nil
+}
+
+// askWatcher asks a running watcher what changed since the cache was
+// written (nil: no answer; scan everything).
+func (r *Repo) askWatcher(ctx context.Context, cache *scan.Cache) *watch.Answer {
+	if r.storeDir == "" || !watch.Supported {
+		return nil
+	}
+	sock := r.WatchSocket()
+	if _, err := os.Stat(sock); err != nil {
+		return nil
+	}
+	token := ""
+	if cache != nil {
+		token = cache.Watch
+	}
+	ans, err := watch.Query(ctx, sock, token, 2*time.Second)
+	if err != nil {
+		return nil
+	}
+	return ans
+}
+
+// watchAccelOK reports whether a save may take unchanged directories from
+// the cache: not on the git backend while nested repositories exist (their
+// checked-out commits are read on every full scan).
+func (r *Repo) watchAccelOK(ctx context.Context) bool {
+	_, head, err := r.head(ctx)
+	if err != nil || head == nil {
+		return false // a first checkpoint counts its files
+	}
+	return r.git == nil || head.Meta[gitmirror.MetaGitlinks] == ""
+}
+
+var _ = filepath.Join

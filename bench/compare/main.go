@@ -207,6 +207,11 @@ func run() (err error) {
 	// ckpt would not guess.
 	ckptEnv := []string{"CKPT_STORE=" + store, "CKPT_BACKEND=sqlite"}
 	ckptGitEnv := []string{"CKPT_STORE=" + store, "CKPT_BACKEND=git"}
+	// A second sqlite store whose saves have a watcher (watch mode), like
+	// the git backend's below: the mode agent hooks run in.
+	watchStore := filepath.Join(*dir, "ckpt-store-watch")
+	os.RemoveAll(watchStore)
+	ckptWatchEnv := []string{"CKPT_STORE=" + watchStore, "CKPT_BACKEND=sqlite"}
 
 	// Floors.
 	fmt.Fprintln(os.Stderr, "== floors: git status, cat | sha256sum")
@@ -246,10 +251,18 @@ func run() (err error) {
 	d, rss, _, err := sh(ckptGitEnv, work, *ckptBin, "snapshot", "create", "turn0", "-d", "cold")
 	check(err)
 	record("ckpt git snapshot create (cold)", d, rss)
-	// Make ckpt's stat cache trusted (files written before the clock).
+	must2(sh(ckptWatchEnv, work, *ckptBin, "save", "-q", "-m", "cold"))
+	// Watchers for the watch-mode store and the git backend.
+	must2(sh(ckptWatchEnv, work, *ckptBin, "watch", "-d", "--idle", "1h"))
+	must2(sh(ckptGitEnv, work, *ckptBin, "watch", "-d", "--idle", "1h"))
+	defer sh(ckptWatchEnv, work, *ckptBin, "watch", "--stop")
+	defer sh(ckptGitEnv, work, *ckptBin, "watch", "--stop")
+	// Make ckpt's stat cache trusted (files written before the clock), and
+	// give the watched stores a cache with the watchers' tokens.
 	time.Sleep(10 * time.Millisecond)
 	sh(ckptEnv, work, *ckptBin, "save", "-q")
 	sh(ckptGitEnv, work, *ckptBin, "save", "-q")
+	sh(ckptWatchEnv, work, *ckptBin, "save", "-q")
 
 	var ckptGrowth, shadowGrowth []int64
 	list, err := bench.Files(work)
@@ -269,6 +282,11 @@ func run() (err error) {
 		record("ckpt save (20-file turn)", d, rss)
 		ckptGrowth = append(ckptGrowth, storeSize(store)-s0)
 
+		settle()
+		d, rss, _, err = sh(ckptWatchEnv, work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
+		check(err)
+		record("ckpt save, watch mode (20-file turn)", d, rss)
+
 		g0 := du(shadow)
 		settle()
 		d, _, err = bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m turn%d", shadow, work, shadow, work, t))
@@ -281,13 +299,13 @@ func run() (err error) {
 		check(err)
 		record("seed-002 snapshot (20-file turn)", d, 0)
 
-		// The git backend: a named snapshot, as seed 002's snapshot_create:
-		// checkpoint + export of the new objects, a commit and its refs
-		// (refs/ckpt/snapshots/turnN and the timeline's).
+		// The git backend (with its watcher): a named snapshot, as seed 002's
+		// snapshot_create: checkpoint + export of the new objects, a commit
+		// and its refs (refs/ckpt/snapshots/turnN and the timeline's).
 		settle()
 		d, rss, _, err = sh(ckptGitEnv, work, *ckptBin, "snapshot", "create", fmt.Sprint("turn", t), "-d", fmt.Sprint("turn ", t))
 		check(err)
-		record("ckpt git snapshot create (20-file turn)", d, rss)
+		record("ckpt git snapshot create, watch mode (20-file turn)", d, rss)
 
 		// Restores of the turn (back to the state before it), each followed
 		// by an untimed return to the turn's state.
@@ -320,6 +338,7 @@ func run() (err error) {
 			// stat cache see them again (untimed; nothing to record), as the
 			// sqlite backend's did in the restore above.
 			must2(sh(ckptGitEnv, work, *ckptBin, "save", "-q"))
+			must2(sh(ckptWatchEnv, work, *ckptBin, "save", "-q"))
 		}
 	}
 	report(c, ckptGrowth, shadowGrowth)
@@ -380,7 +399,7 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 		return 0
 	}
 	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "ckpt git snapshot create (cold)", "shadow repo (cold)",
-		"ckpt save (20-file turn)", "ckpt git snapshot create (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
+		"ckpt save (20-file turn)", "ckpt save, watch mode (20-file turn)", "ckpt git snapshot create, watch mode (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
 		"ckpt restore (20-file turn)", "ckpt git snapshot restore (20-file turn)", "shadow repo restore (20-file turn)", "seed-002 restore (20-file turn)"}
 	fmt.Printf("corpus: %d files, %.0f MB; %s\n\n", c.Files, float64(c.Bytes)/1e6, time.Now().UTC().Format("2006-01-02"))
 	fmt.Println("| measurement | median | min | runs | peak RSS |")
@@ -426,10 +445,14 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 	fmt.Printf("| ckpt restore / shadow restore | %s | <= 1.0 |\n", ratio(rest, get("shadow repo restore (20-file turn)")))
 	fmt.Printf("| ckpt restore / ckpt turn | %s | <= 2.0 |\n", ratio(rest, turn))
 	fmt.Printf("| seed-002 restore / ckpt restore | %s | (seed-002: 21 s measured) |\n", ratio(get("seed-002 restore (20-file turn)"), rest))
-	gturn, grest := get("ckpt git snapshot create (20-file turn)"), get("ckpt git snapshot restore (20-file turn)")
+	gturn, grest := get("ckpt git snapshot create, watch mode (20-file turn)"), get("ckpt git snapshot restore (20-file turn)")
 	fmt.Printf("| seed-002 snapshot / ckpt git snapshot (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), gturn))
 	fmt.Printf("| seed-002 restore / ckpt git restore (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 restore (20-file turn)"), grest))
-	fmt.Printf("| ckpt git turn / ckpt sqlite turn (cost of the export) | %s | |\n", ratio(gturn, turn))
+	wturn := get("ckpt save, watch mode (20-file turn)")
+	fmt.Printf("| ckpt turn / ckpt turn in watch mode | %s | |\n", ratio(turn, wturn))
+	fmt.Printf("| git status / ckpt turn in watch mode | %s | |\n", ratio(get("git status"), wturn))
+	fmt.Printf("| seed-002 snapshot / ckpt turn in watch mode | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), wturn))
+	fmt.Printf("| ckpt git turn / ckpt sqlite turn, both in watch mode (cost of the export) | %s | |\n", ratio(gturn, wturn))
 	fmt.Printf("| ckpt git restore / ckpt sqlite restore | %s | |\n", ratio(grest, rest))
 	if r := results["ckpt save (cold)"]; r != nil {
 		fmt.Printf("| ckpt peak memory per file (cold save) | %.0f B | <= 300 B |\n", float64(r.MaxRSS)*1024/float64(c.Files))

@@ -230,6 +230,10 @@ func TestPickerInTmux(t *testing.T) {
 		t.Error("Esc Esc changed the files")
 	}
 
+	// --dry-run needs a TURN: the picker previews by itself.
+	x.start("dry", r.ws, rewind+" --dry-run")
+	x.waitFor("dry", "--dry-run needs a TURN", "exit status 2")
+
 	// The conversation: the prompt comes back, printed to send again.
 	x.start("conv", r.ws, rewind)
 	x.waitFor("conv", "rename one to two")

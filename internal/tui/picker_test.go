@@ -691,3 +691,37 @@ func TestUntrustedTextIsPrintable(t *testing.T) {
 		t.Errorf("clean = %q", got)
 	}
 }
+
+// Ctrl-C while a rewind runs asks the engine to stop (it stops where it is
+// safe); the rewind then either finished or failed, never half-way.
+func TestCtrlCWhileRewinding(t *testing.T) {
+	f := newFixture(t, 3)
+	m := f.picker(100, 30, Options{Item: ItemCode})
+	f.press(m, "down", "enter")
+	_, cmd := m.Update(key("enter")) // the rewind starts; its command has not run yet
+	if m.state != stateBusy || cmd == nil {
+		t.Fatalf("state %d: want busy", m.state)
+	}
+	if v := m.View(); !strings.Contains(v, "Rewinding the code to the start of turn 2…") || !strings.Contains(v, "ctrl+c stop") {
+		t.Errorf("the busy view:\n%s", v)
+	}
+	f.press(m, "q", "esc") // other keys wait
+	if m.state != stateBusy {
+		t.Fatalf("a key other than ctrl+c interrupted the rewind (state %d)", m.state)
+	}
+	f.press(m, "ctrl+c")
+	if v := m.View(); !m.cancelling || !strings.Contains(v, "stopping…") {
+		t.Errorf("ctrl+c: cancelling %v, view:\n%s", m.cancelling, v)
+	}
+	f.run(m, cmd)
+	switch r := m.Result(); {
+	case m.state == stateFailed && r.Err != nil:
+		f.unchanged()
+	case m.state == stateDone && r.Rewind != nil:
+		if f.read("notes.txt") != "keep me\n" {
+			t.Error("the rewind reported done but the files were not rewound")
+		}
+	default:
+		t.Errorf("state %d, result %+v: want failed or done", m.state, r)
+	}
+}

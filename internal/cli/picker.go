@@ -1,12 +1,38 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/tui"
 )
 
-// runPicker is replaced by the Bubble Tea picker (internal/tui).
-func runPicker(e *env, ctl *ckpt.Controller) error {
-	return errors.New("the rewind picker is not available in this build; use ckpt rewind TURN [--code|--conversation|--both]")
+// runPicker runs the rewind picker (internal/tui) on the terminal, then
+// prints what it did as `ckpt rewind TURN` and `ckpt fork TURN` do.
+func runPicker(e *env, ctl *ckpt.Controller, o *rewindOptions) error {
+	opts := tui.Options{KeepUserEdits: o.keep}
+	switch {
+	case o.code:
+		opts.Item = tui.ItemCode
+	case o.conversation:
+		opts.Item = tui.ItemConversation
+	}
+	// A progress bar on stderr would draw over the picker; it shows what
+	// it is doing itself.
+	e.doneProgress()
+	res, err := tui.Run(e.ctx, ctl, e.stdin, e.stdout, opts)
+	if err != nil {
+		return err
+	}
+	switch {
+	case res.Err != nil:
+		return res.Err
+	case res.NoTurns:
+		if !e.quiet {
+			e.warnf("session %s has no turns yet: nothing to rewind", ctl.ID())
+		}
+	case res.Rewind != nil:
+		return printRewind(e, false, res.Rewind)
+	case res.Fork != nil:
+		printFork(e, ctl.ID(), res.Turn, res.Fork)
+	}
+	return nil
 }

@@ -368,7 +368,10 @@ Nothing is lost either way: the state before is checkpointed and
 'ckpt undo' takes the rewind back. --dry-run shows what would change.
 
 Without TURN, on a terminal, rewind opens the picker: the session's turns,
-newest first; Enter chooses what to rewind, Esc goes back.`,
+newest first. Enter on a turn opens [code+conversation] [conversation]
+[code] [fork from here] [cancel] and shows what the highlighted one would
+change; Enter again does it. Esc goes back, Esc Esc or q quits, u toggles
+--keep-user-edits (the flags set where the picker starts).`,
 		Example: `  ckpt rewind                       # the picker
   ckpt rewind 3                     # code back to the start of turn 3
   ckpt rewind 3 --both
@@ -418,7 +421,10 @@ func runRewind(e *env, o *rewindOptions, args []string) error {
 		if !ok || !isTerminal(in) || !isTerminal(e.stdout) || o.json {
 			return usagef("rewind needs a TURN when not on a terminal: ckpt rewind TURN [--code|--conversation|--both] [--keep-user-edits] (ckpt session show numbers the turns)")
 		}
-		return runPicker(e, ctl)
+		if o.dryRun {
+			return usagef("--dry-run needs a TURN: the picker shows what a rewind would change before it changes anything")
+		}
+		return runPicker(e, ctl, o)
 	}
 	turn, err := parseTurn(args[0])
 	if err != nil {
@@ -539,16 +545,20 @@ back).`,
 			if asJSON {
 				return e.printJSON(res)
 			}
-			if !e.quiet {
-				e.printf("forked session %s from turn %d of %s: session %s on branch %s (%d file(s) changed)\n",
-					res.Session.ID, turn, ctl.ID(), res.Session.ID, res.Session.Branch, len(res.Switch.Changed()))
-			}
+			printFork(e, ctl.ID(), turn, res)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&session, "session", "", "the session `ID` (default: the current one)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
+}
+
+func printFork(e *env, from string, turn int, res *ckpt.ForkResult) {
+	if !e.quiet {
+		e.printf("forked session %s from turn %d of %s: session %s on branch %s (%d file(s) changed)\n",
+			res.Session.ID, turn, from, res.Session.ID, res.Session.Branch, len(res.Switch.Changed()))
+	}
 }
 
 func newSummarizeCmd(e *env) *cobra.Command {

@@ -1,0 +1,20 @@
+// Package tui is the rewind picker: the terminal UI `ckpt rewind` opens
+// when it is given no turn (Claude Code's Esc-Esc / /rewind).
+//
+// The picker lists a session's turns, newest first, each with its time,
+// the first line of its prompt and the files it changed. Enter on a turn
+// opens the action menu
+//
+//	[code+conversation] [conversation] [code] [fork from here] [cancel]
+//
+// and, for the highlighted action, shows what it would change before it
+// changes anything: for code, the files the rewind would create, update or
+// delete (a dry run through the engine); for the conversation, how many
+// messages and turns leave it and the prompt that comes back. Enter again
+// does it; Esc goes back to the list; Esc Esc, q or Ctrl-C quit. The key u
+// toggles --keep-user-edits.
+//
+// Like every frontend it drives the session only through the engine's
+// [ckpt.Controller]; it never prints. [Run] runs it on a terminal and
+// returns what it did, for the caller to report.
+package tui

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
 )
@@ -133,6 +134,9 @@ func (c *Controller) rewindCode(ctx context.Context, s *Session, t *Turn, opts R
 		id, err := c.keepUserEdits(ctx, s, t.N, opts.DryRun, out)
 		if err != nil {
 			return err
+		}
+		if opts.DryRun {
+			return nil // keepUserEdits planned it, storing nothing
 		}
 		target = id
 	}
@@ -304,8 +308,38 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 			return err
 		}
 		result = rec.ID
-		return nil
+		if !dryRun {
+			return nil
+		}
+		// A dry run plans the restore inside the transaction, then rolls
+		// it back: nothing is stored.
+		plan, err := restore.MakePlan(ctx, load, now, root, nil, c0.res.Untracked)
+		if err != nil {
+			return err
+		}
+		osroot, err := os.OpenRoot(c.r.root)
+		if err != nil {
+			return err
+		}
+		defer osroot.Close()
+		checked, err := (&restore.Applier{Root: osroot}).Check(plan)
+		if err != nil {
+			return err
+		}
+		dry := &RestoreResult{DryRun: true, Actions: []Action{}, Target: toCheckpoint(rec, nil)}
+		if headRec != nil {
+			dry.Head = headRec.ID
+		}
+		for _, a := range checked {
+			dry.Actions = append(dry.Actions, Action{Path: Path(a.Path), Op: string(a.Op), Reason: a.Reason})
+		}
+		out.Restore = dry
+		return errDryRun
 	})
+	if errors.Is(err, errDryRun) {
+		c0.abort()
+		return ID{}, nil
+	}
 	if err != nil {
 		c0.abort()
 		return ID{}, err
@@ -313,6 +347,9 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 	c.r.commitCache(c0)
 	return result, nil
 }
+
+// errDryRun rolls back a dry run's transaction.
+var errDryRun = errors.New("dry run")
 
 // merge3 merges one file: false when the two sides conflict (or are not
 // both text files).

@@ -165,6 +165,12 @@ func TestRewindKeepUserEdits(t *testing.T) {
 	if readFile(t, ws, "agent2.txt") != "two\n" || len(dry.Conflicts) != 1 {
 		t.Fatalf("dry run changed things or found %v", dry.Conflicts)
 	}
+	if cps, _ := r.List(ctx, ListOptions{Kind: KindRestore}); len(cps) != 0 {
+		t.Fatalf("the dry run stored %d checkpoint(s)", len(cps))
+	}
+	if len(dry.Restore.Changed()) != 4 {
+		t.Fatalf("dry run plans %v", dry.Restore.Actions)
+	}
 	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
 	if err != nil {
 		t.Fatal(err)

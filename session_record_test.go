@@ -1,0 +1,114 @@
+package ckpt
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestOpenControllerCreatesThenResumes(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	writeFile(t, ws, "a.txt", "a\n")
+	r, err := Open(ctx, ws, Options{Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, _, err := r.OpenController(ctx, SessionOptions{}); err == nil {
+		t.Fatal("OpenController without an id succeeded")
+	}
+	c, s, err := r.OpenController(ctx, SessionOptions{ID: "agent-1", Agent: "codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID() != "agent-1" || s.Agent != "codex" || len(s.Turns) != 0 {
+		t.Fatalf("got %s %+v", c.ID(), s)
+	}
+	if _, err := c.BeginTurn(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	c2, s2, err := r.OpenController(ctx, SessionOptions{ID: "agent-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2.ID() != "agent-1" || len(s2.Turns) != 1 {
+		t.Fatalf("resumed %s with %d turns, want agent-1 with 1", c2.ID(), len(s2.Turns))
+	}
+}
+
+// A turn recorded after the fact begins at HEAD (the last checkpoint) and
+// ends now: its files are what changed in between, and rewinding to it
+// takes them back.
+func TestRecordTurn(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	writeFile(t, ws, "a.txt", "one\n")
+	writeFile(t, ws, "b.txt", "keep\n")
+	r, err := Open(ctx, ws, Options{Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, _, err := r.OpenController(ctx, SessionOptions{ID: "thread-1", Agent: "codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// No checkpoint yet: the first turn begins where it ends.
+	writeFile(t, ws, "a.txt", "two\n")
+	t1, err := c.RecordTurn(ctx, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t1.N != 1 || t1.Open() || t1.Begin != *t1.End || len(t1.Files) != 0 {
+		t.Fatalf("turn 1: %+v", t1)
+	}
+
+	// The second begins at the first's end.
+	writeFile(t, ws, "a.txt", "three\n")
+	if err := os.Remove(filepath.Join(ws, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	t2, err := c.RecordTurn(ctx, "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t2.N != 2 || t2.Begin != *t1.End || len(t2.Files) != 2 ||
+		t2.Files[0] != (TurnFile{Path: "a.txt", Status: "modified"}) || t2.Files[1] != (TurnFile{Path: "b.txt", Status: "deleted"}) {
+		t.Fatalf("turn 2: %+v", t2)
+	}
+	msgs, err := c.Messages(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || msgs[1].Turn != 2 || msgs[1].Role != "user" || msgs[1].Content != "second" {
+		t.Fatalf("messages %+v", msgs)
+	}
+	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, ws, "a.txt"); got != "two\n" {
+		t.Fatalf("a.txt after rewind = %q", got)
+	}
+	if got := readFile(t, ws, "b.txt"); got != "keep\n" {
+		t.Fatalf("b.txt after rewind = %q", got)
+	}
+
+	// A turn in progress is ended first.
+	if _, err := c.BeginTurn(ctx, "open"); err != nil {
+		t.Fatal(err)
+	}
+	t4, err := c.RecordTurn(ctx, "after")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t4.N != 4 || s.Turns[2].Open() {
+		t.Fatalf("turn 4 %+v, turn 3 open %v", t4, s.Turns[2].Open())
+	}
+}

@@ -163,7 +163,7 @@ restore that does not verify).`,
 		newBranchCmd(e), newSwitchCmd(e), newTagCmd(e), newTagsCmd(e), newAncestorCmd(e),
 		newGCCmd(e), newStatsCmd(e), newClearCmd(e), newWorkspacesCmd(e),
 		newSessionCmd(e), newTurnCmd(e), newRewindCmd(e), newForkCmd(e), newSummarizeCmd(e),
-		newSnapshotCmd(e), newMCPCmd(e),
+		newSnapshotCmd(e), newMCPCmd(e), newHookCmd(e),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

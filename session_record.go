@@ -84,3 +84,56 @@ func (c *Controller) RecordTurn(ctx context.Context, prompt string) (*Turn, erro
 	c.r.emit(Event{Kind: EventTurnEnded, Checkpoint: end, Session: s.ID, Turn: n, Paths: turnPaths(t.Files)})
 	return t, nil
 }
+
+// SessionController returns the controller of the session with exactly
+// this id and the session as stored ([ErrNotFound] if there is none),
+// without listing the other sessions or writing anything.
+func (r *Repo) SessionController(ctx context.Context, id string) (*Controller, *Session, error) {
+	s, err := r.loadSession(ctx, id)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			err = fmt.Errorf("session %s: %w", id, ErrNotFound)
+		}
+		return nil, nil, err
+	}
+	return &Controller{r: r, id: s.ID}, s, nil
+}
+
+// AddMessages adds messages to the conversation as [Controller.AddMessage]
+// does, under one lock and with one update of the session, for a frontend
+// that records a turn's messages at once (an agent hook reading its
+// transcript).
+func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Message, error) {
+	for _, m := range msgs {
+		if !messageRoles[m.Role] {
+			return nil, fmt.Errorf("message role %q: want user, assistant, tool, system or summary", m.Role)
+		}
+	}
+	unlock, err := c.r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, err := c.r.loadSession(ctx, c.id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Turn == 0 {
+			m.Turn = len(s.Turns)
+		}
+		added, err := c.appendMessage(ctx, m)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, added)
+	}
+	if err := c.r.putSession(ctx, s); err != nil { // the session is now the current one
+		return out, err
+	}
+	for _, m := range out {
+		c.r.emit(Event{Kind: EventMessage, Session: s.ID, Turn: m.Turn, Message: firstLine(m.Content, 200)})
+	}
+	return out, nil
+}

@@ -161,11 +161,16 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		return res, nil
 
 	case KindStop, KindSessionEnd:
-		ctl, s, err := open()
-		if err != nil {
+		// Nothing to create here: a session this hook never saw begin
+		// has no turn to end.
+		ctl, s, err := r.SessionController(ctx, sid)
+		if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
 			return res, err
 		}
-		n := len(s.Turns)
+		n := 0
+		if s != nil {
+			n = len(s.Turns)
+		}
 		if n == 0 || !s.Turns[n-1].Open() {
 			if ev.Kind == KindStop {
 				res.Action = "nothing to end"
@@ -239,13 +244,16 @@ func addMessages(ctx context.Context, ctl *ckpt.Controller, ev *Event, t *ckpt.T
 	if err != nil {
 		res.notef("messages: %v", err)
 	}
-	for _, m := range msgs {
-		m.Turn = t.N
-		if _, err := ctl.AddMessage(ctx, m); err != nil {
-			res.notef("message: %v", err)
-			return
-		}
-		res.Messages++
+	if len(msgs) == 0 {
+		return
+	}
+	for i := range msgs {
+		msgs[i].Turn = t.N
+	}
+	added, err := ctl.AddMessages(ctx, msgs)
+	res.Messages = len(added)
+	if err != nil {
+		res.notef("messages: %v", err)
 	}
 }
 

@@ -524,4 +524,15 @@ func TestClaudeTranscriptTail(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].Content != "the answer" || got[1].Tool != "Write" || got[1].Content != "x.txt" {
 		t.Fatalf("%+v, %v", got, err)
 	}
+	// A prompt the transcript holds in another form (a slash command
+	// expanded, say): the last prompt stands for it.
+	got, err = claudeTurn(p, "/refactor")
+	if err != nil || len(got) != 2 || got[0].Content != "the answer" {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	// No prompt at all.
+	os.WriteFile(p, []byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}`+"\n"), 0o600)
+	if _, err := claudeTurn(p, "the prompt"); err == nil || !strings.Contains(err.Error(), "the turn's prompt is not in it") {
+		t.Fatalf("err %v", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -18,7 +19,7 @@ const (
 	maxMessages      = 200      // per turn; the rest are counted in a note
 	maxAssistantText = 64 << 10 // bytes of one assistant message
 	maxToolText      = 2 << 10  // bytes of one tool call's description
-	maxTail          = 64 << 20 // bytes of a transcript read back from its end
+	maxTail          = 16 << 20 // bytes of a transcript read back from its end
 )
 
 // turnMessages returns the messages of the turn whose prompt is prompt,
@@ -95,20 +96,53 @@ func jsonLines(data []byte) [][]byte {
 	return out
 }
 
-// findTurn reads a transcript's end, growing the window until start finds
-// the turn's first line (or the whole file has been read).
-func findTurn[T any](path string, parse func([][]byte) []T, start func([]T) int) ([]T, int, error) {
+// Matches of a line against the turn's start.
+const (
+	noStart   = iota
+	someStart // a prompt, not the turn's (used if the turn's is not found)
+	turnStart // the turn's own prompt
+)
+
+// findTurn reads a transcript back from its end, one line at a time from
+// the last, until start says a line is the turn's prompt; it returns the
+// records from there on, oldest first, so a long transcript costs what
+// its last turn costs. If the turn's prompt is not in the window read, the
+// latest other prompt stands for it; if there is none, it reads more of
+// the file (up to maxTail). found is false when no start was seen.
+func findTurn[T any](path string, parse func([]byte) (T, bool), start func([]byte, *T) int) (recs []T, found bool, err error) {
 	for want := int64(1 << 20); ; want *= 4 {
 		data, whole, err := readTail(path, want)
 		if err != nil {
-			return nil, -1, err
+			return nil, false, err
 		}
-		recs := parse(jsonLines(data))
-		if i := start(recs); i >= 0 {
-			return recs, i, nil
+		lines := jsonLines(data)
+		var after []T // newest first
+		fallback := -1
+		for i := len(lines) - 1; i >= 0; i-- {
+			r, ok := parse(lines[i])
+			if !ok {
+				continue
+			}
+			switch start(lines[i], &r) {
+			case turnStart:
+				after = append(after, r)
+				slices.Reverse(after)
+				return after, true, nil
+			case someStart:
+				if fallback < 0 {
+					fallback = len(after)
+				}
+			}
+			after = append(after, r)
+		}
+		if fallback >= 0 {
+			after = after[:fallback+1]
+			slices.Reverse(after)
+			return after, true, nil
 		}
 		if whole || want >= maxTail {
-			return recs, -1, nil
+			slices.Reverse(after)
+			return after, false, nil
 		}
 	}
 }
@@ -142,40 +176,36 @@ type claudeBlock struct {
 	Input json.RawMessage `json:"input"`
 }
 
-func parseClaudeLines(lines [][]byte) []claudeLine {
-	var out []claudeLine
-	for _, l := range lines {
-		var cl claudeLine
-		if json.Unmarshal(l, &cl) != nil || len(cl.Message) == 0 || cl.IsSidechain {
-			continue
-		}
-		var m struct {
-			Role    string          `json:"role"`
-			ID      string          `json:"id"`
-			Content json.RawMessage `json:"content"`
-		}
-		if json.Unmarshal(cl.Message, &m) != nil {
-			continue
-		}
-		cl.role, cl.id = m.Role, m.ID
-		var s string
-		if json.Unmarshal(m.Content, &s) == nil {
-			cl.text = s
-		} else if json.Unmarshal(m.Content, &cl.blocks) == nil {
-			var texts []string
-			for _, b := range cl.blocks {
-				switch b.Type {
-				case "text":
-					texts = append(texts, b.Text)
-				case "tool_result":
-					cl.results = true
-				}
-			}
-			cl.text = strings.Join(texts, "\n")
-		}
-		out = append(out, cl)
+func parseClaudeLine(l []byte) (claudeLine, bool) {
+	var cl claudeLine
+	if json.Unmarshal(l, &cl) != nil || len(cl.Message) == 0 || cl.IsSidechain {
+		return cl, false
 	}
-	return out
+	var m struct {
+		Role    string          `json:"role"`
+		ID      string          `json:"id"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(cl.Message, &m) != nil {
+		return cl, false
+	}
+	cl.role, cl.id = m.Role, m.ID
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		cl.text = s
+	} else if json.Unmarshal(m.Content, &cl.blocks) == nil {
+		var texts []string
+		for _, b := range cl.blocks {
+			switch b.Type {
+			case "text":
+				texts = append(texts, b.Text)
+			case "tool_result":
+				cl.results = true
+			}
+		}
+		cl.text = strings.Join(texts, "\n")
+	}
+	return cl, true
 }
 
 // isPrompt reports whether a line is a prompt the user typed (not a tool
@@ -186,34 +216,25 @@ func (cl *claudeLine) isPrompt() bool {
 
 func claudeTurn(path, prompt string) ([]ckpt.Message, error) {
 	want := strings.TrimSpace(prompt)
-	start := func(ls []claudeLine) int {
-		for i := len(ls) - 1; i >= 0; i-- {
-			if ls[i].isPrompt() && strings.TrimSpace(ls[i].text) == want {
-				return i
-			}
+	start := func(_ []byte, cl *claudeLine) int {
+		switch {
+		case !cl.isPrompt():
+			return noStart
+		case strings.TrimSpace(cl.text) == want:
+			return turnStart
 		}
-		return -1
+		return someStart
 	}
-	lines, i, err := findTurn(path, parseClaudeLines, start)
+	lines, found, err := findTurn(path, parseClaudeLine, start)
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
-	if i < 0 {
-		// Not found (the prompt was expanded, or the transcript lags):
-		// take what follows the last prompt, if any.
-		for j := len(lines) - 1; j >= 0; j-- {
-			if lines[j].isPrompt() {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
-			return nil, fmt.Errorf("transcript %s: the turn's prompt is not in it", path)
-		}
+	if !found {
+		return nil, fmt.Errorf("transcript %s: the turn's prompt is not in it", path)
 	}
 	var msgs []ckpt.Message
 	seenTool, seenText := map[string]bool{}, map[string]bool{}
-	for _, cl := range lines[i+1:] {
+	for _, cl := range lines[1:] {
 		if cl.Type != "assistant" || cl.role != "assistant" {
 			continue
 		}
@@ -297,40 +318,33 @@ func (m *geminiMessage) text() string {
 	return ""
 }
 
-func parseGeminiLines(lines [][]byte) []geminiMessage {
-	// The whole file as one legacy JSON object.
-	if len(lines) > 0 && bytes.HasPrefix(lines[0], []byte("{")) {
-		var legacy struct {
-			Messages []geminiMessage `json:"messages"`
-		}
-		if json.Unmarshal(bytes.Join(lines, []byte("\n")), &legacy) == nil && legacy.Messages != nil {
-			return legacy.Messages
-		}
+func parseGeminiLine(l []byte) (geminiMessage, bool) {
+	var m geminiMessage
+	if json.Unmarshal(l, &m) != nil || (m.RewindTo == "" && (m.ID == "" || m.Type == "")) {
+		return m, false
 	}
+	return m, true
+}
+
+// geminiMessages applies the records in order: a message appended again
+// replaces the first (in its place), a rewind drops messages.
+func geminiMessages(recs []geminiMessage) []geminiMessage {
 	var order []string
 	byID := map[string]geminiMessage{}
-	for _, l := range lines {
-		var m geminiMessage
-		if json.Unmarshal(l, &m) != nil {
+	for _, m := range recs {
+		if m.RewindTo != "" {
+			if k := slices.Index(order, m.RewindTo); k >= 0 {
+				for _, gone := range order[k:] {
+					delete(byID, gone)
+				}
+				order = order[:k]
+			}
 			continue
 		}
-		switch {
-		case m.RewindTo != "":
-			for k, id := range order {
-				if id == m.RewindTo {
-					for _, gone := range order[k:] {
-						delete(byID, gone)
-					}
-					order = order[:k]
-					break
-				}
-			}
-		case m.ID != "" && m.Type != "":
-			if _, ok := byID[m.ID]; !ok {
-				order = append(order, m.ID)
-			}
-			byID[m.ID] = m
+		if _, ok := byID[m.ID]; !ok {
+			order = append(order, m.ID)
 		}
+		byID[m.ID] = m
 	}
 	out := make([]geminiMessage, 0, len(order))
 	for _, id := range order {
@@ -339,25 +353,74 @@ func parseGeminiLines(lines [][]byte) []geminiMessage {
 	return out
 }
 
+// geminiLegacy reads a transcript written as one JSON object (Gemini CLI
+// before 2026), or reports that it is JSON lines.
+func geminiLegacy(path string) ([]geminiMessage, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	first := head
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		first = head[:i]
+	}
+	if json.Valid(first) && !bytes.Contains(first, []byte(`"messages"`)) {
+		return nil, false, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(head), f), maxTail))
+	if err != nil {
+		return nil, true, err
+	}
+	var legacy struct {
+		Messages []geminiMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(data, &legacy); err != nil {
+		return nil, true, err
+	}
+	return legacy.Messages, true, nil
+}
+
 func geminiTurn(path, prompt string) ([]ckpt.Message, error) {
 	want := strings.TrimSpace(prompt)
-	start := func(ms []geminiMessage) int {
-		for i := len(ms) - 1; i >= 0; i-- {
-			if ms[i].Type == "user" && strings.TrimSpace(ms[i].text()) == want {
-				return i
-			}
-		}
-		return -1
-	}
-	ms, i, err := findTurn(path, parseGeminiLines, start)
+	isTurn := func(m *geminiMessage) bool { return m.Type == "user" && strings.TrimSpace(m.text()) == want }
+	ms, legacy, err := geminiLegacy(path)
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
-	if i < 0 {
-		return nil, fmt.Errorf("transcript %s: the turn's prompt is not in it", path)
+	if legacy {
+		i := len(ms) - 1
+		for i >= 0 && !isTurn(&ms[i]) {
+			i--
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("transcript %s: the turn's prompt is not in it", path)
+		}
+		ms = ms[i:]
+	} else {
+		start := func(l []byte, m *geminiMessage) int {
+			if bytes.Contains(l, []byte(`"user"`)) && isTurn(m) {
+				return turnStart
+			}
+			return noStart
+		}
+		recs, found, err := findTurn(path, parseGeminiLine, start)
+		if err != nil {
+			return nil, fmt.Errorf("transcript: %w", err)
+		}
+		if !found {
+			return nil, fmt.Errorf("transcript %s: the turn's prompt is not in it", path)
+		}
+		ms = geminiMessages(recs)
+		if len(ms) == 0 || !isTurn(&ms[0]) {
+			return nil, fmt.Errorf("transcript %s: the turn's prompt was rewound", path)
+		}
 	}
 	var msgs []ckpt.Message
-	for _, m := range ms[i+1:] {
+	for _, m := range ms[1:] {
 		if m.Type != "gemini" {
 			continue
 		}

@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,5 +111,46 @@ func TestRecordTurn(t *testing.T) {
 	}
 	if t4.N != 4 || s.Turns[2].Open() {
 		t.Fatalf("turn 4 %+v, turn 3 open %v", t4, s.Turns[2].Open())
+	}
+}
+
+func TestSessionControllerAndAddMessages(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	writeFile(t, ws, "a.txt", "a\n")
+	r, err := Open(ctx, ws, Options{Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, _, err := r.SessionController(ctx, "nosuch"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err %v, want not found", err)
+	}
+	if _, _, err := r.OpenController(ctx, SessionOptions{ID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	c, s, err := r.SessionController(ctx, "s1")
+	if err != nil || c.ID() != "s1" || s.ID != "s1" {
+		t.Fatalf("%v %+v %v", c, s, err)
+	}
+	if _, err := c.BeginTurn(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AddMessages(ctx, []Message{{Role: "assistant", Content: "a"}, {Role: "bogus"}}); err == nil {
+		t.Fatal("bad role accepted")
+	}
+	var events []Event
+	cancel := c.Subscribe(func(e Event) { events = append(events, e) })
+	defer cancel()
+	added, err := c.AddMessages(ctx, []Message{{Role: "assistant", Content: "on it"}, {Role: "tool", Tool: "Bash", Content: "rm x"}})
+	if err != nil || len(added) != 2 || added[0].Turn != 1 || added[1].Seq != added[0].Seq+1 {
+		t.Fatalf("%+v, %v", added, err)
+	}
+	msgs, _ := c.Messages(ctx, false)
+	if len(msgs) != 3 || msgs[2].Tool != "Bash" || msgs[2].Turn != 1 {
+		t.Fatalf("%+v", msgs)
+	}
+	if len(events) != 2 || events[0].Kind != EventMessage {
+		t.Fatalf("events %+v", events)
 	}
 }

@@ -137,3 +137,27 @@ func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Messag
 	}
 	return out, nil
 }
+
+// EndTurnIfOpen ends turn n if it is the turn in progress, as
+// [Controller.EndTurn] does, and reports whether it did: a hook that runs
+// in the background (or late) must not end a turn that began after it was
+// called, nor fail because another call ended its turn already.
+func (c *Controller) EndTurnIfOpen(ctx context.Context, n int) (*Turn, bool, error) {
+	unlock, err := c.r.begin(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	s, err := c.r.loadSession(ctx, c.id)
+	if err != nil {
+		return nil, false, err
+	}
+	if n < 1 || n != len(s.Turns) || !s.Turns[n-1].Open() {
+		return nil, false, nil
+	}
+	t := s.Turns[n-1]
+	if err := c.endTurnLocked(ctx, s, t); err != nil {
+		return nil, false, err
+	}
+	return t, true, nil
+}

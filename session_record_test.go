@@ -154,3 +154,35 @@ func TestSessionControllerAndAddMessages(t *testing.T) {
 		t.Fatalf("events %+v", events)
 	}
 }
+
+func TestEndTurnIfOpen(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	writeFile(t, ws, "a.txt", "a\n")
+	r, err := Open(ctx, ws, Options{Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, _, err := r.OpenController(ctx, SessionOptions{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := c.EndTurnIfOpen(ctx, 1); ok || err != nil {
+		t.Fatalf("ended a turn that does not exist: %v %v", ok, err)
+	}
+	c.BeginTurn(ctx, "one")
+	writeFile(t, ws, "a.txt", "b\n")
+	c.BeginTurn(ctx, "two") // ends turn 1
+	if _, ok, err := c.EndTurnIfOpen(ctx, 1); ok || err != nil {
+		t.Fatalf("ended turn 1 again, or turn 2: %v %v", ok, err)
+	}
+	tt, ok, err := c.EndTurnIfOpen(ctx, 2)
+	if !ok || err != nil || tt.N != 2 || tt.Open() {
+		t.Fatalf("%+v %v %v", tt, ok, err)
+	}
+	s, _ := c.Session(ctx)
+	if len(s.Turns[0].Files) != 1 || s.Turns[1].Open() {
+		t.Fatalf("%+v", s.Turns)
+	}
+}

@@ -22,6 +22,7 @@ type hookOptions struct {
 type hookInstallOptions struct {
 	project, user bool
 	command       string
+	asyncStop     bool
 	json          bool
 }
 
@@ -200,6 +201,14 @@ is replaced atomically (through a symlink, the file it points to).
 The entries run this ckpt by its absolute path (through the PATH entry that
 leads to it, if any), so the agent finds it whatever its PATH; --command
 sets another (e.g. --command ckpt to rely on PATH).`, file)
+		if agent == hooks.ClaudeCode {
+			long += `
+
+--async-stop marks the Stop hook "async": true, so Claude Code does not wait
+for the end-of-turn checkpoint (on a large tree, a few hundred ms). The
+checkpoint is still taken when the turn ends; a Stop that runs after the next
+prompt's hook never ends that next turn. Needs a Claude Code with async hooks.`
+		}
 		if agent == hooks.Codex {
 			long += `
 
@@ -232,6 +241,9 @@ nothing else changes (another notify program is left alone).`, file)
 	if install {
 		c.Flags().StringVar(&o.command, "command", "", "run ckpt as `CMD` (default: this ckpt's absolute path)")
 	}
+	if install && agent == hooks.ClaudeCode {
+		c.Flags().BoolVar(&o.asyncStop, "async-stop", false, "run the Stop hook in the background: the end-of-turn checkpoint off the agent's path")
+	}
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	return c
 }
@@ -257,7 +269,7 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	if err != nil {
 		return usagef("%v", err)
 	}
-	opts := hooks.InstallOptions{Command: o.command}
+	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop}
 	var ch *hooks.Change
 	if install {
 		ch, err = hooks.Install(agent, scope, file, opts)
@@ -286,7 +298,7 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 			e.printf("%s: added hooks for %s to %s\n", agent, strings.Join(ch.Added, ", "), file)
 		}
 		if len(ch.Updated) > 0 {
-			e.printf("%s: updated the ckpt command of %s in %s\n", agent, strings.Join(ch.Updated, ", "), file)
+			e.printf("%s: updated ckpt's hooks for %s in %s\n", agent, strings.Join(ch.Updated, ", "), file)
 		}
 		e.printf("  command: %s\n", ch.Command)
 	case !ch.Changed:
@@ -364,6 +376,9 @@ func runHookStatus(e *env, asJSON bool) error {
 				state += " (missing: " + strings.Join(in.Missing, ", ") + ")"
 			}
 			state += "; runs " + strings.Join(in.Commands, " | ")
+			if len(in.Background) > 0 {
+				state += "; in the background: " + strings.Join(in.Background, ", ")
+			}
 		case in.Other != "":
 			state = "not installed; notify runs " + in.Other
 		case !in.Exists:

@@ -41,6 +41,9 @@ type Options struct {
 	NoMessages bool
 	// Now is the engine's clock (tests); nil for time.Now.
 	Now func() time.Time
+	// Called is when the agent ran the hook (zero: when Handle starts). A
+	// turn that began after it is not a Stop's to end.
+	Called time.Time
 }
 
 // Result is what a hook call did.
@@ -97,6 +100,10 @@ func SessionID(id string) string {
 // else opts.Dir), opens its store and drives the session. The Result says
 // what it did, with notes on what it skipped.
 func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
+	called := opts.Called
+	if called.IsZero() {
+		called = time.Now()
+	}
 	res := &Result{Agent: ev.Agent, Event: ev.Name}
 	if ev.Kind == KindIgnore {
 		res.Action = "ignored"
@@ -171,6 +178,14 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		if s != nil {
 			n = len(s.Turns)
 		}
+		// A turn that began after this hook was called is not this
+		// event's to end (a Stop that runs in the background, or late,
+		// after the next prompt's hook).
+		if n > 0 && s.Turns[n-1].Open() && s.Turns[n-1].Started.After(called) {
+			res.Action = "nothing to end"
+			res.notef("turn %d began after this %s was sent; the turn before it was ended when it began", n, ev.Name)
+			return res, nil
+		}
 		if n == 0 || !s.Turns[n-1].Open() {
 			if ev.Kind == KindStop {
 				res.Action = "nothing to end"
@@ -184,9 +199,14 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 			}
 			return res, nil
 		}
-		t, err := ctl.EndTurn(ctx)
+		t, ended, err := ctl.EndTurnIfOpen(ctx, n)
 		if err != nil {
 			return res, err
+		}
+		if !ended { // another call ended it meanwhile
+			res.Action = "nothing to end"
+			res.notef("turn %d was ended by another call meanwhile", n)
+			return res, nil
 		}
 		res.Action, res.Turn, res.Files = fmt.Sprintf("ended turn %d", t.N), t.N, len(t.Files)
 		if t.End != nil {
@@ -297,6 +317,12 @@ func Run(ctx context.Context, agent string, payload []byte, opts RunOptions) (*R
 	}
 	ev, err := Parse(agent, payload)
 	res := &Result{Agent: agent}
+	if opts.Called.IsZero() {
+		opts.Called = start
+		if opts.Now != nil {
+			opts.Called = opts.Now()
+		}
+	}
 	if err == nil {
 		res.Event = ev.Name
 		type outcome struct {

@@ -536,3 +536,26 @@ func TestClaudeTranscriptTail(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// A Stop that runs late — in the background, after the next prompt's hook
+// has begun turn 2 (which ended turn 1) — leaves turn 2 alone.
+func TestLateStopDoesNotEndTheNextTurn(t *testing.T) {
+	e := newEnv(t)
+	e.mustRun(t, ClaudeCode, "claude-code/user_prompt_submit.json", "began turn 1")
+	e.editAndRemove(t)
+	called := time.Now() // the agent runs the Stop hook...
+	time.Sleep(10 * time.Millisecond)
+	e.mustRun(t, ClaudeCode, "claude-code/user_prompt_submit.json", "began turn 2") // ...which runs after the next prompt's
+	res, err, stderr := e.run(t, ClaudeCode, e.payload(t, "claude-code/stop.json"), func(o *RunOptions) { o.Called = called })
+	if err != nil || res.Action != "nothing to end" || !strings.Contains(stderr, "turn 2 began after this Stop was sent") {
+		t.Fatalf("%+v %v %q", res, err, stderr)
+	}
+	ctl, s, err := e.open(t).SessionController(context.Background(), "2f9c7c1e-5b0a-4c51-9a7e-3d1f6b8e4a21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Turns) != 2 || s.Turns[0].Open() || len(s.Turns[0].Files) != 2 || !s.Turns[1].Open() {
+		t.Fatalf("turns %+v", s.Turns)
+	}
+	_ = ctl
+}

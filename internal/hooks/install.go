@@ -102,6 +102,7 @@ type claudeHandler struct {
 	Type    string `json:"type"`
 	Command string `json:"command"`
 	Timeout int    `json:"timeout"`
+	Async   bool   `json:"async,omitempty"`
 }
 
 type geminiHandler struct {
@@ -123,12 +124,16 @@ var geminiDescriptions = map[string]string{
 	"SessionEnd":   "ckpt: end a turn still in progress",
 }
 
-func handlerFor(agent, event, command string) any {
+func handlerFor(agent, event, command string, opts InstallOptions) any {
 	if agent == Gemini {
 		return geminiHandler{Name: "ckpt-" + event, Type: "command", Command: command,
 			Timeout: hookTimeout * 1000, Description: geminiDescriptions[event]}
 	}
-	return claudeHandler{Type: "command", Command: command, Timeout: hookTimeout}
+	return claudeHandler{Type: "command", Command: command, Timeout: hookTimeout, Async: asyncStop(agent, event, opts)}
+}
+
+func asyncStop(agent, event string, opts InstallOptions) bool {
+	return opts.AsyncStop && agent == ClaudeCode && event == "Stop"
 }
 
 // InstallOptions configure [Install] and [Uninstall].
@@ -139,6 +144,10 @@ type InstallOptions struct {
 	// BackupDir receives a copy of a settings file before it is changed
 	// ("" for hook-backups in ckpt's state directory).
 	BackupDir string
+	// AsyncStop makes Claude Code run the Stop hook in the background
+	// ("async": true), so the end-of-turn checkpoint is off the agent's
+	// path (see docs/hooks.md for what that trades).
+	AsyncStop bool
 }
 
 // Change is what [Install] or [Uninstall] did to a settings file.
@@ -269,6 +278,7 @@ type found struct {
 	event          string
 	eventIdx       int
 	group, handler int
+	handlerNode    *jsonNode
 	command        *jsonNode
 }
 
@@ -287,7 +297,7 @@ func ckptHandlers(src []byte, hooksN *jsonNode, agent string) []found {
 				cmdN := h.member("command")
 				cmd, ok := cmdN.str(src)
 				if ok && isCkptHook(shellFields(cmd), agent) {
-					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: hi, command: cmdN})
+					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: hi, handlerNode: h, command: cmdN})
 				}
 			}
 		}
@@ -316,7 +326,7 @@ func Install(agent string, scope Scope, file string, opts InstallOptions) (*Chan
 	if _, ok := Events[agent]; !ok {
 		return nil, fmt.Errorf("unknown agent %q", agent)
 	}
-	return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return jsonInstall(src, agent, opts.Command, ch) })
+	return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return jsonInstall(src, agent, opts, ch) })
 }
 
 // Uninstall removes ckpt's entries from an agent's settings file, and the
@@ -346,12 +356,12 @@ func parseSettings(src []byte, file string) (*jsonNode, error) {
 	return root, nil
 }
 
-func jsonInstall(src []byte, agent, command string, ch *Change) ([]byte, error) {
+func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]byte, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		src = []byte("{}\n")
 	}
 	st := detectStyle(src)
-	want := hookCommand(command, agent)
+	want := hookCommand(opts.Command, agent)
 	for _, event := range Events[agent] {
 		root, err := parseSettings(src, ch.File)
 		if err != nil {
@@ -368,7 +378,7 @@ func jsonInstall(src []byte, agent, command string, ch *Change) ([]byte, error) 
 		if hooksN.kind != '{' {
 			return nil, fmt.Errorf("%s: \"hooks\" is not an object: fix it by hand first", ch.File)
 		}
-		group := hookGroup{Hooks: []any{handlerFor(agent, event, want)}}
+		group := hookGroup{Hooks: []any{handlerFor(agent, event, want, opts)}}
 		evN := hooksN.member(event)
 		if evN == nil {
 			src = addMember(src, hooksN, event, []any{group}, st)
@@ -394,6 +404,20 @@ func jsonInstall(src []byte, agent, command string, ch *Change) ([]byte, error) 
 		if cur, _ := mine[0].command.str(src); cur != want && len(shellFields(cur)) == 3 {
 			q, _ := json.Marshal(want)
 			src = splice(src, mine[0].command.start, mine[0].command.end, string(q))
+			ch.Updated = append(ch.Updated, event)
+			continue
+		}
+		// Asked to run in the background: say so on the entry there.
+		if asyncStop(agent, event, opts) {
+			h := mine[0].handlerNode
+			switch a := h.member("async"); {
+			case a == nil:
+				src = addMember(src, h, "async", true, st)
+			case string(src[a.start:a.end]) != "true":
+				src = splice(src, a.start, a.end, "true")
+			default:
+				continue
+			}
 			ch.Updated = append(ch.Updated, event)
 		}
 	}
@@ -575,6 +599,9 @@ type Installed struct {
 	Commands []string `json:"commands"`
 	// Missing are events install would add.
 	Missing []string `json:"missing"`
+	// Background are events whose ckpt hook the agent runs in the
+	// background ("async": true).
+	Background []string `json:"background,omitempty"`
 	// Other is another notify program Codex runs (ckpt's is then not
 	// installed).
 	Other string `json:"other,omitempty"`
@@ -607,6 +634,9 @@ func Status(agent string, scope Scope, file string) *Installed {
 			if !have[f.event] {
 				have[f.event] = true
 				others = append(others, f.event)
+			}
+			if a := f.handlerNode.member("async"); a != nil && string(src[a.start:a.end]) == "true" && !slices.Contains(in.Background, f.event) {
+				in.Background = append(in.Background, f.event)
 			}
 			if c, _ := f.command.str(src); !seen[c] {
 				seen[c] = true

@@ -415,3 +415,52 @@ func TestShellWords(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// --async-stop marks the Stop entry "async": true, on a new install or
+// on one already there; uninstall still gives the original back.
+func TestInstallAsyncStop(t *testing.T) {
+	p, orig := settingsCopy(t, "claude-settings.json", ".claude/settings.json")
+	opts := installOpts(t)
+	async := opts
+	async.AsyncStop = true
+	if _, err := Install(ClaudeCode, ScopeProject, p, async); err != nil {
+		t.Fatal(err)
+	}
+	m := decode(t, read(t, p))
+	stop := m["hooks"].(map[string]any)["Stop"].([]any)
+	if h := stop[len(stop)-1].(map[string]any)["hooks"].([]any)[0].(map[string]any); h["async"] != true {
+		t.Fatalf("Stop entry %v", h)
+	}
+	if st := Status(ClaudeCode, ScopeProject, p); !reflect.DeepEqual(st.Background, []string{"Stop"}) {
+		t.Fatalf("status %+v", st)
+	}
+	if _, err := Uninstall(ClaudeCode, ScopeProject, p, opts); err != nil {
+		t.Fatal(err)
+	}
+	if string(read(t, p)) != string(orig) {
+		t.Fatal("not restored")
+	}
+
+	// Installed without, then with: only the async member is added.
+	if _, err := Install(ClaudeCode, ScopeProject, p, opts); err != nil {
+		t.Fatal(err)
+	}
+	sync := read(t, p)
+	ch, err := Install(ClaudeCode, ScopeProject, p, async)
+	if err != nil || !reflect.DeepEqual(ch.Updated, []string{"Stop"}) {
+		t.Fatalf("%+v %v", ch, err)
+	}
+	got := string(read(t, p))
+	if strings.Count(got, `"async": true`) != strings.Count(string(sync), `"async": true`)+1 {
+		t.Fatalf("%s", got)
+	}
+	if ch, _ := Install(ClaudeCode, ScopeProject, p, async); ch.Changed {
+		t.Fatal("second --async-stop install changed the file")
+	}
+	if _, err := Uninstall(ClaudeCode, ScopeProject, p, opts); err != nil {
+		t.Fatal(err)
+	}
+	if string(read(t, p)) != string(orig) {
+		t.Fatal("not restored")
+	}
+}

@@ -156,7 +156,12 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		return res, nil
 
 	case KindPrompt:
-		ctl, _, err := open()
+		// The session is usually there already: look it up without
+		// writing (BeginTurn makes it the current one).
+		ctl, _, err := r.SessionController(ctx, sid)
+		if errors.Is(err, ckpt.ErrNotFound) {
+			ctl, _, err = open()
+		}
 		if err != nil {
 			return res, err
 		}

@@ -160,7 +160,8 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 		store = os.Getenv("CKPT_STORE")
 	}
 	opts := hooks.RunOptions{
-		Options: hooks.Options{Store: store, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages},
+		Options: hooks.Options{Store: store, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
+			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent])},
 		Timeout: o.timeout,
 		Stderr:  e.stderr,
 	}

@@ -16,6 +16,13 @@ import (
 	"github.com/seed1cedbf7c/ckpt"
 )
 
+// ProjectDirEnv names the environment variable in which an agent tells
+// its hooks the project's directory.
+var ProjectDirEnv = map[string]string{
+	ClaudeCode: "CLAUDE_PROJECT_DIR",
+	Gemini:     "GEMINI_PROJECT_DIR",
+}
+
 // Defaults bounding a hook call.
 const (
 	// DefaultLockTimeout is how long a hook waits for a store another ckpt
@@ -30,8 +37,13 @@ const (
 type Options struct {
 	// Store is the store directory ("" for the workspace's default store).
 	Store string
-	// Dir is where to find the workspace when the payload names no cwd
-	// ("" for the process's working directory).
+	// ProjectDir is the directory the agent works for, if it says
+	// ($CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR; see [ProjectDirEnv]): the
+	// workspace is found from there rather than from the payload's cwd,
+	// which follows the agent's shell wherever it goes.
+	ProjectDir string
+	// Dir is where to find the workspace when neither ProjectDir nor the
+	// payload's cwd is given ("" for the process's working directory).
 	Dir string
 	// LockTimeout bounds the wait for a store another process holds
 	// (0: DefaultLockTimeout).
@@ -113,7 +125,10 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	if ev.SessionID == "" {
 		return res, fmt.Errorf("%s %s: the payload has no session id", ev.Agent, ev.Name)
 	}
-	dir := ev.Cwd
+	dir := opts.ProjectDir
+	if dir == "" {
+		dir = ev.Cwd
+	}
 	if dir == "" {
 		dir = opts.Dir
 	}

@@ -559,3 +559,18 @@ func TestLateStopDoesNotEndTheNextTurn(t *testing.T) {
 	}
 	_ = ctl
 }
+
+// The project directory the agent names wins over the payload's cwd,
+// which follows the agent's shell (here: somewhere else entirely).
+func TestProjectDirWinsOverCwd(t *testing.T) {
+	e := newEnv(t)
+	elsewhere := t.TempDir()
+	var m map[string]any
+	json.Unmarshal(e.payload(t, "claude-code/user_prompt_submit.json"), &m)
+	m["cwd"] = elsewhere
+	payload, _ := json.Marshal(m)
+	res, err, _ := e.run(t, ClaudeCode, payload, func(o *RunOptions) { o.ProjectDir = e.ws })
+	if err != nil || res.Workspace != e.ws {
+		t.Fatalf("workspace %s, %v; want %s", res.Workspace, err, e.ws)
+	}
+}

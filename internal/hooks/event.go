@@ -63,7 +63,9 @@ type ParseError struct {
 	Err   error
 }
 
+// Error implements error.
 func (e *ParseError) Error() string { return fmt.Sprintf("%s payload: %v", e.Agent, e.Err) }
+// Unwrap returns the decoding error.
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // Parse reads an agent's hook payload: the JSON Claude Code and Gemini CLI

@@ -108,9 +108,9 @@ func SessionID(id string) string {
 	return s + "-" + hex.EncodeToString(h[:6])
 }
 
-// Handle acts on one event: it finds the workspace (from the event's cwd,
-// else opts.Dir), opens its store and drives the session. The Result says
-// what it did, with notes on what it skipped.
+// Handle acts on one event: it finds the workspace (from opts.ProjectDir,
+// else the event's cwd, else opts.Dir), opens its store and drives the
+// session. The Result says what it did, with notes on what it skipped.
 func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	called := opts.Called
 	if called.IsZero() {

@@ -65,6 +65,7 @@ type ParseError struct {
 
 // Error implements error.
 func (e *ParseError) Error() string { return fmt.Sprintf("%s payload: %v", e.Agent, e.Err) }
+
 // Unwrap returns the decoding error.
 func (e *ParseError) Unwrap() error { return e.Err }
 

@@ -173,7 +173,7 @@ restore that does not verify).`,
 		newGCCmd(e), newStatsCmd(e), newClearCmd(e), newWorkspacesCmd(e),
 		newSessionCmd(e), newTurnCmd(e), newRewindCmd(e), newForkCmd(e), newSummarizeCmd(e),
 		newWatchCmd(e),
-		newSnapshotCmd(e), newMCPCmd(e),
+		newSnapshotCmd(e), newMCPCmd(e), newHookCmd(e),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

@@ -77,6 +77,18 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			env.Setenv("STORE", filepath.Join(state, "store"))
 			env.Setenv("HOME", state)
 			env.Setenv("TZ", "UTC")
+			// Agent hooks: the recorded payloads, and a directory outside
+			// the workspace standing for the agent's own.
+			hookdata, err := filepath.Abs("../hooks/testdata")
+			if err != nil {
+				return err
+			}
+			env.Setenv("HOOKDATA", hookdata)
+			agentDir := env.WorkDir + "-agent"
+			if err := os.MkdirAll(agentDir, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("AGENTDIR", agentDir)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -94,6 +106,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			"notemp":      cmdNoTemp,
 			"exits":       cmdExits,
 			"signal":      cmdSignal,
+			"hookpayload": cmdHookPayload,
 		},
 	}
 }

@@ -1,0 +1,395 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/hooks"
+	"github.com/spf13/cobra"
+)
+
+type hookOptions struct {
+	strict      bool
+	lockTimeout time.Duration
+	timeout     time.Duration
+	noMessages  bool
+}
+
+type hookInstallOptions struct {
+	project, user bool
+	command       string
+	asyncStop     bool
+	json          bool
+}
+
+var hookAgentLong = map[string]string{
+	hooks.ClaudeCode: `'ckpt hook claude-code' is the hook program Claude Code runs: it reads the
+hook's JSON on stdin and acts by hook_event_name:
+
+  SessionStart       open (or resume) the session with Claude Code's session_id
+  UserPromptSubmit   begin a turn: checkpoint the whole workspace, the prompt
+                     as the turn's label
+  Stop, StopFailure  end the turn: checkpoint again, record the files it
+                     changed and, from the transcript, the assistant's replies
+                     and tool calls
+  SessionEnd         end a turn still in progress (an interrupted one)
+  PreCompact         note the compaction in the conversation
+
+'ckpt hook claude-code install' adds these hooks to .claude/settings.json.`,
+	hooks.Gemini: `'ckpt hook gemini' is the hook program Gemini CLI runs: it reads the hook's
+JSON on stdin and acts by hook_event_name:
+
+  SessionStart   open (or resume) the session with Gemini CLI's session_id
+  BeforeAgent    begin a turn: checkpoint the whole workspace, the prompt as
+                 the turn's label
+  AfterAgent     end the turn: checkpoint again, record the files it changed,
+                 the reply and, from the transcript, the tool calls
+  SessionEnd     end a turn still in progress
+  PreCompress    note the compaction in the conversation
+
+'ckpt hook gemini install' adds these hooks to .gemini/settings.json.`,
+	hooks.Codex: `'ckpt hook codex' is the notify program Codex runs when a turn is over, with
+the notification JSON as its argument (or on stdin). Codex notifies only at the
+end of a turn, so the turn is recorded after the fact: it begins at the
+workspace's last checkpoint (normally the end of the previous turn, so edits
+made in between count as the turn's) and ends with a checkpoint taken now;
+its prompt and last reply are its messages.
+
+'ckpt hook codex install' sets notify in ~/.codex/config.toml; it refuses to
+replace a notify program that is not ckpt's (Codex runs only one).`,
+}
+
+func newHookCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "hook AGENT [install|uninstall] | hook status",
+		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex",
+		Long: `Hook is the program coding agents run at their hook events, so every turn of
+the agent is a session turn in ckpt: a whole-tree checkpoint when it begins
+(shell side effects are covered), another when it ends, the files it
+changed, the prompt and the replies — for 'ckpt rewind', 'ckpt session show'
+and the rest.
+
+  ckpt hook claude-code install [--project|--user]   add the hooks to the settings
+  ckpt hook gemini install [--project|--user]
+  ckpt hook codex install                            set Codex's notify program
+  ckpt hook AGENT uninstall [--project|--user]       remove exactly what install added
+  ckpt hook status                                   what is installed where
+
+A hook never fails or blocks the agent: errors (a malformed payload, a
+store it cannot open, a store another ckpt holds longer than --lock-timeout)
+go to stderr and to the hook log, and it exits 0 — unless --strict, which
+exits 1 (never 2, which would make the agent drop the prompt). It prints
+nothing on stdout (agents read a hook's stdout). The log is
+$CKPT_HOOK_LOG, else hooks.log in $XDG_STATE_HOME/ckpt. See docs/hooks.md.`,
+		Example: `  ckpt hook claude-code install
+  ckpt hook gemini install --user
+  ckpt hook codex install
+  ckpt hook status
+  ckpt hook claude-code < payload.json    # what the agent runs`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	for _, agent := range hooks.Agents {
+		c.AddCommand(newHookAgentCmd(e, agent))
+	}
+	c.AddCommand(newHookStatusCmd(e))
+	return c
+}
+
+func newHookAgentCmd(e *env, agent string) *cobra.Command {
+	o := &hookOptions{}
+	use, args, example := agent, cobra.NoArgs, fmt.Sprintf("  ckpt hook %[1]s install\n  ckpt hook %[1]s uninstall\n  ckpt hook %[1]s < payload.json", agent)
+	if agent == hooks.Codex {
+		use, args = agent+" [NOTIFICATION-JSON]", cobra.MaximumNArgs(1)
+		example = "  ckpt hook codex install\n  ckpt hook codex uninstall\n  ckpt hook codex '{\"type\": \"agent-turn-complete\", ...}'"
+	}
+	c := &cobra.Command{
+		Use:     use,
+		Short:   "The " + agentName(agent) + " hook program (and install, uninstall)",
+		Long:    hookAgentLong[agent],
+		Example: example,
+		Args:    args,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runHook(e, o, agent, args) },
+	}
+	f := c.Flags()
+	f.BoolVar(&o.strict, "strict", false, "exit 1 when the hook fails (default: report it and exit 0)")
+	f.DurationVar(&o.lockTimeout, "lock-timeout", hooks.DefaultLockTimeout, "skip the event when another ckpt holds the store longer than `DUR`")
+	f.DurationVar(&o.timeout, "timeout", hooks.DefaultTimeout, "give up on the event after `DUR`")
+	f.BoolVar(&o.noMessages, "no-messages", false, "do not record the assistant's replies and tool calls")
+	c.AddCommand(newHookInstallCmd(e, agent, true), newHookInstallCmd(e, agent, false))
+	return c
+}
+
+func agentName(agent string) string {
+	switch agent {
+	case hooks.ClaudeCode:
+		return "Claude Code"
+	case hooks.Gemini:
+		return "Gemini CLI"
+	case hooks.Codex:
+		return "Codex"
+	}
+	return agent
+}
+
+// maxPayload bounds what a hook reads from stdin.
+const maxPayload = 16 << 20
+
+func runHook(e *env, o *hookOptions, agent string, args []string) error {
+	var payload []byte
+	if len(args) == 1 {
+		payload = []byte(args[0])
+	} else {
+		if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
+			return usagef("ckpt hook %s reads the agent's hook JSON on stdin: it is what %s runs, not a command to type (see 'ckpt hook %s install')", agent, agentName(agent), agent)
+		}
+		var err error
+		if e.stdin != nil {
+			payload, err = io.ReadAll(io.LimitReader(e.stdin, maxPayload))
+		}
+		if err != nil {
+			payload = nil
+		}
+	}
+	store := e.store
+	if store == "" {
+		store = os.Getenv("CKPT_STORE")
+	}
+	opts := hooks.RunOptions{
+		Options: hooks.Options{Store: store, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
+			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent])},
+		Timeout: o.timeout,
+		Stderr:  e.stderr,
+	}
+	if v := os.Getenv("CKPT_NOW"); v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			opts.Now = func() time.Time { return t }
+		}
+	}
+	_, err := hooks.Run(e.ctx, agent, payload, opts)
+	if err != nil && o.strict {
+		return &exitStatusError{code: ExitError} // already reported
+	}
+	return nil
+}
+
+func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
+	o := &hookInstallOptions{}
+	verb := "uninstall"
+	short := "Remove ckpt's hooks from " + agentName(agent) + "'s settings"
+	if install {
+		verb = "install"
+		short = "Add ckpt's hooks to " + agentName(agent) + "'s settings"
+	}
+	file := map[string]string{
+		hooks.ClaudeCode: "the workspace's .claude/settings.json\n(--project, the default) or ~/.claude/settings.json (--user;\n$CLAUDE_CONFIG_DIR/settings.json if set)",
+		hooks.Gemini:     "the workspace's .gemini/settings.json\n(--project, the default) or ~/.gemini/settings.json (--user)",
+		hooks.Codex:      "~/.codex/config.toml\n($CODEX_HOME/config.toml if set)",
+	}[agent]
+	var long string
+	if install {
+		long = fmt.Sprintf(`Install adds ckpt's hook entries to %s.
+
+It merges: other hooks, unknown keys, their order, formatting and comments
+stay byte for byte as they were; installing again adds nothing; a copy of
+the previous file is kept in $XDG_STATE_HOME/ckpt/hook-backups and the file
+is replaced atomically (through a symlink, the file it points to).
+
+The entries run this ckpt by its absolute path (through the PATH entry that
+leads to it, if any), so the agent finds it whatever its PATH; --command
+sets another (e.g. --command ckpt to rely on PATH).`, file)
+		if agent == hooks.ClaudeCode {
+			long += `
+
+--async-stop marks the Stop hook "async": true, so Claude Code does not wait
+for the end-of-turn checkpoint (on a large tree, a few hundred ms). The
+checkpoint is still taken when the turn ends; a Stop that runs after the next
+prompt's hook never ends that next turn. Needs a Claude Code with async hooks.`
+		}
+		if agent == hooks.Codex {
+			long += `
+
+Codex runs one notify program: if config.toml already sets another, install
+refuses and says so rather than replace it.`
+		}
+	} else {
+		long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s,
+and the lists and objects they leave empty; nothing else changes.`, file)
+		if agent == hooks.Codex {
+			long = fmt.Sprintf(`Uninstall removes the notify line that runs ckpt from %s;
+nothing else changes (another notify program is left alone).`, file)
+		}
+	}
+	c := &cobra.Command{
+		Use:     verb + " [--project|--user]",
+		Short:   short,
+		Long:    long,
+		Example: fmt.Sprintf("  ckpt hook %[1]s %[2]s\n  ckpt hook %[1]s %[2]s --user --json", agent, verb),
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runHookInstall(e, o, agent, install) },
+	}
+	if agent == hooks.Codex {
+		c.Use = verb
+		c.Example = fmt.Sprintf("  ckpt hook codex %[1]s\n  ckpt hook codex %[1]s --json", verb)
+	} else {
+		c.Flags().BoolVar(&o.project, "project", false, "the workspace's settings (default)")
+		c.Flags().BoolVar(&o.user, "user", false, "the user's settings, for every project")
+	}
+	if install {
+		c.Flags().StringVar(&o.command, "command", "", "run ckpt as `CMD` (default: this ckpt's absolute path)")
+	}
+	if install && agent == hooks.ClaudeCode {
+		c.Flags().BoolVar(&o.asyncStop, "async-stop", false, "run the Stop hook in the background: the end-of-turn checkpoint off the agent's path")
+	}
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	return c
+}
+
+func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) error {
+	if o.project && o.user {
+		return usagef("choose one of --project and --user")
+	}
+	scope := hooks.DefaultScope(agent)
+	if o.user {
+		scope = hooks.ScopeUser
+	} else if o.project {
+		scope = hooks.ScopeProject
+	}
+	ws := ""
+	if scope == hooks.ScopeProject {
+		var err error
+		if ws, err = e.workspaceDir(); err != nil {
+			return err
+		}
+	}
+	file, err := hooks.SettingsFile(agent, scope, ws)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop}
+	var ch *hooks.Change
+	if install {
+		ch, err = hooks.Install(agent, scope, file, opts)
+	} else {
+		ch, err = hooks.Uninstall(agent, scope, file, opts)
+	}
+	if err != nil {
+		return err
+	}
+	if o.json {
+		return e.printJSON(ch)
+	}
+	if e.quiet {
+		return nil
+	}
+	switch {
+	case agent == hooks.Codex && install && len(ch.Added) > 0:
+		e.printf("codex: set notify in %s\n", file)
+		e.printf("  command: %s\n", ch.Command)
+	case agent == hooks.Codex && !install && ch.Changed:
+		e.printf("codex: removed the notify line from %s\n", file)
+	case install && !ch.Changed:
+		e.printf("%s: ckpt's hooks are already in %s\n", agent, file)
+	case install:
+		if len(ch.Added) > 0 {
+			e.printf("%s: added hooks for %s to %s\n", agent, strings.Join(ch.Added, ", "), file)
+		}
+		if len(ch.Updated) > 0 {
+			e.printf("%s: updated ckpt's hooks for %s in %s\n", agent, strings.Join(ch.Updated, ", "), file)
+		}
+		e.printf("  command: %s\n", ch.Command)
+	case !ch.Changed:
+		e.printf("%s: no ckpt hooks in %s\n", agent, file)
+	default:
+		e.printf("%s: removed ckpt's hooks for %s from %s\n", agent, strings.Join(ch.Removed, ", "), file)
+	}
+	if ch.Backup != "" {
+		e.printf("  previous file kept in %s\n", ch.Backup)
+	}
+	if install && ch.Changed {
+		e.printf("  restart %s for the hooks to take effect\n", agentName(agent))
+	}
+	return nil
+}
+
+// workspaceDir finds the workspace (-C DIR or the current directory) the
+// way every command does, without opening its store.
+func (e *env) workspaceDir() (string, error) {
+	dir := e.dir
+	if dir == "" {
+		dir = "."
+	}
+	store := e.store
+	if store == "" {
+		store = os.Getenv("CKPT_STORE")
+	}
+	return ckpt.FindWorkspace(dir, store)
+}
+
+func newHookStatusCmd(e *env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show which agents' settings have ckpt's hooks, and where the hook log is",
+		Long: `Status reads each agent's project and user settings and shows which have
+ckpt's hooks, for which events, with which command; and where the hook log is.`,
+		Example: "  ckpt hook status\n  ckpt hook status --json",
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, args []string) error { return runHookStatus(e, asJSON) },
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: {installed, log}")
+	return c
+}
+
+func runHookStatus(e *env, asJSON bool) error {
+	ws, wsErr := e.workspaceDir()
+	out := struct {
+		Installed []*hooks.Installed `json:"installed"`
+		Log       string             `json:"log"`
+	}{Installed: []*hooks.Installed{}, Log: hooks.LogPath()}
+	for _, agent := range hooks.Agents {
+		for _, scope := range []hooks.Scope{hooks.ScopeProject, hooks.ScopeUser} {
+			if scope == hooks.ScopeProject && wsErr != nil {
+				continue
+			}
+			file, err := hooks.SettingsFile(agent, scope, ws)
+			if err != nil {
+				continue // codex has no project scope
+			}
+			out.Installed = append(out.Installed, hooks.Status(agent, scope, file))
+		}
+	}
+	if asJSON {
+		return e.printJSON(out)
+	}
+	for _, in := range out.Installed {
+		state := "not installed"
+		switch {
+		case in.Error != "":
+			state = "unreadable: " + in.Error
+		case len(in.Events) > 0:
+			state = "installed: " + strings.Join(in.Events, ", ")
+			if len(in.Missing) > 0 {
+				state += " (missing: " + strings.Join(in.Missing, ", ") + ")"
+			}
+			state += "; runs " + strings.Join(in.Commands, " | ")
+			if len(in.Background) > 0 {
+				state += "; in the background: " + strings.Join(in.Background, ", ")
+			}
+		case in.Other != "":
+			state = "not installed; notify runs " + in.Other
+		case !in.Exists:
+			state = "not installed (no file)"
+		}
+		e.printf("%-12s %-8s %s\n    %s\n", in.Agent, in.Scope, in.File, state)
+	}
+	e.printf("log: %s\n", out.Log)
+	if wsErr != nil {
+		return fmt.Errorf("project settings not shown: %w", wsErr)
+	}
+	return nil
+}

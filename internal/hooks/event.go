@@ -1,0 +1,217 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Agent names, as `ckpt hook AGENT` takes them and sessions record them.
+const (
+	ClaudeCode = "claude-code"
+	Gemini     = "gemini"
+	Codex      = "codex"
+)
+
+// Agents lists the supported agents.
+var Agents = []string{ClaudeCode, Gemini, Codex}
+
+// Kind says what ckpt does for an event.
+type Kind string
+
+// Event kinds.
+const (
+	KindSessionStart Kind = "session-start" // open or resume the session
+	KindPrompt       Kind = "prompt"        // a turn begins
+	KindStop         Kind = "stop"          // the turn ends
+	KindTurnComplete Kind = "turn-complete" // a whole turn, reported when it is over (Codex)
+	KindSessionEnd   Kind = "session-end"   // end a turn still in progress
+	KindCompact      Kind = "compact"       // the agent compacts its context
+	KindIgnore       Kind = "ignore"        // an event ckpt has nothing to do for
+)
+
+// Event is one hook call in the agent-neutral form [Handle] acts on.
+type Event struct {
+	Agent string `json:"agent"`
+	// Name is the agent's own name for the event (hook_event_name, or
+	// Codex's notification type).
+	Name      string `json:"name"`
+	Kind      Kind   `json:"kind"`
+	SessionID string `json:"session_id"`
+	// Cwd is the agent's working directory; the workspace is found from it.
+	Cwd string `json:"cwd,omitempty"`
+	// Prompt is the user's prompt (prompt events and Codex turns).
+	Prompt string `json:"prompt,omitempty"`
+	// Transcript is the agent's transcript file, if the payload names one.
+	Transcript string `json:"transcript,omitempty"`
+	// Assistant is the turn's last assistant message, when the payload
+	// carries it (Claude Code's last_assistant_message, Gemini's
+	// prompt_response, Codex's last-assistant-message).
+	Assistant string `json:"assistant,omitempty"`
+	// Detail is the event's reason or trigger: SessionStart's source,
+	// SessionEnd's reason, a compaction's trigger.
+	Detail string `json:"detail,omitempty"`
+	// StopHookActive: the agent is continuing because a stop hook asked it
+	// to (Claude Code's stop_hook_active, Gemini's AfterAgent retry).
+	StopHookActive bool `json:"stop_hook_active,omitempty"`
+}
+
+// ParseError is a payload ckpt cannot read.
+type ParseError struct {
+	Agent string
+	Err   error
+}
+
+// Error implements error.
+func (e *ParseError) Error() string { return fmt.Sprintf("%s payload: %v", e.Agent, e.Err) }
+
+// Unwrap returns the decoding error.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Parse reads an agent's hook payload: the JSON Claude Code and Gemini CLI
+// write on the hook's stdin, or the JSON argument Codex passes its notify
+// program.
+func Parse(agent string, payload []byte) (*Event, error) {
+	payload = bytes.TrimSpace(payload)
+	if len(payload) == 0 {
+		return nil, &ParseError{agent, fmt.Errorf("empty (the agent sends a JSON object)")}
+	}
+	switch agent {
+	case ClaudeCode:
+		return parseClaude(payload)
+	case Gemini:
+		return parseGemini(payload)
+	case Codex:
+		return parseCodex(payload)
+	}
+	return nil, fmt.Errorf("unknown agent %q (want %s)", agent, strings.Join(Agents, ", "))
+}
+
+// common holds the fields Claude Code and Gemini CLI send with every event.
+type common struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	// Event-specific fields, all optional.
+	Prompt               string `json:"prompt"`
+	Source               string `json:"source"`
+	Reason               string `json:"reason"`
+	Trigger              string `json:"trigger"`
+	StopHookActive       bool   `json:"stop_hook_active"`
+	LastAssistantMessage string `json:"last_assistant_message"`
+	PromptResponse       string `json:"prompt_response"`
+}
+
+func decodeObject(agent string, payload []byte, v any) error {
+	if payload[0] != '{' {
+		return &ParseError{agent, fmt.Errorf("not a JSON object: %s", clip(string(payload), 60))}
+	}
+	if err := json.Unmarshal(payload, v); err != nil {
+		return &ParseError{agent, err}
+	}
+	return nil
+}
+
+func parseClaude(payload []byte) (*Event, error) {
+	var c common
+	if err := decodeObject(ClaudeCode, payload, &c); err != nil {
+		return nil, err
+	}
+	if c.HookEventName == "" {
+		return nil, &ParseError{ClaudeCode, fmt.Errorf("no hook_event_name")}
+	}
+	ev := &Event{Agent: ClaudeCode, Name: c.HookEventName, SessionID: c.SessionID, Cwd: c.Cwd,
+		Transcript: c.TranscriptPath, StopHookActive: c.StopHookActive}
+	switch c.HookEventName {
+	case "SessionStart":
+		ev.Kind, ev.Detail = KindSessionStart, c.Source
+	case "UserPromptSubmit":
+		ev.Kind, ev.Prompt = KindPrompt, c.Prompt
+	case "Stop", "StopFailure":
+		ev.Kind, ev.Assistant = KindStop, c.LastAssistantMessage
+	case "SessionEnd":
+		ev.Kind, ev.Detail = KindSessionEnd, c.Reason
+	case "PreCompact":
+		ev.Kind, ev.Detail = KindCompact, c.Trigger
+	default:
+		ev.Kind = KindIgnore
+	}
+	return ev, nil
+}
+
+func parseGemini(payload []byte) (*Event, error) {
+	var c common
+	if err := decodeObject(Gemini, payload, &c); err != nil {
+		return nil, err
+	}
+	if c.HookEventName == "" {
+		return nil, &ParseError{Gemini, fmt.Errorf("no hook_event_name")}
+	}
+	ev := &Event{Agent: Gemini, Name: c.HookEventName, SessionID: c.SessionID, Cwd: c.Cwd,
+		Transcript: c.TranscriptPath, StopHookActive: c.StopHookActive}
+	switch c.HookEventName {
+	case "SessionStart":
+		ev.Kind, ev.Detail = KindSessionStart, c.Source
+	case "BeforeAgent":
+		ev.Kind, ev.Prompt = KindPrompt, c.Prompt
+	case "AfterAgent":
+		ev.Kind, ev.Prompt, ev.Assistant = KindStop, c.Prompt, c.PromptResponse
+	case "SessionEnd":
+		ev.Kind, ev.Detail = KindSessionEnd, c.Reason
+	case "PreCompress":
+		ev.Kind, ev.Detail = KindCompact, c.Trigger
+	default:
+		ev.Kind = KindIgnore
+	}
+	return ev, nil
+}
+
+// codexNotification is what Codex passes its notify program (the last
+// argument): kebab-case keys, one type so far.
+type codexNotification struct {
+	Type                 string   `json:"type"`
+	ThreadID             string   `json:"thread-id"`
+	TurnID               string   `json:"turn-id"`
+	Cwd                  string   `json:"cwd"`
+	Client               string   `json:"client"`
+	InputMessages        []string `json:"input-messages"`
+	LastAssistantMessage *string  `json:"last-assistant-message"`
+}
+
+func parseCodex(payload []byte) (*Event, error) {
+	var n codexNotification
+	if err := decodeObject(Codex, payload, &n); err != nil {
+		return nil, err
+	}
+	if n.Type == "" {
+		return nil, &ParseError{Codex, fmt.Errorf("no type")}
+	}
+	ev := &Event{Agent: Codex, Name: n.Type, SessionID: n.ThreadID, Cwd: n.Cwd, Detail: n.TurnID}
+	switch n.Type {
+	case "agent-turn-complete":
+		ev.Kind = KindTurnComplete
+		ev.Prompt = strings.Join(n.InputMessages, "\n\n")
+		if n.LastAssistantMessage != nil {
+			ev.Assistant = *n.LastAssistantMessage
+		}
+	default:
+		ev.Kind = KindIgnore
+	}
+	return ev, nil
+}
+
+// clip shortens s to at most max bytes (on a rune boundary), marking the cut.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - 3
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

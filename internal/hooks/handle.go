@@ -1,0 +1,477 @@
+package hooks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
+)
+
+// ProjectDirEnv names the environment variable in which an agent tells
+// its hooks the project's directory.
+var ProjectDirEnv = map[string]string{
+	ClaudeCode: "CLAUDE_PROJECT_DIR",
+	Gemini:     "GEMINI_PROJECT_DIR",
+}
+
+// Defaults bounding a hook call.
+const (
+	// DefaultLockTimeout is how long a hook waits for a store another ckpt
+	// process holds before it skips the event (and says so).
+	DefaultLockTimeout = 2 * time.Second
+	// DefaultTimeout bounds a whole hook call, under the 30 s the
+	// installed entries give the agent to wait.
+	DefaultTimeout = 25 * time.Second
+)
+
+// Options configure [Handle] and [Run].
+type Options struct {
+	// Store is the store directory ("" for the workspace's default store).
+	Store string
+	// ProjectDir is the directory the agent works for, if it says
+	// ($CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR; see [ProjectDirEnv]): the
+	// workspace is found from there rather than from the payload's cwd,
+	// which follows the agent's shell wherever it goes.
+	ProjectDir string
+	// Dir is where to find the workspace when neither ProjectDir nor the
+	// payload's cwd is given ("" for the process's working directory).
+	Dir string
+	// LockTimeout bounds the wait for a store another process holds
+	// (0: DefaultLockTimeout).
+	LockTimeout time.Duration
+	// NoMessages skips recording the turn's messages (the prompt is still
+	// the turn's label and first message).
+	NoMessages bool
+	// Now is the engine's clock (tests); nil for time.Now.
+	Now func() time.Time
+	// Called is when the agent ran the hook (zero: when Handle starts). A
+	// turn that began after it is not a Stop's to end.
+	Called time.Time
+}
+
+// Result is what a hook call did.
+type Result struct {
+	Agent     string `json:"agent"`
+	Event     string `json:"event"`
+	Workspace string `json:"workspace,omitempty"`
+	Session   string `json:"session,omitempty"`
+	// Action says what was done: "opened session", "began turn 3", ...
+	Action string `json:"action"`
+	Turn   int    `json:"turn,omitempty"`
+	// Checkpoint is the checkpoint taken, if any.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// Files is the number of files the ended turn changed.
+	Files int `json:"files,omitempty"`
+	// Messages is the number of messages recorded.
+	Messages int `json:"messages,omitempty"`
+	// Notes report what was skipped or could not be read; they are not
+	// errors.
+	Notes []string `json:"notes,omitempty"`
+}
+
+func (r *Result) notef(format string, a ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, a...)) }
+
+var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// SessionID maps an agent's session id to a ckpt session id: itself when
+// it is one (letters, digits, '.', '_', '-', up to 128), else a readable
+// form with a hash of the original.
+func SessionID(id string) string {
+	if sessionIDRE.MatchString(id) {
+		return id
+	}
+	var b strings.Builder
+	for _, r := range id {
+		if r < 128 && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	s := strings.TrimLeft(b.String(), "._-")
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	h := sha256.Sum256([]byte(id))
+	if s == "" {
+		return "s-" + hex.EncodeToString(h[:8])
+	}
+	return s + "-" + hex.EncodeToString(h[:6])
+}
+
+// Handle acts on one event: it finds the workspace (from opts.ProjectDir,
+// else the event's cwd, else opts.Dir), opens its store and drives the
+// session. The Result says what it did, with notes on what it skipped.
+func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
+	called := opts.Called
+	if called.IsZero() {
+		called = time.Now()
+	}
+	res := &Result{Agent: ev.Agent, Event: ev.Name}
+	if ev.Kind == KindIgnore {
+		res.Action = "ignored"
+		res.notef("ckpt does nothing for %s %s", ev.Agent, ev.Name)
+		return res, nil
+	}
+	if ev.SessionID == "" {
+		return res, fmt.Errorf("%s %s: the payload has no session id", ev.Agent, ev.Name)
+	}
+	dir := opts.ProjectDir
+	if dir == "" {
+		dir = ev.Cwd
+	}
+	if dir == "" {
+		dir = opts.Dir
+	}
+	if dir == "" {
+		dir = "."
+	}
+	ws, err := ckpt.FindWorkspace(dir, opts.Store)
+	if err != nil {
+		return res, err
+	}
+	res.Workspace = ws
+	lt := opts.LockTimeout
+	if lt <= 0 {
+		lt = DefaultLockTimeout
+	}
+	r, err := ckpt.Open(ctx, ws, ckpt.Options{Store: opts.Store, LockTimeout: lt, Now: opts.Now})
+	if err != nil {
+		return res, err
+	}
+	defer r.Close()
+	sid := SessionID(ev.SessionID)
+	res.Session = sid
+	open := func() (*ckpt.Controller, *ckpt.Session, error) {
+		title := ""
+		if ev.Kind == KindPrompt || ev.Kind == KindTurnComplete {
+			title = firstLine(ev.Prompt, 60)
+		}
+		return r.OpenController(ctx, ckpt.SessionOptions{ID: sid, Agent: ev.Agent, Title: title})
+	}
+	switch ev.Kind {
+	case KindSessionStart:
+		_, s, err := open()
+		if err != nil {
+			return res, err
+		}
+		res.Action = "opened session"
+		if len(s.Turns) > 0 {
+			res.Action = fmt.Sprintf("resumed session (%d turns)", len(s.Turns))
+		}
+		return res, nil
+
+	case KindPrompt:
+		// The session is usually there already: look it up without
+		// writing (BeginTurn makes it the current one).
+		ctl, _, err := r.SessionController(ctx, sid)
+		if errors.Is(err, ckpt.ErrNotFound) {
+			ctl, _, err = open()
+		}
+		if err != nil {
+			return res, err
+		}
+		t, err := ctl.BeginTurn(ctx, ev.Prompt)
+		if err != nil {
+			return res, err
+		}
+		res.Action, res.Turn, res.Checkpoint = fmt.Sprintf("began turn %d", t.N), t.N, t.Begin.Short()
+		return res, nil
+
+	case KindStop, KindSessionEnd:
+		// Nothing to create here: a session this hook never saw begin
+		// has no turn to end.
+		ctl, s, err := r.SessionController(ctx, sid)
+		if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
+			return res, err
+		}
+		n := 0
+		if s != nil {
+			n = len(s.Turns)
+		}
+		// A turn that began after this hook was called is not this
+		// event's to end (a Stop that runs in the background, or late,
+		// after the next prompt's hook).
+		if n > 0 && s.Turns[n-1].Open() && s.Turns[n-1].Started.After(called) {
+			res.Action = "nothing to end"
+			res.notef("turn %d began after this %s was sent; the turn before it was ended when it began", n, ev.Name)
+			return res, nil
+		}
+		if n == 0 || !s.Turns[n-1].Open() {
+			if ev.Kind == KindStop {
+				res.Action = "nothing to end"
+				if ev.StopHookActive {
+					res.notef("no turn in progress: this stop ends a continuation a stop hook asked for; its changes count as the next turn's starting state")
+				} else {
+					res.notef("no turn in progress (its start was not recorded); the next prompt begins one")
+				}
+			} else {
+				res.Action = "closed session"
+			}
+			return res, nil
+		}
+		t, ended, err := ctl.EndTurnIfOpen(ctx, n)
+		if err != nil {
+			return res, err
+		}
+		if !ended { // another call ended it meanwhile
+			res.Action = "nothing to end"
+			res.notef("turn %d was ended by another call meanwhile", n)
+			return res, nil
+		}
+		res.Action, res.Turn, res.Files = fmt.Sprintf("ended turn %d", t.N), t.N, len(t.Files)
+		if t.End != nil {
+			res.Checkpoint = t.End.Short()
+		}
+		if ev.Kind == KindSessionEnd {
+			res.Action += " (session end)"
+			return res, nil
+		}
+		if !opts.NoMessages {
+			addMessages(ctx, ctl, ev, t, res)
+		}
+		return res, nil
+
+	case KindTurnComplete:
+		ctl, _, err := open()
+		if err != nil {
+			return res, err
+		}
+		t, err := ctl.RecordTurn(ctx, ev.Prompt)
+		if err != nil {
+			return res, err
+		}
+		res.Action, res.Turn, res.Files = fmt.Sprintf("recorded turn %d", t.N), t.N, len(t.Files)
+		if t.End != nil {
+			res.Checkpoint = t.End.Short()
+		}
+		if !opts.NoMessages {
+			addMessages(ctx, ctl, ev, t, res)
+		}
+		return res, nil
+
+	case KindCompact:
+		ctl, _, err := open()
+		if err != nil {
+			return res, err
+		}
+		text := "the agent compacted its context"
+		if ev.Detail != "" {
+			text += " (" + ev.Detail + ")"
+		}
+		if _, err := ctl.AddMessage(ctx, ckpt.Message{Role: "system", Content: text}); err != nil {
+			return res, err
+		}
+		res.Action, res.Messages = "noted compaction", 1
+		return res, nil
+	}
+	return res, fmt.Errorf("%s %s: unhandled event kind %q", ev.Agent, ev.Name, ev.Kind)
+}
+
+// addMessages records the turn's assistant replies and tool calls. Failures
+// are notes: the turn itself is recorded.
+func addMessages(ctx context.Context, ctl *ckpt.Controller, ev *Event, t *ckpt.Turn, res *Result) {
+	msgs, err := turnMessages(ev, t.Prompt)
+	if err != nil {
+		res.notef("messages: %v", err)
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	for i := range msgs {
+		msgs[i].Turn = t.N
+	}
+	added, err := ctl.AddMessages(ctx, msgs)
+	res.Messages = len(added)
+	if err != nil {
+		res.notef("messages: %v", err)
+	}
+}
+
+func firstLine(s string, max int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return clip(s, max)
+}
+
+// RunOptions configure [Run].
+type RunOptions struct {
+	Options
+	// Timeout bounds the whole call (0: DefaultTimeout).
+	Timeout time.Duration
+	// Stderr receives errors and notes ("" output when all went well).
+	Stderr io.Writer
+	// Log is the log file ("" for [LogPath]; "-" for none).
+	Log string
+}
+
+// ErrTimeout: a hook call ran out of time and was abandoned.
+var ErrTimeout = errors.New("timed out")
+
+// Run handles one hook call end to end, the way `ckpt hook AGENT` does:
+// it parses the payload, handles the event within the time limit, and
+// reports errors and notes on stderr and in the log. The agent must not
+// be failed by ckpt: callers exit 0 whatever the error (unless the user
+// asked otherwise).
+func Run(ctx context.Context, agent string, payload []byte, opts RunOptions) (*Result, error) {
+	start := time.Now()
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	logPath := opts.Log
+	if logPath == "" {
+		logPath = LogPath()
+	}
+	ev, err := Parse(agent, payload)
+	res := &Result{Agent: agent}
+	if opts.Called.IsZero() {
+		opts.Called = start
+		if opts.Now != nil {
+			opts.Called = opts.Now()
+		}
+	}
+	if err == nil {
+		res.Event = ev.Name
+		type outcome struct {
+			res *Result
+			err error
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		done := make(chan outcome, 1)
+		go func() {
+			r, err := Handle(ctx, ev, opts.Options)
+			done <- outcome{r, err}
+		}()
+		select {
+		case o := <-done:
+			res, err = o.res, o.err
+		case <-ctx.Done():
+			// Give the operation a moment to notice the cancellation,
+			// then leave it: the agent must not wait longer.
+			select {
+			case o := <-done:
+				res, err = o.res, o.err
+			case <-time.After(500 * time.Millisecond):
+			}
+			if err == nil || errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w after %s; the event was skipped", ErrTimeout, timeout)
+			}
+		}
+		if res == nil {
+			res = &Result{Agent: agent, Event: ev.Name}
+		}
+	}
+	elapsed := time.Since(start)
+	report(stderr, logPath, res, err, elapsed, payload)
+	return res, err
+}
+
+// report writes the outcome to the log (one line, and the payload of a
+// call that failed to parse) and errors and notes to stderr.
+func report(stderr io.Writer, logPath string, res *Result, err error, elapsed time.Duration, payload []byte) {
+	what := res.Agent
+	if res.Event != "" {
+		what += " " + res.Event
+	}
+	var line strings.Builder
+	fmt.Fprintf(&line, "%s %s", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), what)
+	if res.Session != "" {
+		fmt.Fprintf(&line, " session=%s", res.Session)
+	}
+	if res.Workspace != "" {
+		fmt.Fprintf(&line, " workspace=%s", res.Workspace)
+	}
+	if err != nil {
+		fmt.Fprintf(&line, " error: %v", err)
+		if h := ckpt.Hint(err); h != "" {
+			fmt.Fprintf(&line, " (hint: %s)", h)
+		}
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(&line, " payload=%q", clip(string(payload), 500))
+		}
+	} else {
+		fmt.Fprintf(&line, ": %s", res.Action)
+		if res.Checkpoint != "" {
+			fmt.Fprintf(&line, " at %s", res.Checkpoint)
+		}
+		if res.Files > 0 {
+			fmt.Fprintf(&line, ", %d file(s) changed", res.Files)
+		}
+		if res.Messages > 0 {
+			fmt.Fprintf(&line, ", %d message(s)", res.Messages)
+		}
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(&line, "; note: %s", n)
+	}
+	fmt.Fprintf(&line, " (%dms)\n", elapsed.Milliseconds())
+	if logPath != "-" {
+		if lerr := appendLog(logPath, line.String()); lerr != nil {
+			fmt.Fprintf(stderr, "ckpt: hook log: %v\n", lerr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ckpt: hook %s: %v\n", what, err)
+		if h := ckpt.Hint(err); h != "" {
+			fmt.Fprintf(stderr, "ckpt: hint: %s\n", h)
+		}
+		if errors.Is(err, ckpt.ErrLocked) {
+			fmt.Fprintf(stderr, "ckpt: hint: the event was skipped so the agent does not wait; raise --lock-timeout to wait longer\n")
+		}
+		if logPath != "-" {
+			fmt.Fprintf(stderr, "ckpt: the hook log is %s\n", logPath)
+		}
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stderr, "ckpt: hook %s: note: %s\n", what, n)
+	}
+}
+
+// LogPath returns the hook log: $CKPT_HOOK_LOG, else hooks.log in ckpt's
+// state directory ($XDG_STATE_HOME/ckpt or ~/.local/state/ckpt).
+func LogPath() string {
+	if p := os.Getenv("CKPT_HOOK_LOG"); p != "" {
+		return p
+	}
+	d, err := ckpt.StateDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "ckpt-hooks.log")
+	}
+	return filepath.Join(d, "hooks.log")
+}
+
+// maxLog is the log's size at which it is rotated to hooks.log.1.
+const maxLog = 1 << 20
+
+func appendLog(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLog {
+		os.Rename(path, path+".1")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,664 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
+)
+
+// Scope says which settings file an agent's hooks go in.
+type Scope string
+
+// Scopes.
+const (
+	// ScopeProject: the workspace's own settings (.claude/settings.json,
+	// .gemini/settings.json), for everyone who works in it.
+	ScopeProject Scope = "project"
+	// ScopeUser: the user's settings (~/.claude/settings.json,
+	// ~/.gemini/settings.json, ~/.codex/config.toml), for every project.
+	ScopeUser Scope = "user"
+)
+
+// DefaultScope is the scope install uses when none is given: the project
+// for Claude Code and Gemini CLI; the user for Codex, whose notify program
+// is set in the user's config.toml.
+func DefaultScope(agent string) Scope {
+	if agent == Codex {
+		return ScopeUser
+	}
+	return ScopeProject
+}
+
+// SettingsFile returns the file an agent reads its hooks from: for the
+// project scope, under the workspace; for the user scope, under the home
+// directory ($CLAUDE_CONFIG_DIR and $CODEX_HOME are honored).
+func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
+	if scope == ScopeProject {
+		switch agent {
+		case ClaudeCode:
+			return filepath.Join(workspace, ".claude", "settings.json"), nil
+		case Gemini:
+			return filepath.Join(workspace, ".gemini", "settings.json"), nil
+		case Codex:
+			return "", fmt.Errorf("codex reads its notify program from the user's config.toml only: use --user")
+		}
+		return "", fmt.Errorf("unknown agent %q", agent)
+	}
+	if scope != ScopeUser {
+		return "", fmt.Errorf("unknown scope %q (want project or user)", scope)
+	}
+	home, err := os.UserHomeDir()
+	switch agent {
+	case ClaudeCode:
+		if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+			return filepath.Join(d, "settings.json"), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".claude", "settings.json"), nil
+	case Gemini:
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".gemini", "settings.json"), nil
+	case Codex:
+		if d := os.Getenv("CODEX_HOME"); d != "" {
+			return filepath.Join(d, "config.toml"), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".codex", "config.toml"), nil
+	}
+	return "", fmt.Errorf("unknown agent %q", agent)
+}
+
+// Events lists the events ckpt installs a hook for, per agent.
+var Events = map[string][]string{
+	ClaudeCode: {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	Gemini:     {"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"},
+	Codex:      {"notify"},
+}
+
+// hookTimeout is the time the installed entries give a hook, in seconds:
+// above DefaultTimeout, so ckpt gives up (and says why) before the agent
+// kills it.
+const hookTimeout = 30
+
+// claudeHandler and geminiHandler are the entries install writes, with
+// their keys in this order.
+type claudeHandler struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+	Async   bool   `json:"async,omitempty"`
+}
+
+type geminiHandler struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Command     string `json:"command"`
+	Timeout     int    `json:"timeout"`
+	Description string `json:"description"`
+}
+
+type hookGroup struct {
+	Hooks []any `json:"hooks"`
+}
+
+var geminiDescriptions = map[string]string{
+	"SessionStart": "ckpt: open this session's record",
+	"BeforeAgent":  "ckpt: checkpoint the workspace as the turn begins",
+	"AfterAgent":   "ckpt: checkpoint the workspace as the turn ends",
+	"SessionEnd":   "ckpt: end a turn still in progress",
+}
+
+func handlerFor(agent, event, command string, opts InstallOptions) any {
+	if agent == Gemini {
+		return geminiHandler{Name: "ckpt-" + event, Type: "command", Command: command,
+			Timeout: hookTimeout * 1000, Description: geminiDescriptions[event]}
+	}
+	return claudeHandler{Type: "command", Command: command, Timeout: hookTimeout, Async: asyncStop(agent, event, opts)}
+}
+
+func asyncStop(agent, event string, opts InstallOptions) bool {
+	return opts.AsyncStop && agent == ClaudeCode && event == "Stop"
+}
+
+// InstallOptions configure [Install] and [Uninstall].
+type InstallOptions struct {
+	// Command is how the agent runs ckpt: an absolute path or "ckpt" (on
+	// PATH). Default: [DefaultCommand].
+	Command string
+	// BackupDir receives a copy of a settings file before it is changed
+	// ("" for hook-backups in ckpt's state directory).
+	BackupDir string
+	// AsyncStop makes Claude Code run the Stop hook in the background
+	// ("async": true), so the end-of-turn checkpoint is off the agent's
+	// path (see docs/hooks.md for what that trades).
+	AsyncStop bool
+}
+
+// Change is what [Install] or [Uninstall] did to a settings file.
+type Change struct {
+	Agent string `json:"agent"`
+	Scope Scope  `json:"scope"`
+	File  string `json:"file"`
+	// Command is the command the installed entries run.
+	Command string `json:"command,omitempty"`
+	// Added, Updated (a different ckpt command) and Removed name events.
+	Added   []string `json:"added"`
+	Updated []string `json:"updated"`
+	Removed []string `json:"removed"`
+	// Changed is false when the file already was as asked.
+	Changed bool `json:"changed"`
+	// Backup is the copy of the file as it was before.
+	Backup string `json:"backup,omitempty"`
+}
+
+// DefaultCommand returns the command installed hooks run: the absolute
+// path of the running ckpt — through the PATH entry that leads to it when
+// there is one (a package manager's symlink keeps working across
+// upgrades). It refuses a binary `go run` built in a temporary directory.
+func DefaultCommand() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the running ckpt: %w (use --command)", err)
+	}
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		real = exe
+	}
+	if p, err := exec.LookPath("ckpt"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			if r, err := filepath.EvalSymlinks(abs); err == nil && r == real {
+				return abs, nil
+			}
+		}
+	}
+	if strings.Contains(real, string(filepath.Separator)+"go-build") {
+		return "", fmt.Errorf("ckpt is running from a temporary `go run` build (%s): install it (go install ./cmd/ckpt) or pass --command", real)
+	}
+	return exe, nil
+}
+
+// hookCommand is the shell command line an agent runs.
+func hookCommand(command, agent string) string {
+	return shellQuote(command) + " hook " + agent
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellFields splits a command line into words the way sh would for
+// plain words and quoted strings (no expansions).
+func shellFields(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			in = true
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				cur.WriteString(s[i+1:])
+				i = len(s)
+			} else {
+				cur.WriteString(s[i+1 : i+1+j])
+				i += j + 1
+			}
+		case c == '"':
+			in = true
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+		case c == '\\' && i+1 < len(s):
+			in = true
+			i++
+			cur.WriteByte(s[i])
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			in = true
+			cur.WriteByte(c)
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// isCkptHook reports whether argv runs `ckpt ... hook AGENT`.
+func isCkptHook(argv []string, agent string) bool {
+	if len(argv) < 3 {
+		return false
+	}
+	base := filepath.Base(argv[0])
+	if base != "ckpt" && base != "ckpt.exe" {
+		return false
+	}
+	for i := 1; i+1 < len(argv); i++ {
+		if argv[i] == "hook" {
+			return argv[i+1] == agent
+		}
+	}
+	return false
+}
+
+// ckptHandler finds ckpt's handlers in a settings file's hooks object:
+// for each event, the (group, handler) indexes and commands.
+type found struct {
+	event          string
+	eventIdx       int
+	group, handler int
+	handlerNode    *jsonNode
+	command        *jsonNode
+}
+
+func ckptHandlers(src []byte, hooksN *jsonNode, agent string) []found {
+	var out []found
+	for ei, m := range hooksN.members {
+		if m.val.kind != '[' {
+			continue
+		}
+		for gi, g := range m.val.elems {
+			hs := g.member("hooks")
+			if hs == nil || hs.kind != '[' {
+				continue
+			}
+			for hi, h := range hs.elems {
+				cmdN := h.member("command")
+				cmd, ok := cmdN.str(src)
+				if ok && isCkptHook(shellFields(cmd), agent) {
+					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: hi, handlerNode: h, command: cmdN})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Install merges ckpt's hook entries into an agent's settings file (see
+// [SettingsFile]), creating it if needed. It is idempotent: entries
+// already there are left as they are (or their command updated to
+// opts.Command), and nothing else in the file changes. The file is
+// replaced atomically, after a copy of it is kept in opts.BackupDir.
+func Install(agent string, scope Scope, file string, opts InstallOptions) (*Change, error) {
+	if opts.Command == "" {
+		c, err := DefaultCommand()
+		if err != nil {
+			return nil, err
+		}
+		opts.Command = c
+	}
+	ch := &Change{Agent: agent, Scope: scope, File: file, Command: opts.Command, Added: []string{}, Updated: []string{}, Removed: []string{}}
+	if agent == Codex {
+		ch.Command = strings.Join(codexArgv(opts.Command), " ")
+		return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return codexInstall(src, opts.Command, ch) })
+	}
+	if _, ok := Events[agent]; !ok {
+		return nil, fmt.Errorf("unknown agent %q", agent)
+	}
+	return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return jsonInstall(src, agent, opts, ch) })
+}
+
+// Uninstall removes ckpt's entries from an agent's settings file, and the
+// containers (an event's list, the hooks object) that are left empty.
+func Uninstall(agent string, scope Scope, file string, opts InstallOptions) (*Change, error) {
+	ch := &Change{Agent: agent, Scope: scope, File: file, Added: []string{}, Updated: []string{}, Removed: []string{}}
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return ch, nil
+	}
+	if agent == Codex {
+		return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return codexUninstall(src, ch) })
+	}
+	if _, ok := Events[agent]; !ok {
+		return nil, fmt.Errorf("unknown agent %q", agent)
+	}
+	return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return jsonUninstall(src, agent, ch) })
+}
+
+func parseSettings(src []byte, file string) (*jsonNode, error) {
+	root, err := parseJSONSpans(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v: fix it by hand first; ckpt changes only settings it can read", file, err)
+	}
+	if root.kind != '{' {
+		return nil, fmt.Errorf("%s: not a JSON object", file)
+	}
+	return root, nil
+}
+
+func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]byte, error) {
+	if len(bytes.TrimSpace(src)) == 0 {
+		src = []byte("{}\n")
+	}
+	st := detectStyle(src)
+	want := hookCommand(opts.Command, agent)
+	for _, event := range Events[agent] {
+		root, err := parseSettings(src, ch.File)
+		if err != nil {
+			return nil, err
+		}
+		hooksN := root.member("hooks")
+		if hooksN == nil {
+			src = addMember(src, root, "hooks", struct{}{}, st)
+			if root, err = parseSettings(src, ch.File); err != nil {
+				return nil, err
+			}
+			hooksN = root.member("hooks")
+		}
+		if hooksN.kind != '{' {
+			return nil, fmt.Errorf("%s: \"hooks\" is not an object: fix it by hand first", ch.File)
+		}
+		group := hookGroup{Hooks: []any{handlerFor(agent, event, want, opts)}}
+		evN := hooksN.member(event)
+		if evN == nil {
+			src = addMember(src, hooksN, event, []any{group}, st)
+			ch.Added = append(ch.Added, event)
+			continue
+		}
+		if evN.kind != '[' {
+			return nil, fmt.Errorf("%s: hooks.%s is not a list: fix it by hand first", ch.File, event)
+		}
+		var mine []found
+		for _, f := range ckptHandlers(src, hooksN, agent) {
+			if f.event == event {
+				mine = append(mine, f)
+			}
+		}
+		if len(mine) == 0 {
+			src = addElem(src, evN, group, st)
+			ch.Added = append(ch.Added, event)
+			continue
+		}
+		// An entry as install writes it, with another ckpt binary, is
+		// updated; one the user changed (flags added) is left alone.
+		if cur, _ := mine[0].command.str(src); cur != want && len(shellFields(cur)) == 3 {
+			q, _ := json.Marshal(want)
+			src = splice(src, mine[0].command.start, mine[0].command.end, string(q))
+			ch.Updated = append(ch.Updated, event)
+			continue
+		}
+		// Asked to run in the background: say so on the entry there.
+		if asyncStop(agent, event, opts) {
+			h := mine[0].handlerNode
+			switch a := h.member("async"); {
+			case a == nil:
+				src = addMember(src, h, "async", true, st)
+			case string(src[a.start:a.end]) != "true":
+				src = splice(src, a.start, a.end, "true")
+			default:
+				continue
+			}
+			ch.Updated = append(ch.Updated, event)
+		}
+	}
+	return src, nil
+}
+
+func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
+	removed := map[string]bool{}
+	for {
+		root, err := parseSettings(src, ch.File)
+		if err != nil {
+			return nil, err
+		}
+		hooksN := root.member("hooks")
+		if hooksN == nil || hooksN.kind != '{' {
+			break
+		}
+		fs := ckptHandlers(src, hooksN, agent)
+		if len(fs) == 0 {
+			break
+		}
+		// Remove the last one found (spans before it stay valid, but
+		// re-parsing is simpler and the file is small).
+		f := fs[len(fs)-1]
+		evN := hooksN.members[f.eventIdx].val
+		g := evN.elems[f.group]
+		hs := g.member("hooks")
+		onlyHooks := true
+		for _, m := range g.members {
+			if m.key != "hooks" && m.key != "matcher" {
+				onlyHooks = false
+			}
+		}
+		switch {
+		case len(hs.elems) > 1 || !onlyHooks:
+			src = removeElem(src, hs, f.handler)
+		case len(evN.elems) > 1:
+			src = removeElem(src, evN, f.group)
+		case len(hooksN.members) > 1:
+			src = removeMember(src, hooksN, f.eventIdx)
+		default:
+			src = removeMember(src, root, root.memberIndex("hooks"))
+		}
+		if !removed[f.event] {
+			removed[f.event] = true
+			ch.Removed = append(ch.Removed, f.event)
+		}
+	}
+	// List events in the order install uses.
+	var order []string
+	for _, e := range Events[agent] {
+		if removed[e] {
+			order = append(order, e)
+			delete(removed, e)
+		}
+	}
+	for _, e := range ch.Removed {
+		if removed[e] {
+			order = append(order, e)
+		}
+	}
+	ch.Removed = order
+	return src, nil
+}
+
+// editFile applies edit to the file's content and, if that changes it,
+// keeps a backup and replaces the file atomically (through a symlink, the
+// file it points to). If the file changes while being edited, it starts
+// over.
+func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([]byte, error)) error {
+	target := file
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		target = real
+	}
+	for attempt := 0; ; attempt++ {
+		old, err := os.ReadFile(target)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		out, err := edit(bytes.Clone(old))
+		if err != nil {
+			return err
+		}
+		if exists && bytes.Equal(out, old) {
+			return nil
+		}
+		ch.Changed = true
+		if exists && ch.Backup == "" {
+			if ch.Backup, err = backup(target, old, ch.Agent, opts.BackupDir); err != nil {
+				return fmt.Errorf("back up %s: %w", target, err)
+			}
+		}
+		again, err := os.ReadFile(target)
+		if (err == nil) != exists || !bytes.Equal(again, old) {
+			if attempt < 3 {
+				*ch = Change{Agent: ch.Agent, Scope: ch.Scope, File: ch.File, Command: ch.Command, Backup: ch.Backup,
+					Added: []string{}, Updated: []string{}, Removed: []string{}}
+				continue
+			}
+			return fmt.Errorf("%s keeps changing while ckpt edits it; try again", file)
+		}
+		return writeAtomic(target, out)
+	}
+}
+
+func backup(file string, data []byte, agent, dir string) (string, error) {
+	if dir == "" {
+		sd, err := ckpt.StateDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(sd, "hook-backups")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("%s-%s-%s", agent, time.Now().UTC().Format("20060102T150405.000000000Z"), filepath.Base(file))
+	p := filepath.Join(dir, name)
+	return p, os.WriteFile(p, data, 0o600)
+}
+
+// writeAtomic replaces file with data: a temporary file in the same
+// directory, synced, given the old file's mode, renamed over it.
+func writeAtomic(file string, data []byte) error {
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(file); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".ckpt-tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Installed is what [Status] finds in a settings file.
+type Installed struct {
+	Agent  string `json:"agent"`
+	Scope  Scope  `json:"scope"`
+	File   string `json:"file"`
+	Exists bool   `json:"exists"`
+	// Events have a ckpt hook; Commands are the commands they run.
+	Events   []string `json:"events"`
+	Commands []string `json:"commands"`
+	// Missing are events install would add.
+	Missing []string `json:"missing"`
+	// Background are events whose ckpt hook the agent runs in the
+	// background ("async": true).
+	Background []string `json:"background,omitempty"`
+	// Other is another notify program Codex runs (ckpt's is then not
+	// installed).
+	Other string `json:"other,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Status reports ckpt's entries in an agent's settings file.
+func Status(agent string, scope Scope, file string) *Installed {
+	in := &Installed{Agent: agent, Scope: scope, File: file, Events: []string{}, Commands: []string{}, Missing: []string{}}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			in.Error = err.Error()
+		}
+		in.Missing = append(in.Missing, Events[agent]...)
+		return in
+	}
+	in.Exists = true
+	if agent == Codex {
+		codexStatus(src, in)
+		return in
+	}
+	have := map[string]bool{}
+	if root, err := parseSettings(src, file); err != nil {
+		in.Error = err.Error()
+	} else if hooksN := root.member("hooks"); hooksN != nil && hooksN.kind == '{' {
+		seen := map[string]bool{}
+		var others []string
+		for _, f := range ckptHandlers(src, hooksN, agent) {
+			if !have[f.event] {
+				have[f.event] = true
+				others = append(others, f.event)
+			}
+			if a := f.handlerNode.member("async"); a != nil && string(src[a.start:a.end]) == "true" && !slices.Contains(in.Background, f.event) {
+				in.Background = append(in.Background, f.event)
+			}
+			if c, _ := f.command.str(src); !seen[c] {
+				seen[c] = true
+				in.Commands = append(in.Commands, c)
+			}
+		}
+		// Events in install's order, then any others ckpt's hook is on.
+		for _, e := range Events[agent] {
+			if have[e] {
+				in.Events = append(in.Events, e)
+			}
+		}
+		for _, e := range others {
+			if !slices.Contains(in.Events, e) {
+				in.Events = append(in.Events, e)
+			}
+		}
+	}
+	for _, e := range Events[agent] {
+		if !have[e] {
+			in.Missing = append(in.Missing, e)
+		}
+	}
+	return in
+}

@@ -1,0 +1,163 @@
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// This file holds the session API agent hooks need beyond the controller's
+// turn-by-turn calls: opening a session's controller by its exact id
+// without listing every session, and recording a turn an agent reports
+// only once it is over.
+
+// OpenController opens the session with opts.ID, creating it if there is
+// none (as [Repo.OpenSession] does), and returns its controller. Unlike
+// [Repo.Controller] it does not list the other sessions, so its cost does
+// not grow with the number of sessions in the store. opts.ID is required.
+func (r *Repo) OpenController(ctx context.Context, opts SessionOptions) (*Controller, *Session, error) {
+	if opts.ID == "" {
+		return nil, nil, errors.New("open session: an id is required")
+	}
+	s, err := r.OpenSession(ctx, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Controller{r: r, id: s.ID}, s, nil
+}
+
+// RecordTurn records a turn that has already happened, for agents that
+// report a turn only when it is over (Codex's notify program): the turn
+// begins at the workspace's HEAD checkpoint — the last state ckpt knows,
+// normally the end of the session's previous turn — and ends with a
+// checkpoint taken now. The files it lists are those that differ between
+// the two, so edits made between the previous checkpoint and the turn are
+// counted as the turn's. Without any checkpoint yet, the turn begins and
+// ends at the checkpoint taken now and lists no files. A turn still in
+// progress is ended first. The prompt is recorded as the turn's first
+// message.
+func (c *Controller) RecordTurn(ctx context.Context, prompt string) (*Turn, error) {
+	unlock, err := c.r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, err := c.r.loadSession(ctx, c.id)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(s.Turns); n > 0 && s.Turns[n-1].Open() {
+		if err := c.endTurnLocked(ctx, s, s.Turns[n-1]); err != nil {
+			return nil, err
+		}
+	}
+	_, headRec, err := c.r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := len(s.Turns) + 1
+	res, err := c.r.saveLocked(ctx, SaveOptions{Kind: KindTurn, Message: fmt.Sprintf("turn %d ended: %s", n, firstLine(prompt, 64)),
+		Meta: map[string]string{"session": s.ID, "turn": fmt.Sprint(n), "at": "end", "recorded": "after"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	end := res.Checkpoint.ID
+	begin := end
+	if headRec != nil {
+		begin = headRec.ID
+	}
+	now := c.r.now().UTC()
+	t := &Turn{N: n, Prompt: prompt, Started: now, Ended: now, Begin: begin, End: &end, Files: []TurnFile{}}
+	if begin != end {
+		if t.Files, err = c.r.turnFiles(ctx, begin, end); err != nil {
+			return nil, err
+		}
+	}
+	s.Turns = append(s.Turns, t)
+	if err := c.r.putSession(ctx, s); err != nil {
+		return nil, err
+	}
+	if _, err := c.appendMessage(ctx, Message{Turn: n, Role: "user", Content: prompt}); err != nil {
+		return nil, err
+	}
+	c.r.emit(Event{Kind: EventTurnBegan, Checkpoint: begin, Session: s.ID, Turn: n, Message: firstLine(prompt, 200)})
+	c.r.emit(Event{Kind: EventTurnEnded, Checkpoint: end, Session: s.ID, Turn: n, Paths: turnPaths(t.Files)})
+	return t, nil
+}
+
+// SessionController returns the controller of the session with exactly
+// this id and the session as stored ([ErrNotFound] if there is none),
+// without listing the other sessions or writing anything.
+func (r *Repo) SessionController(ctx context.Context, id string) (*Controller, *Session, error) {
+	s, err := r.loadSession(ctx, id)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			err = fmt.Errorf("session %s: %w", id, ErrNotFound)
+		}
+		return nil, nil, err
+	}
+	return &Controller{r: r, id: s.ID}, s, nil
+}
+
+// AddMessages adds messages to the conversation as [Controller.AddMessage]
+// does, under one lock and with one update of the session, for a frontend
+// that records a turn's messages at once (an agent hook reading its
+// transcript).
+func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Message, error) {
+	for _, m := range msgs {
+		if !messageRoles[m.Role] {
+			return nil, fmt.Errorf("message role %q: want user, assistant, tool, system or summary", m.Role)
+		}
+	}
+	unlock, err := c.r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s, err := c.r.loadSession(ctx, c.id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Turn == 0 {
+			m.Turn = len(s.Turns)
+		}
+		added, err := c.appendMessage(ctx, m)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, added)
+	}
+	if err := c.r.putSession(ctx, s); err != nil { // the session is now the current one
+		return out, err
+	}
+	for _, m := range out {
+		c.r.emit(Event{Kind: EventMessage, Session: s.ID, Turn: m.Turn, Message: firstLine(m.Content, 200)})
+	}
+	return out, nil
+}
+
+// EndTurnIfOpen ends turn n if it is the turn in progress, as
+// [Controller.EndTurn] does, and reports whether it did: a hook that runs
+// in the background (or late) must not end a turn that began after it was
+// called, nor fail because another call ended its turn already.
+func (c *Controller) EndTurnIfOpen(ctx context.Context, n int) (*Turn, bool, error) {
+	unlock, err := c.r.begin(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	s, err := c.r.loadSession(ctx, c.id)
+	if err != nil {
+		return nil, false, err
+	}
+	if n < 1 || n != len(s.Turns) || !s.Turns[n-1].Open() {
+		return nil, false, nil
+	}
+	t := s.Turns[n-1]
+	if err := c.endTurnLocked(ctx, s, t); err != nil {
+		return nil, false, err
+	}
+	return t, true, nil
+}

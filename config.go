@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -172,8 +173,8 @@ type configFile map[string]string
 
 func readConfigFile(path string) (configFile, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return configFile{}, nil
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return configFile{}, nil // no store there yet (creating it will say why, if it cannot be)
 	}
 	if err != nil {
 		return nil, err

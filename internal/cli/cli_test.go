@@ -77,6 +77,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			env.Setenv("STORE", filepath.Join(state, "store"))
 			env.Setenv("HOME", state)
 			env.Setenv("TZ", "UTC")
+			// Agent hooks start a background watcher; scripts that want one
+			// (hook_watch.txtar) clear this and stop it at the end.
+			env.Setenv("CKPT_NO_WATCH", "1")
 			// Agent hooks: the recorded payloads, and a directory outside
 			// the workspace standing for the agent's own.
 			hookdata, err := filepath.Abs("../hooks/testdata")

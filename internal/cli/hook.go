@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ type hookOptions struct {
 	lockTimeout time.Duration
 	timeout     time.Duration
 	noMessages  bool
+	noWatch     bool
 }
 
 type hookInstallOptions struct {
@@ -120,6 +122,7 @@ func newHookAgentCmd(e *env, agent string) *cobra.Command {
 	f.DurationVar(&o.lockTimeout, "lock-timeout", hooks.DefaultLockTimeout, "skip the event when another ckpt holds the store longer than `DUR`")
 	f.DurationVar(&o.timeout, "timeout", hooks.DefaultTimeout, "give up on the event after `DUR`")
 	f.BoolVar(&o.noMessages, "no-messages", false, "do not record the assistant's replies and tool calls")
+	f.BoolVar(&o.noWatch, "no-watch", false, "do not start a watcher (ckpt watch) for the workspace")
 	c.AddCommand(newHookInstallCmd(e, agent, true), newHookInstallCmd(e, agent, false))
 	return c
 }
@@ -161,7 +164,7 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 	}
 	opts := hooks.RunOptions{
 		Options: hooks.Options{Store: store, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
-			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent])},
+			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent]), Watch: ensureWatcher(o.noWatch)},
 		Timeout: o.timeout,
 		Stderr:  e.stderr,
 	}
@@ -392,4 +395,22 @@ func runHookStatus(e *env, asJSON bool) error {
 		return fmt.Errorf("project settings not shown: %w", wsErr)
 	}
 	return nil
+}
+
+// ensureWatcher returns the hooks' Watch option: start the workspace's
+// watcher in the background unless one runs (nil with noWatch, or where
+// watch mode does not exist). CKPT_NO_WATCH=1 turns it off too.
+func ensureWatcher(noWatch bool) func(*ckpt.Repo) error {
+	if noWatch || !ckpt.WatchSupported || os.Getenv("CKPT_NO_WATCH") != "" {
+		return nil
+	}
+	return func(r *ckpt.Repo) error {
+		if r.StoreDir() == "" {
+			return nil
+		}
+		if _, err := r.WatchStatus(context.Background()); err == nil {
+			return nil
+		}
+		return startWatcher(context.Background(), r, 2*time.Hour)
+	}
 }

@@ -56,6 +56,10 @@ type Options struct {
 	// Called is when the agent ran the hook (zero: when Handle starts). A
 	// turn that began after it is not a Stop's to end.
 	Called time.Time
+	// Watch, if set, is called when a session starts or a turn begins, to
+	// make sure the workspace has a watcher (watch mode), so the turn's
+	// checkpoints read only what changed. An error is a note, not a failure.
+	Watch func(*ckpt.Repo) error
 }
 
 // Result is what a hook call did.
@@ -151,6 +155,11 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	defer r.Close()
 	sid := SessionID(ev.SessionID)
 	res.Session = sid
+	if opts.Watch != nil && (ev.Kind == KindSessionStart || ev.Kind == KindPrompt || ev.Kind == KindTurnComplete) {
+		if err := opts.Watch(r); err != nil {
+			res.notef("no watcher (saves read the whole workspace): %v", err)
+		}
+	}
 	open := func() (*ckpt.Controller, *ckpt.Session, error) {
 		title := ""
 		if ev.Kind == KindPrompt || ev.Kind == KindTurnComplete {

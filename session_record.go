@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -119,15 +120,30 @@ func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Messag
 		return nil, err
 	}
 	out := make([]*Message, 0, len(msgs))
+	data := make([][]byte, 0, len(msgs))
 	for _, m := range msgs {
 		if m.Turn == 0 {
 			m.Turn = len(s.Turns)
 		}
-		added, err := c.appendMessage(ctx, m)
-		if err != nil {
-			return out, err
+		if m.Time.IsZero() {
+			m.Time = c.r.now().UTC()
 		}
-		out = append(out, added)
+		m.Seq = 0
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		data = append(data, b)
+		mm := m
+		out = append(out, &mm)
+	}
+	// One transaction (one fsync) for the whole turn's messages.
+	first, err := c.r.sessions().AppendMessages(ctx, c.id, data)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range out {
+		m.Seq = first + int64(i)
 	}
 	if err := c.r.putSession(ctx, s); err != nil { // the session is now the current one
 		return out, err

@@ -36,6 +36,9 @@ type Sessions interface {
 	DeleteSession(ctx context.Context, id string) error
 	// AppendMessage adds a message at the end and returns its seq.
 	AppendMessage(ctx context.Context, id string, data []byte) (int64, error)
+	// AppendMessages adds messages at the end in one transaction and
+	// returns the first one's seq.
+	AppendMessages(ctx context.Context, id string, data [][]byte) (int64, error)
 	// Messages returns a session's messages in order.
 	Messages(ctx context.Context, id string) ([]MessageRow, error)
 	// ReplaceMessages rewrites all of a session's messages (and its
@@ -119,6 +122,23 @@ func (s *SQLite) AppendMessage(ctx context.Context, id string, data []byte) (int
 		return err
 	})
 	return seq, s.wrap("add message to session "+id, err)
+}
+
+// AppendMessages adds messages at the end in one transaction.
+func (s *SQLite) AppendMessages(ctx context.Context, id string, data [][]byte) (int64, error) {
+	var first int64
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session=?`, id).Scan(&first); err != nil {
+			return err
+		}
+		for i, d := range data {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO messages(session, seq, data) VALUES(?, ?, ?)`, id, first+int64(i), d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return first, s.wrap("add messages to session "+id, err)
 }
 
 // Messages returns a session's messages in order.
@@ -230,6 +250,21 @@ func (m *Memory) AppendMessage(ctx context.Context, id string, data []byte) (int
 	}
 	m.sessions().msgs[id] = append(ms, MessageRow{Seq: seq, Data: append([]byte(nil), data...)})
 	return seq, nil
+}
+
+// AppendMessages adds messages at the end.
+func (m *Memory) AppendMessages(ctx context.Context, id string, data [][]byte) (int64, error) {
+	var first int64
+	for i, d := range data {
+		seq, err := m.AppendMessage(ctx, id, d)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 {
+			first = seq
+		}
+	}
+	return first, nil
 }
 
 // Messages returns a session's messages in order.

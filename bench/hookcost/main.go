@@ -38,6 +38,7 @@ var (
 	turns = flag.Int("turns", 20, "agent turns to time")
 	bin   = flag.String("ckpt", "", "ckpt binary (default: build ./cmd/ckpt into -dir)")
 	noMsg = flag.Bool("no-messages", false, "run the hooks with --no-messages (no transcript reading, no message recording)")
+	noWat = flag.Bool("no-watch", false, "run the hooks with --no-watch (no watcher: every checkpoint scans the whole tree)")
 )
 
 func main() {
@@ -70,6 +71,9 @@ func (h *hookRunner) callNotes(payload map[string]any, notesOK bool) (time.Durat
 	args := []string{"hook", "claude-code", "--strict"}
 	if *noMsg {
 		args = append(args, "--no-messages")
+	}
+	if *noWat {
+		args = append(args, "--no-watch")
 	}
 	cmd := exec.Command(h.ckpt, args...)
 	cmd.Dir = h.ws
@@ -144,6 +148,19 @@ func run() error {
 		transcript: filepath.Join(*dir, "transcript.jsonl")}
 	for _, p := range []string{h.store, h.state, h.transcript} {
 		os.RemoveAll(p)
+	}
+	// The watcher the SessionStart hook starts (watch mode) is stopped at
+	// the end.
+	defer func() {
+		cmd := exec.Command(h.ckpt, "watch", "--stop")
+		cmd.Dir = h.ws
+		cmd.Env = append(os.Environ(), "CKPT_STORE="+h.store, "XDG_STATE_HOME="+h.state)
+		cmd.Run()
+	}()
+	if *noWat {
+		fmt.Fprintln(os.Stderr, "no watcher (--no-watch): every checkpoint scans the whole tree")
+	} else {
+		fmt.Fprintln(os.Stderr, "watch mode: the SessionStart hook starts a watcher")
 	}
 
 	// Untimed set-up, as in a real session: SessionStart, and one turn that

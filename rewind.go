@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
 )
@@ -156,139 +158,217 @@ func (c *Controller) rewindCode(ctx context.Context, s *Session, t *Turn, opts R
 	return nil
 }
 
-// side is one version of a file during a merge (nil: absent).
-type mergeSide struct {
-	mode uint32
-	id   ID
-}
-
-func sideOf(e *object.Entry) *mergeSide {
-	if e == nil {
-		return nil
-	}
-	return &mergeSide{mode: e.Mode, id: e.ID}
-}
-
-func sameSide(a, b *mergeSide) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.mode == b.mode && a.id == b.id
-}
-
 // keepUserEdits computes the state that undoes the changes of turns n..last
-// on top of the current workspace, turn by turn from the last: for each
-// path a turn changed, base = the turn's end, ours = the state so far
-// (starting from the workspace now), theirs = the turn's start. It stores
-// that state as a checkpoint (kind restore) and returns it.
+// (each part of a summary turn separately) on top of the current
+// workspace, from the last turn back. For each path a turn changed: base
+// is its state at the turn's end, theirs at the turn's start, ours the
+// state so far (starting from the workspace now). Ours equal to base: the
+// path goes back to theirs. Ours equal to theirs: nothing to do. Both
+// changed: a line merge of text files, and anything else — a conflict, a
+// binary file, a file the user deleted or turned into a directory, a
+// directory above the path whose type the user changed — keeps ours and is
+// reported. Directories are compared by their tree ids, so a directory the
+// user added to is never replaced wholesale. The result is stored as a
+// checkpoint (kind restore) whose id is returned; a dry run stores nothing
+// and fills out.Restore with the plan.
 func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRun bool, out *RewindResult) (ID, error) {
-	var result ID
-	var c0 *capture
-	pending := map[ID][]byte{} // merged contents, stored at the end
-	err := c.r.st.Update(ctx, func(tx store.Tx) error {
-		var err error
-		c0, err = c.r.captureTx(ctx, tx, false)
+	// The current state. Its objects are committed first (not a dry run),
+	// so the merge reads the user's files from the store.
+	var (
+		nowTree   object.ID
+		untracked map[string]bool
+		memTrees  map[ID][]byte
+	)
+	if dryRun {
+		cache := c.r.loadCache(ctx)
+		res, err := scan.Scan(ctx, c.r.scanOptions(ctx, nil, cache))
+		cache.Close()
 		if err != nil {
+			return ID{}, scanError(err)
+		}
+		nowTree, untracked, memTrees = res.Root, res.Untracked, res.Trees
+	} else {
+		var c0 *capture
+		err := c.r.st.Update(ctx, func(tx store.Tx) error {
+			var err error
+			c0, err = c.r.captureTx(ctx, tx, false)
 			return err
+		})
+		if err != nil {
+			c0.abort()
+			return ID{}, err
 		}
-		now := c0.res.Root
-		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
-		cur := map[string]*mergeSide{} // paths changed so far
-		get := func(p string) (*mergeSide, error) {
-			if v, ok := cur[p]; ok {
-				return v, nil
-			}
-			e, ok, err := tree.Lookup(ctx, load, now, p)
-			if err != nil || !ok || object.IsDir(e.Mode) {
-				return nil, err
-			}
-			return sideOf(&e), nil
+		c.r.commitCache(c0)
+		nowTree, untracked = c0.res.Root, c0.res.Untracked
+	}
+	load := func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		if data, ok := memTrees[id]; ok {
+			return object.DecodeTree(data)
 		}
-		content := func(m *mergeSide) ([]byte, error) {
-			if v, ok := pending[m.id]; ok {
-				return v, nil
-			}
-			return c.r.st.ReadBlob(ctx, m.id)
+		return c.r.st.ReadTree(ctx, id)
+	}
+	lookup := func(root object.ID, p string) (*object.Entry, error) {
+		e, ok, err := tree.Lookup(ctx, load, root, p)
+		if err != nil || !ok {
+			return nil, err
 		}
-		conflicts, kept := map[string]bool{}, map[string]bool{}
-		for k := len(s.Turns); k >= n; k-- {
-			t := s.Turns[k-1]
-			end := now
-			if t.End != nil {
-				rec, err := c.r.st.Checkpoint(ctx, *t.End)
+		return &e, nil
+	}
+	// cur holds the paths changed so far (nil: absent); state reads a path
+	// through it, falling back on the workspace's tree.
+	cur := map[string]*object.Entry{}
+	state := func(m map[string]*object.Entry, p string) (*object.Entry, error) {
+		if e, ok := m[p]; ok {
+			return e, nil
+		}
+		for q := path.Dir(p); q != "."; q = path.Dir(q) {
+			if e, ok := m[q]; ok {
+				if e == nil || !object.IsDir(e.Mode) {
+					return nil, nil // below a file or a removed path: absent
+				}
+				return lookup(e.ID, p[len(q)+1:])
+			}
+		}
+		return lookup(nowTree, p)
+	}
+	pending := map[ID][]byte{} // merged contents, stored at the end
+	content := func(e *object.Entry, p string) ([]byte, error) {
+		if b, ok := pending[e.ID]; ok {
+			return b, nil
+		}
+		b, err := c.r.st.ReadBlob(ctx, e.ID)
+		if errors.Is(err, ErrNotFound) && dryRun {
+			// A dry run did not store the workspace's files: read it.
+			if b, err = c.r.readWorking(p, e.Mode); err == nil && object.Sum(b) != e.ID {
+				err = fmt.Errorf("%s changed while the rewind was planned", p)
+			}
+		}
+		return b, err
+	}
+	conflicts, kept := map[string]bool{}, map[string]bool{}
+	for k := len(s.Turns); k >= n; k-- {
+		parts := s.Turns[k-1].parts()
+		for pi := len(parts) - 1; pi >= 0; pi-- {
+			part := parts[pi]
+			end := nowTree
+			if part.End != nil {
+				rec, err := c.r.st.Checkpoint(ctx, *part.End)
 				if err != nil {
-					return err
+					return ID{}, err
 				}
 				end = rec.Tree
 			}
-			begin, err := c.r.st.Checkpoint(ctx, t.Begin)
+			beginRec, err := c.r.st.Checkpoint(ctx, part.Begin)
 			if err != nil {
-				return err
+				return ID{}, err
 			}
-			err = tree.Diff(ctx, load, begin.Tree, end, nil, func(ch tree.Change) error {
-				base, theirs := sideOf(ch.New), sideOf(ch.Old)
-				ours, err := get(ch.Path)
+			begin := beginRec.Tree
+			// Every lookup of this part sees the state before it.
+			prev := make(map[string]*object.Entry, len(cur))
+			for p, e := range cur {
+				prev[p] = e
+			}
+			err = tree.Diff(ctx, load, begin, end, nil, func(ch tree.Change) error {
+				p := ch.Path
+				// A directory above p whose type the user changed (a file
+				// where the turn left a directory, or the reverse): the
+				// user's side stays.
+				for q := path.Dir(p); q != "."; q = path.Dir(q) {
+					o, err := state(prev, q)
+					if err != nil {
+						return err
+					}
+					b, err := lookup(end, q)
+					if err != nil {
+						return err
+					}
+					if kindOf(o) != kindOf(b) {
+						conflicts[p], kept[p] = true, true
+						return nil
+					}
+				}
+				base, err := lookup(end, p)
+				if err != nil {
+					return err
+				}
+				theirs, err := lookup(begin, p)
+				if err != nil {
+					return err
+				}
+				ours, err := state(prev, p)
 				if err != nil {
 					return err
 				}
 				switch {
-				case sameSide(ours, base): // untouched since: take it back
-					cur[ch.Path] = theirs
-				case sameSide(ours, theirs): // already as before the turn
+				case sameEntry(ours, base): // untouched since: take it back
+					cur[p] = theirs
+				case sameEntry(ours, theirs): // already as before the turn
 				default:
-					kept[ch.Path] = true
-					merged, ok, err := c.merge3(base, ours, theirs, content)
+					kept[p] = true
+					merged, ok, err := c.merge3(p, base, ours, theirs, content)
 					if err != nil {
 						return err
 					}
 					if !ok {
-						conflicts[ch.Path] = true
+						conflicts[p] = true
 						return nil // keep ours
 					}
 					id := object.Sum(merged)
 					pending[id] = merged
-					mode := ours.mode
-					if base != nil && ours.mode == base.mode {
-						mode = theirs.mode
+					mode := ours.Mode
+					if ours.Mode == base.Mode {
+						mode = theirs.Mode
 					}
-					cur[ch.Path] = &mergeSide{mode: mode, id: id}
+					cur[p] = &object.Entry{Name: path.Base(p), Mode: mode, ID: id, Size: int64(len(merged))}
 				}
 				return nil
 			})
 			if err != nil {
+				return ID{}, err
+			}
+		}
+	}
+	for p := range conflicts {
+		out.Conflicts = append(out.Conflicts, Path(p))
+	}
+	for p := range kept {
+		out.Kept = append(out.Kept, Path(p))
+	}
+	sortPaths(out.Conflicts)
+	sortPaths(out.Kept)
+	// The edits: a path set to a file, symlink or directory covers
+	// everything below it.
+	edits := map[string]*object.Entry{}
+	for p, e := range cur {
+		covered := false
+		for q := path.Dir(p); q != "." && !covered; q = path.Dir(q) {
+			if ae, ok := cur[q]; ok && ae != nil {
+				covered = true
+			}
+		}
+		if !covered {
+			if e != nil {
+				ee := *e
+				ee.Name = path.Base(p)
+				e = &ee
+			}
+			edits[p] = e
+		}
+	}
+	var result ID
+	err := c.r.st.Update(ctx, func(tx store.Tx) error {
+		for id, data := range pending {
+			if err := tx.PutBlob(id, data); err != nil {
 				return err
 			}
 		}
-		for p := range conflicts {
-			out.Conflicts = append(out.Conflicts, Path(p))
-		}
-		for p := range kept {
-			out.Kept = append(out.Kept, Path(p))
-		}
-		sortPaths(out.Conflicts)
-		sortPaths(out.Kept)
-		edits := map[string]*object.Entry{}
-		for p, v := range cur {
-			if v == nil {
-				edits[p] = nil
-				continue
-			}
-			if data, ok := pending[v.id]; ok {
-				if err := tx.PutBlob(v.id, data); err != nil {
-					return err
-				}
-			}
-			var size int64
-			if data, ok := pending[v.id]; ok {
-				size = int64(len(data))
-			} else if b, err := content(v); err == nil {
-				size = int64(len(b))
-			} else {
+		for id, data := range memTrees {
+			if err := tx.PutTree(id, data); err != nil {
 				return err
 			}
-			edits[p] = &object.Entry{Name: p[strings.LastIndexByte(p, '/')+1:], Mode: v.mode, ID: v.id, Size: size}
 		}
-		root, err := tree.Overlay(ctx, load, tx.PutTree, now, edits)
+		txload := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+		root, err := tree.Overlay(ctx, txload, tx.PutTree, nowTree, edits)
 		if err != nil {
 			return err
 		}
@@ -297,7 +377,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 			return err
 		}
 		var bytes int64
-		if t, err := load(ctx, root); err == nil {
+		if t, err := txload(ctx, root); err == nil {
 			bytes = t.Size()
 		}
 		cp := &object.Checkpoint{Tree: root, Kind: KindRestore,
@@ -313,7 +393,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		}
 		// A dry run plans the restore inside the transaction, then rolls
 		// it back: nothing is stored.
-		plan, err := restore.MakePlan(ctx, load, now, root, nil, c0.res.Untracked)
+		plan, err := restore.MakePlan(ctx, txload, nowTree, root, nil, untracked)
 		if err != nil {
 			return err
 		}
@@ -337,30 +417,47 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		return errDryRun
 	})
 	if errors.Is(err, errDryRun) {
-		c0.abort()
 		return ID{}, nil
 	}
 	if err != nil {
-		c0.abort()
 		return ID{}, err
 	}
-	c.r.commitCache(c0)
 	return result, nil
+}
+
+// kindOf is an entry's kind for comparing directory structure: absent,
+// directory, or anything else (file, symlink).
+func kindOf(e *object.Entry) int {
+	switch {
+	case e == nil:
+		return 0
+	case object.IsDir(e.Mode):
+		return 1
+	}
+	return 2
+}
+
+// sameEntry compares two states of a path (a directory by its tree id).
+func sameEntry(a, b *object.Entry) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Mode == b.Mode && a.ID == b.ID
 }
 
 // errDryRun rolls back a dry run's transaction.
 var errDryRun = errors.New("dry run")
 
 // merge3 merges one file: false when the two sides conflict (or are not
-// both text files).
-func (c *Controller) merge3(base, ours, theirs *mergeSide, content func(*mergeSide) ([]byte, error)) ([]byte, bool, error) {
+// all text files).
+func (c *Controller) merge3(p string, base, ours, theirs *object.Entry, content func(*object.Entry, string) ([]byte, error)) ([]byte, bool, error) {
 	if base == nil || ours == nil || theirs == nil ||
-		!object.IsFile(base.mode) || !object.IsFile(ours.mode) || !object.IsFile(theirs.mode) {
+		!object.IsFile(base.Mode) || !object.IsFile(ours.Mode) || !object.IsFile(theirs.Mode) {
 		return nil, false, nil
 	}
 	var texts [3]string
-	for i, m := range []*mergeSide{base, ours, theirs} {
-		b, err := content(m)
+	for i, e := range []*object.Entry{base, ours, theirs} {
+		b, err := content(e, p)
 		if err != nil {
 			return nil, false, err
 		}
@@ -515,6 +612,9 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction) (*S
 		Begin: ft.Begin, End: lt.End, Summary: true, Files: []TurnFile{}}
 	if first == last {
 		st.Prompt = fmt.Sprintf("(summary of turn %d)", first)
+	}
+	for _, t := range s.Turns[first-1 : last] {
+		st.Parts = append(st.Parts, t.parts()...)
 	}
 	seen := map[Path]int{}
 	for _, t := range s.Turns[first-1 : last] {

@@ -59,10 +59,28 @@ type Turn struct {
 	Files []TurnFile `json:"files"`
 	// Summary marks a turn that stands for summarized turns.
 	Summary bool `json:"summary,omitempty"`
+	// Parts are a summary turn's original turns (their checkpoints), so
+	// that edits made between them stay the user's.
+	Parts []TurnPart `json:"parts,omitempty"`
+}
+
+// TurnPart is the span of one original turn within a summary turn.
+type TurnPart struct {
+	Begin ID  `json:"begin"`
+	End   *ID `json:"end,omitempty"`
 }
 
 // Open reports whether the turn is still in progress.
 func (t *Turn) Open() bool { return t.End == nil }
+
+// parts returns the spans the agent worked in: the turn itself, or the
+// original turns of a summary turn.
+func (t *Turn) parts() []TurnPart {
+	if len(t.Parts) > 0 {
+		return t.Parts
+	}
+	return []TurnPart{{Begin: t.Begin, End: t.End}}
+}
 
 // TurnFile is a path a turn changed.
 type TurnFile struct {

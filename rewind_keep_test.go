@@ -1,0 +1,140 @@
+package ckpt
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/treegen"
+)
+
+// rewind --keep-user-edits: edits the user made after the
+// agent's turns must survive (merged, or kept as conflicts), never be lost.
+
+// A user edit made after the last turn ended (not yet in any checkpoint)
+// to a file the turn also changed, in another region: the three-way merge
+// must combine both.
+func TestKeepUserEditsUnsavedMerge(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"shared.txt": "1\n2\n3\n4\n5\n6\n7\n8\n9\n"})
+	c := newCtl(t, r, "keep")
+	turn(t, c, "agent edits", func() {
+		writeFile(t, ws, "shared.txt", "1\nAGENT\n3\n4\n5\n6\n7\n8\n9\n")
+	})
+	// The user edits another region; no checkpoint holds this yet.
+	writeFile(t, ws, "shared.txt", "1\nAGENT\n3\n4\n5\n6\n7\n8\nUSER\n")
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	if err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	if got, want := readFile(t, ws, "shared.txt"), "1\n2\n3\n4\n5\n6\n7\n8\nUSER\n"; got != want {
+		t.Fatalf("shared.txt = %q, want %q (conflicts %v)", got, want, res.Conflicts)
+	}
+}
+
+// The turn deleted a file; afterwards the user made a directory of the same
+// name and put files in it. Taking the turn back must not delete the
+// user's files (at most it is a conflict that keeps the user's side).
+func TestKeepUserEditsDirWhereTurnDeletedFile(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"x": "old file\n", "other.txt": "o\n"})
+	c := newCtl(t, r, "keep")
+	turn(t, c, "agent deletes x", func() {
+		if err := os.Remove(filepath.Join(ws, "x")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	writeFile(t, ws, "x/mine.txt", "user's work\n")
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	if err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	if got := readAny(ws, "x/mine.txt"); got != "user's work\n" {
+		t.Fatalf("the user's x/mine.txt = %q after a rewind that keeps user edits (conflicts %v, kept %v)",
+			got, res.Conflicts, res.Kept)
+	}
+}
+
+// The turn deleted a directory; afterwards the user made a file of the same
+// name. The user's file must survive.
+func TestKeepUserEditsFileWhereTurnDeletedDir(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"d/a.txt": "a\n", "d/b.txt": "b\n", "other.txt": "o\n"})
+	c := newCtl(t, r, "keep")
+	turn(t, c, "agent deletes d", func() {
+		if err := os.RemoveAll(filepath.Join(ws, "d")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	writeFile(t, ws, "d", "user's notes\n")
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	if err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	if got := readAny(ws, "d"); got != "user's notes\n" {
+		t.Fatalf("the user's file d = %q after a rewind that keeps user edits (conflicts %v, kept %v)",
+			got, res.Conflicts, res.Kept)
+	}
+}
+
+// readAny reads a file, describing a failure instead of failing the test.
+func readAny(ws, p string) string {
+	b, err := os.ReadFile(filepath.Join(ws, p))
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// Without any user edit, a keep-user-edits rewind must give the turn's
+// starting state. A turn that replaced a file (or a symlink) by a directory
+// is not taken back: the directory's files are deleted, but the file is
+// not put back — it is simply gone.
+func TestKeepUserEditsTurnReplacedFileWithDir(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"x": "old file\n", "other.txt": "o\n"})
+	if err := os.Symlink("other.txt", filepath.Join(ws, "l")); err != nil {
+		t.Fatal(err)
+	}
+	c := newCtl(t, r, "keep")
+	before := snapshot(t, ws)
+	turn(t, c, "agent turns x and l into directories", func() {
+		os.Remove(filepath.Join(ws, "x"))
+		writeFile(t, ws, "x/y", "y\n")
+		os.Remove(filepath.Join(ws, "l"))
+		writeFile(t, ws, "l/z", "z\n")
+	})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	if err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	if d := treegen.Diff(before, snapshot(t, ws)); d != "" {
+		t.Fatalf("with no user edits, the rewind did not return to the turn's start (conflicts %v):\n%s", res.Conflicts, d)
+	}
+}
+
+// Summarizing turns folds the user's edits made between them into the
+// summary turn (it spans the first turn's begin to the last turn's end), so
+// a later keep-user-edits rewind takes those edits back as if the agent
+// had made them. Before the summary the same rewind keeps them.
+func TestSummarizeThenKeepUserEditsRewind(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a.txt": "a0\n", "b.txt": "b0\n"})
+	c := newCtl(t, r, "sum")
+	turn(t, c, "one", func() { writeFile(t, ws, "a.txt", "a1\n") })
+	writeFile(t, ws, "mine.txt", "the user's own file, written between turns\n")
+	turn(t, c, "two", func() { writeFile(t, ws, "b.txt", "b1\n") })
+	if _, err := c.Summarize(ctx, 1, SummarizeFrom); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAny(ws, "mine.txt"); got != "the user's own file, written between turns\n" {
+		t.Fatalf("mine.txt = %q: the user's edit between the summarized turns was rewound", got)
+	}
+	if readAny(ws, "a.txt") != "a0\n" || readAny(ws, "b.txt") != "b0\n" {
+		t.Fatalf("agent's changes not taken back: a=%q b=%q", readAny(ws, "a.txt"), readAny(ws, "b.txt"))
+	}
+}

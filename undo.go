@@ -51,7 +51,13 @@ func timeline(ops []store.Op) (done, redo []store.Op) {
 			}
 		case op.Kind == "redo":
 			if n := len(redo); n > 0 && redo[n-1].Seq == op.Target {
-				done = append(done, redo[n-1])
+				// Undoing it again goes back to where the redo started:
+				// with unsaved changes, the checkpoint that kept them.
+				step := redo[n-1]
+				if !op.Before.IsZero() {
+					step.Before = op.Before
+				}
+				done = append(done, step)
 				redo = redo[:n-1]
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/gitmirror"
@@ -109,15 +111,27 @@ func (r *Repo) askWatcher(ctx context.Context, cache *scan.Cache) *watch.Answer 
 	if _, err := os.Stat(sock); err != nil {
 		return nil
 	}
-	token := ""
+	token, settings := "", ""
 	if cache != nil {
-		token = cache.Watch
+		token, settings, _ = strings.Cut(cache.Watch, " ")
 	}
 	ans, err := watch.Query(ctx, sock, token, 2*time.Second)
 	if err != nil {
 		return nil
 	}
+	if cache != nil && settings != r.scanSettings() {
+		// The cache was written with other scan settings (a different
+		// --max-file-size): what its directories hold may differ now.
+		ans.Full, ans.Reason = true, "the scan settings changed"
+	}
+	ans.Token += " " + r.scanSettings()
 	return ans
+}
+
+// scanSettings are the settings a scan's result depends on beyond the
+// files themselves; the stat cache records them next to the watch token.
+func (r *Repo) scanSettings() string {
+	return "max=" + strconv.FormatInt(r.opts.MaxFileSize, 10)
 }
 
 // watchAccelOK reports whether a save may take unchanged directories from

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -29,7 +30,7 @@ import (
 //	entry:   varint len(name) | name | varint mode |
 //	         directory: id [32]
 //	         otherwise: varint size | mtime i64 | ctime i64 | varint ino
-//	index:   (len(dir) u32 | dir | tree id [32] | dev u64 | offset u64 | length u32 | count u32)*
+//	index:   (len(dir) u32 | dir | tree id [32] | dev u64 | offset u64 | length u32 | count u32 | flags u8)*
 //	footer:  index offset u64 | index length u32 | CRC-32C of header and index u32 | "CKPTSCEND"
 //
 // A block holds one directory's entries sorted by name: the stat data of its
@@ -60,6 +61,9 @@ type Cache struct {
 	// Watch is the watcher token of the scan that wrote the cache.
 	Watch string
 	data  []byte // the whole file: mapped, or in memory
+
+	linkedOnce sync.Once
+	linked     map[string]bool
 	unmap func()
 	dirs  map[string]blockRef
 }
@@ -70,7 +74,16 @@ type blockRef struct {
 	offset int64
 	length int // entries, without the CRC
 	count  int
+	flags  uint8
 }
+
+// Block flags.
+const (
+	// flagLinked: the directory holds a file with other hard links; a
+	// change made through another link does not show in this directory's
+	// events, so a watcher cannot vouch for it.
+	flagLinked = 1 << iota
+)
 
 // cachedEntry is one decoded cache entry. id is set for directories only.
 type cachedEntry struct {
@@ -199,7 +212,7 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 		}
 		dl := int(binary.BigEndian.Uint32(idx[p:]))
 		p += 4
-		if p+dl+32+24 > len(idx) {
+		if p+dl+32+25 > len(idx) {
 			return bad("bad index")
 		}
 		dir := string(idx[p : p+dl])
@@ -210,7 +223,8 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 		ref.offset = int64(binary.BigEndian.Uint64(idx[p+40:]))
 		ref.length = int(binary.BigEndian.Uint32(idx[p+48:]))
 		ref.count = int(binary.BigEndian.Uint32(idx[p+52:]))
-		p += 56
+		ref.flags = idx[p+56]
+		p += 57
 		if ref.offset < hdrFixed+n || ref.offset+int64(ref.length)+4 > ioff {
 			return bad("bad index")
 		}
@@ -406,28 +420,67 @@ func (c *Cache) rawBlock(dir string) ([]byte, int, uint64, bool) {
 	return c.data[b.offset : b.offset+int64(b.length)+4], b.count, b.dev, true
 }
 
+// blockFlags returns the flags of dir's block.
+func (c *Cache) blockFlags(dir string) uint8 {
+	if c == nil {
+		return 0
+	}
+	return c.dirs[dir].flags
+}
+
+// linkedBelow reports whether dir or a directory below it holds a file with
+// other hard links (computed once per cache).
+func (c *Cache) linkedBelow(dir string) bool {
+	if c == nil {
+		return false
+	}
+	c.linkedOnce.Do(func() {
+		c.linked = map[string]bool{}
+		for d, ref := range c.dirs {
+			if ref.flags&flagLinked == 0 {
+				continue
+			}
+			for {
+				if c.linked[d] {
+					break
+				}
+				c.linked[d] = true
+				if d == "" {
+					break
+				}
+				if i := strings.LastIndexByte(d, '/'); i >= 0 {
+					d = d[:i]
+				} else {
+					d = ""
+				}
+			}
+		}
+	})
+	return c.linked[dir]
+}
+
 // Block appends one directory's entries (sorted by name); dev is the
-// device of its files.
-func (w *CacheWriter) Block(dir string, tree object.ID, dev uint64, es []cachedEntry) {
+// device of its files, flags its block flags.
+func (w *CacheWriter) Block(dir string, tree object.ID, dev uint64, es []cachedEntry, flags uint8) {
 	if w == nil {
 		return
 	}
 	b := encodeEntries(es)
 	crc := crc32.Checksum(b, castagnoli)
 	b = binary.BigEndian.AppendUint32(b, crc)
-	w.appendBlock(dir, tree, dev, b, len(es))
+	w.appendBlock(dir, tree, dev, b, len(es), flags)
 }
 
 // CopyBlock appends an unchanged directory's block from the old cache as
 // is (entries and CRC; the caller has checked every entry is unchanged).
-func (w *CacheWriter) copyBlock(dir string, tree object.ID, dev uint64, raw []byte, count int) {
+func (w *CacheWriter) copyBlock(dir string, tree object.ID, dev uint64, raw []byte, count int, flags uint8) {
 	if w == nil {
 		return
 	}
-	w.appendBlock(dir, tree, dev, raw, count)
+	w.appendBlock(dir, tree, dev, raw, count, flags)
 }
 
-func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int) {
+func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int, flags uint8) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -441,6 +494,7 @@ func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []by
 	w.index = binary.BigEndian.AppendUint64(w.index, uint64(w.off))
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(b)-4))
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(count))
+	w.index = append(w.index, flags)
 	w.off += int64(len(b))
 }
 

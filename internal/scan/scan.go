@@ -861,7 +861,7 @@ func (s *scanner) finalize(n *node) {
 		// Nothing in this directory changed, not even stat data: its new
 		// cache block is the old one, byte for byte.
 		if raw, count, dev, ok := s.opts.Cache.rawBlock(n.rel); ok && count == len(live) {
-			s.opts.CacheOut.copyBlock(n.rel, id, dev, raw, count)
+			s.opts.CacheOut.copyBlock(n.rel, id, dev, raw, count, s.opts.Cache.blockFlags(n.rel))
 			n.entries, n.cached, n.oldTree = nil, nil, nil
 			goto report
 		}
@@ -869,8 +869,12 @@ func (s *scanner) finalize(n *node) {
 	if s.opts.CacheOut != nil && (len(live) > 0 || n.parent == nil) {
 		ces := make([]cachedEntry, 0, len(live))
 		var dev uint64
+		var flags uint8
 		devSet := false
 		for _, e := range live {
+			if !object.IsDir(e.mode) && e.st.nlink > 1 {
+				flags |= flagLinked
+			}
 			if !object.IsDir(e.mode) {
 				if !devSet {
 					dev, devSet = e.st.dev, true
@@ -887,7 +891,7 @@ func (s *scanner) finalize(n *node) {
 			}
 			ces[i].id = object.ID{} // files' ids live in the tree, not the cache
 		}
-		s.opts.CacheOut.Block(n.rel, id, dev, ces)
+		s.opts.CacheOut.Block(n.rel, id, dev, ces, flags)
 	}
 	n.entries = nil
 	n.cached = nil
@@ -922,6 +926,11 @@ func (s *scanner) reuse(rel string) (object.ID, int64, bool) {
 	if s.opts.Unchanged == nil || s.opts.LoadTree == nil || !s.opts.Unchanged(rel) {
 		return object.ID{}, 0, false
 	}
+	if s.opts.Cache.linkedBelow(rel) {
+		// A hard-linked file may change through a link elsewhere, which
+		// the watcher does not see: read it.
+		return object.ID{}, 0, false
+	}
 	tree, _, ok := s.opts.Cache.block(rel)
 	if !ok || tree == object.EmptyTree {
 		return object.ID{}, 0, false
@@ -946,7 +955,7 @@ func (s *scanner) copyReused() {
 		for d := dir; ; {
 			if s.reused[d] {
 				if raw, count, dev, ok := s.opts.Cache.rawBlock(dir); ok {
-					s.opts.CacheOut.copyBlock(dir, ref.tree, dev, raw, count)
+					s.opts.CacheOut.copyBlock(dir, ref.tree, dev, raw, count, ref.flags)
 				}
 				break
 			}

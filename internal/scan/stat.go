@@ -16,6 +16,7 @@ type statInfo struct {
 	ctime int64
 	ino   uint64
 	dev   uint64
+	nlink uint64
 }
 
 func lstatAt(dirfd int, name string) (statInfo, error) {

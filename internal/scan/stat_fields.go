@@ -10,5 +10,6 @@ func fromStat(st *unix.Stat_t) statInfo {
 		ctime: st.Ctim.Nano(),
 		ino:   st.Ino,
 		dev:   uint64(st.Dev),
+		nlink: uint64(st.Nlink),
 	}
 }

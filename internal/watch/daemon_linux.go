@@ -62,7 +62,13 @@ type Daemon struct {
 	cacheStat string // identity of the stat cache last loaded
 	lastQuery time.Time
 	broken    string // set when watching can no longer be trusted at all
+	exclude   string // identity of .git/info/exclude when last looked at
+	lastFull  time.Time
 }
+
+// MaxTrust is how long the daemon vouches for its answers: after that
+// long without one, the next save reads everything.
+var MaxTrust = 10 * time.Minute
 
 // Run watches until ctx is done, a stop request, the workspace goes away,
 // or Idle passes without a query. It returns an error if the socket is
@@ -76,7 +82,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("watch: inotify: %w", err)
 	}
 	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, wds: map[int32]string{},
-		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now()}
+		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), lastFull: time.Now()}
 	var rb [8]byte
 	rand.Read(rb[:])
 	d.epoch = hex.EncodeToString(rb[:])
@@ -105,6 +111,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("watch %s: %w", opts.Root, err)
 	}
 	d.addInfo()
+	d.exclude = excludeIdentity(d.opts.Root)
 	d.refreshLocked()
 	d.mu.Unlock()
 
@@ -342,9 +349,13 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 	child := join(rel, name)
 	switch {
 	case mask&unix.IN_CREATE != 0:
+		// A watch still registered under the name is the replaced
+		// directory's (kept alive by an open descriptor): drop it.
+		d.forget(child)
 		d.add(child, true)
 	case mask&unix.IN_MOVED_TO != 0:
 		d.lose("directory " + child + " was moved in")
+		d.forget(child)
 		d.add(child, true)
 	case mask&unix.IN_MOVED_FROM != 0:
 		d.lose("directory " + child + " was moved away")
@@ -397,8 +408,20 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.lastQuery = time.Now()
+	// .git/info/exclude is an ignore file in a directory that may not be
+	// watched (created later, or a worktree's git dir elsewhere): compare
+	// it by its stat data on every question.
+	if id := excludeIdentity(d.opts.Root); id != d.exclude {
+		d.exclude = id
+		d.lose(".git/info/exclude changed")
+	}
 	d.refreshLocked()
 	a := &Answer{Token: d.token()}
+	defer func() {
+		if a.Full {
+			d.lastFull = time.Now()
+		}
+	}()
 	epoch, since, ok := parseToken(token)
 	switch {
 	case d.broken != "":
@@ -409,6 +432,10 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 		a.Full, a.Reason = true, "the watcher started after the stat cache was written"
 	case since < d.fullSeq:
 		a.Full, a.Reason = true, d.reason
+	case time.Since(d.lastFull) > MaxTrust:
+		// A backstop for what inotify cannot see (a hard link made
+		// elsewhere, writes through mmap): now and then, read everything.
+		a.Full, a.Reason = true, "periodic full scan"
 	default:
 		for dir, seq := range d.dirty {
 			if seq > since {
@@ -454,4 +481,18 @@ func (d *Daemon) serve(ctx context.Context, conn net.Conn, stop func()) {
 	}
 	b, _ := json.Marshal(resp)
 	conn.Write(append(b, '\n'))
+}
+
+// excludeIdentity is the stat data of the workspace's .git/info/exclude
+// (following a worktree's .git file), or "" when there is none.
+func excludeIdentity(root string) string {
+	p := scan.InfoExcludePath(root)
+	if p == "" {
+		return ""
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		return ""
+	}
+	return fmt.Sprint(p, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano())
 }

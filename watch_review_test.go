@@ -1,0 +1,170 @@
+package ckpt
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// Watch mode: with a watcher running, every save's tree
+// must be the tree a full scan (no cache, no watcher) finds.
+
+// watchReady opens a repo on files, starts its watcher and makes two saves,
+// so that the next save may take unchanged directories from the cache.
+func watchReady(t *testing.T, files map[string]string) (*Repo, string) {
+	t.Helper()
+	if !WatchSupported {
+		t.Skip("watch mode is Linux-only")
+	}
+	r, ws := openTest(t, files)
+	startWatcher(t, r)
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if _, err := r.Save(ctx, SaveOptions{AllowEmpty: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, ws
+}
+
+// saveMatchesFull saves and fails the test if the checkpoint's tree is not
+// the one a full scan finds.
+func saveMatchesFull(t *testing.T, r *Repo, what string) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := r.Save(ctx, SaveOptions{AllowEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fullScanTree(t, r); res.Checkpoint.Tree != want {
+		d, _ := r.Diff(ctx, DiffOptions{From: res.Checkpoint.ID.String()})
+		var files []string
+		if d != nil {
+			for _, f := range d.Files {
+				files = append(files, string(f.Path))
+			}
+		}
+		t.Fatalf("%s: the save (scanned %d) differs from a full scan; the workspace differs from the checkpoint at %v",
+			what, res.Scanned, files)
+	}
+}
+
+// .git/info/exclude is an ignore file, but the watcher only watches
+// <root>/.git/info if it exists when the watcher starts. A `git init`
+// after that (or a .git/info recreated, or a worktree whose .git is a
+// file) makes exclude edits invisible: unchanged subdirectories are taken
+// from the cache with files a full scan now ignores.
+func TestWatchInfoExcludeCreatedLater(t *testing.T) {
+	r, ws := watchReady(t, map[string]string{"sub/keep.txt": "k\n", "sub/build.log": "log\n"})
+	// git init (what matters: .git/info/exclude appears), excluding *.log.
+	if err := os.MkdirAll(filepath.Join(ws, ".git", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, ".git/info/exclude", "*.log\n")
+	saveMatchesFull(t, r, "after git init with an exclude file")
+}
+
+// Same root cause: the exclude file of a git worktree (.git is a file
+// pointing elsewhere) is never watched.
+func TestWatchInfoExcludeOfWorktree(t *testing.T) {
+	gitdir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(gitdir, "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := watchReady(t, map[string]string{"sub/keep.txt": "k\n", "sub/build.log": "log\n",
+		".git": "gitdir: " + gitdir + "\n"})
+	if err := os.WriteFile(filepath.Join(gitdir, "info", "exclude"), []byte("*.log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saveMatchesFull(t, r, "after editing the worktree's info/exclude")
+}
+
+// inotify reports a change to a directory's entry only when it is made
+// through a path in that directory. A directory whose scan saw a file with
+// other hard links is never taken from the cache, so a change made through
+// the other link (inside or outside the workspace) is seen.
+func TestWatchHardLinkEditedElsewhere(t *testing.T) {
+	r, ws := watchReady(t, map[string]string{"sub/notes.txt": "v1\n", "sub/other.txt": "x\n", "other.txt": "o\n"})
+	outside := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.Link(filepath.Join(ws, "sub/notes.txt"), outside); err != nil {
+		t.Fatal(err)
+	}
+	// The link itself is not an event in sub (a limit of inotify); the
+	// next change in sub makes the scan read it and see the link.
+	writeFile(t, ws, "sub/other.txt", "y\n")
+	saveMatchesFull(t, r, "after linking")
+	saveMatchesFull(t, r, "again")
+	f, err := os.OpenFile(outside, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("v2 written through the other link\n")
+	f.Close()
+	saveMatchesFull(t, r, "after editing through the other hard link")
+}
+
+// A directory renamed onto an empty directory that is still open (a shell
+// whose cwd it is): the watch of the replaced directory stays registered
+// under the name, so the directory now there is never watched, and later
+// edits in it are missed for good.
+func TestWatchRenameOntoOpenDir(t *testing.T) {
+	r, ws := watchReady(t, map[string]string{"a/f.txt": "one\n", "b/g.txt": "g\n", "top.txt": "t\n"})
+	if err := os.Remove(filepath.Join(ws, "b/g.txt")); err != nil {
+		t.Fatal(err)
+	}
+	saveMatchesFull(t, r, "after emptying b")
+	hold, err := os.Open(filepath.Join(ws, "b")) // e.g. a shell cd'd into b
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	// rename(2) itself: os.Rename refuses an existing directory as target.
+	if err := syscall.Rename(filepath.Join(ws, "a"), filepath.Join(ws, "b")); err != nil {
+		t.Fatal(err)
+	}
+	saveMatchesFull(t, r, "after mv a b") // full: a directory was moved
+	saveMatchesFull(t, r, "nothing changed")
+	writeFile(t, ws, "b/f.txt", "two: edited after the move\n")
+	saveMatchesFull(t, r, "after editing b/f.txt")
+}
+
+// --max-file-size is a per-command option. A directory the watcher saw
+// unchanged is taken whole from the cache, with whatever the previous
+// save's limit let in: a save with a larger limit does not capture the
+// big file a full scan now captures (and a smaller limit keeps files it
+// should skip).
+func TestWatchMaxFileSizeChanged(t *testing.T) {
+	if !WatchSupported {
+		t.Skip("watch mode is Linux-only")
+	}
+	ctx := context.Background()
+	ws, store := t.TempDir(), t.TempDir()
+	writeFile(t, ws, "sub/big.bin", string(make([]byte, 4096)))
+	writeFile(t, ws, "sub/small.txt", "s\n")
+	writeFile(t, ws, "top.txt", "t\n")
+	small, err := Open(ctx, ws, Options{Store: store, MaxFileSize: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startWatcher(t, small)
+	for i := 0; i < 2; i++ {
+		res, err := small.Save(ctx, SaveOptions{AllowEmpty: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && len(res.Skipped) != 1 {
+			t.Fatalf("skipped %v", res.Skipped)
+		}
+	}
+	small.Close()
+	// The same workspace and store, with the default limit (100 MiB).
+	r, err := Open(ctx, ws, Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	writeFile(t, ws, "top.txt", "t2\n") // something to save
+	saveMatchesFull(t, r, "a save with a larger --max-file-size")
+}

@@ -64,8 +64,8 @@ type Cache struct {
 
 	linkedOnce sync.Once
 	linked     map[string]bool
-	unmap func()
-	dirs  map[string]blockRef
+	unmap      func()
+	dirs       map[string]blockRef
 }
 
 type blockRef struct {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1cedbf7c/ckpt/internal/gitmirror"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
@@ -135,14 +134,12 @@ func (r *Repo) scanSettings() string {
 }
 
 // watchAccelOK reports whether a save may take unchanged directories from
-// the cache: not on the git backend while nested repositories exist (their
-// checked-out commits are read on every full scan).
+// the cache: not for a first checkpoint (it counts its files). Directories
+// holding nested repositories (git backend) are always read: the scan
+// flags them in the cache.
 func (r *Repo) watchAccelOK(ctx context.Context) bool {
 	_, head, err := r.head(ctx)
-	if err != nil || head == nil {
-		return false // a first checkpoint counts its files
-	}
-	return r.git == nil || head.Meta[gitmirror.MetaGitlinks] == ""
+	return err == nil && head != nil
 }
 
 var _ = filepath.Join

@@ -2,6 +2,8 @@ package ckpt
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -167,4 +169,121 @@ func TestWatchMaxFileSizeChanged(t *testing.T) {
 	defer r.Close()
 	writeFile(t, ws, "top.txt", "t2\n") // something to save
 	saveMatchesFull(t, r, "a save with a larger --max-file-size")
+}
+
+// Git backend: watchAccelOK allows taking directories from the cache when
+// HEAD records no nested repository. After a restore to a checkpoint taken
+// before a nested repository appeared, HEAD has none while the workspace
+// does; a save then reuses the directory holding it, never sees it, and
+// records the checkpoint without its gitlink (a full scan records it, and
+// a save without the watcher does too).
+func TestWatchGitNestedRepoLostAfterRestore(t *testing.T) {
+	needGit(t)
+	if !WatchSupported {
+		t.Skip("watch mode is Linux-only")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	writeFile(t, dir, "app.txt", "app\n")
+	writeFile(t, dir, "other/x.txt", "x0\n")
+	writeFile(t, dir, "sub/keep.txt", "k\n")
+	r := openGitRepo(t, dir, Options{})
+	startWatcher(t, r)
+	c0 := mustSave(t, r, "before the nested repository")
+	lib := filepath.Join(dir, "sub", "lib")
+	writeFile(t, dir, "sub/lib/lib.txt", "lib\n")
+	git(t, lib, "init", "-q", "-b", "main")
+	git(t, lib, "add", "-A")
+	git(t, lib, "commit", "-q", "-m", "lib")
+	writeFile(t, dir, "other/x.txt", "x1\n")
+	c1 := mustSave(t, r, "with the nested repository")
+	if c1.Meta["gitlinks"] == "" {
+		t.Fatalf("c1 has no gitlinks: %v", c1.Meta)
+	}
+	if _, err := r.Restore(ctx, c0.ID.String(), RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "app.txt", "app 2\n")
+	c2 := mustSave(t, r, "after the restore")
+	if c2.Meta["gitlinks"] == "" {
+		t.Fatalf("the save after the restore lost the nested repository sub/lib (gitlinks %q; c1 had %q)", c2.Meta["gitlinks"], c1.Meta["gitlinks"])
+	}
+}
+
+// Writes during saves: once the writer stops, the next save equals a full
+// scan (changes made while a save ran are never lost for good).
+func TestWatchWritesDuringSaves(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 30; i++ {
+		files[fmt.Sprintf("d%d/e%d/f%d.txt", i%5, i%3, i)] = fmt.Sprint(i)
+	}
+	r, ws := watchReady(t, files)
+	ctx := context.Background()
+	for round := 0; round < 5; round++ {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			rnd := rand.New(rand.NewPCG(uint64(round), 1))
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				d := fmt.Sprintf("d%d/e%d", rnd.IntN(5), rnd.IntN(4))
+				switch rnd.IntN(4) {
+				case 0:
+					os.MkdirAll(filepath.Join(ws, d, fmt.Sprint("n", k%7)), 0o755)
+					os.WriteFile(filepath.Join(ws, d, fmt.Sprint("n", k%7), "g.txt"), []byte(fmt.Sprint(k)), 0o644)
+				case 1:
+					os.MkdirAll(filepath.Join(ws, d), 0o755)
+					os.WriteFile(filepath.Join(ws, d, fmt.Sprint("f", k%11, ".txt")), []byte(fmt.Sprint(k)), 0o644)
+				case 2:
+					os.Remove(filepath.Join(ws, d, fmt.Sprint("f", k%11, ".txt")))
+				case 3:
+					os.Rename(filepath.Join(ws, d, fmt.Sprint("f", k%11, ".txt")), filepath.Join(ws, d, fmt.Sprint("f", (k+1)%11, ".txt")))
+				}
+			}
+		}()
+		for s := 0; s < 4; s++ {
+			if _, err := r.Save(ctx, SaveOptions{AllowEmpty: true}); err != nil {
+				close(stop)
+				<-done
+				t.Fatal(err)
+			}
+		}
+		close(stop)
+		<-done
+		saveMatchesFull(t, r, fmt.Sprint("round ", round, " after the writer stopped"))
+		saveMatchesFull(t, r, fmt.Sprint("round ", round, " again"))
+	}
+}
+
+// The watcher watches the directories the stat cache holds and those
+// created since it started. A directory that existed before, but holds no
+// captured entry (empty, or only ignored files), has no cache block, so it
+// is never watched: a file created in it later raises no event, its parent
+// stays clean, and the parent is taken whole from the cache without the
+// new file.
+func TestWatchFileInPreexistingEmptyDir(t *testing.T) {
+	if !WatchSupported {
+		t.Skip("watch mode is Linux-only")
+	}
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a/keep.txt": "k\n", "top.txt": "t\n",
+		".gitignore": "*.log\n", "a/logs/old.log": "ignored\n"})
+	if err := os.MkdirAll(filepath.Join(ws, "a", "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	startWatcher(t, r)
+	for i := 0; i < 2; i++ {
+		if _, err := r.Save(ctx, SaveOptions{AllowEmpty: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, ws, "a/empty/new.txt", "work in a directory that was empty\n")
+	writeFile(t, ws, "a/logs/notes.txt", "not ignored\n")
+	saveMatchesFull(t, r, "after writing into directories that held nothing captured")
 }

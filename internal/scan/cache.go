@@ -83,6 +83,9 @@ const (
 	// change made through another link does not show in this directory's
 	// events, so a watcher cannot vouch for it.
 	flagLinked = 1 << iota
+	// flagNested: the directory holds a nested repository (git backend),
+	// whose checked-out commit every save must read.
+	flagNested
 )
 
 // cachedEntry is one decoded cache entry. id is set for directories only.
@@ -428,16 +431,17 @@ func (c *Cache) blockFlags(dir string) uint8 {
 	return c.dirs[dir].flags
 }
 
-// linkedBelow reports whether dir or a directory below it holds a file with
-// other hard links (computed once per cache).
-func (c *Cache) linkedBelow(dir string) bool {
+// flaggedBelow reports whether dir or a directory below it has a block
+// flag (a hard-linked file, a nested repository): such a directory is
+// never taken whole from the cache (computed once per cache).
+func (c *Cache) flaggedBelow(dir string) bool {
 	if c == nil {
 		return false
 	}
 	c.linkedOnce.Do(func() {
 		c.linked = map[string]bool{}
 		for d, ref := range c.dirs {
-			if ref.flags&flagLinked == 0 {
+			if ref.flags == 0 {
 				continue
 			}
 			for {

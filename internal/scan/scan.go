@@ -174,6 +174,9 @@ type node struct {
 	// unchanged: every entry matched its cache entry, stat data included,
 	// so the directory's cache block can be copied as is.
 	unchanged bool
+	// nested: a nested repository (no cache block); hasNested: holds one.
+	nested    bool
+	hasNested atomic.Bool
 }
 
 type ent struct {
@@ -549,6 +552,10 @@ func (s *scanner) nestedRepo(n *node) {
 	s.res.Nested = append(s.res.Nested, n.rel)
 	s.res.Untracked[n.rel] = true
 	s.rmu.Unlock()
+	n.nested = true
+	if n.parent != nil {
+		n.parent.hasNested.Store(true)
+	}
 	n.entries = nil
 	n.pending.Store(1)
 	s.done(n)
@@ -857,7 +864,7 @@ func (s *scanner) finalize(n *node) {
 			s.rmu.Unlock()
 		}
 	}
-	if s.opts.CacheOut != nil && n.unchanged && same && len(live) == len(n.cached) {
+	if s.opts.CacheOut != nil && n.unchanged && same && len(live) == len(n.cached) && !n.hasNested.Load() {
 		// Nothing in this directory changed, not even stat data: its new
 		// cache block is the old one, byte for byte.
 		if raw, count, dev, ok := s.opts.Cache.rawBlock(n.rel); ok && count == len(live) {
@@ -866,10 +873,15 @@ func (s *scanner) finalize(n *node) {
 			goto report
 		}
 	}
-	if s.opts.CacheOut != nil && (len(live) > 0 || n.parent == nil) {
+	// Every directory read has a block, an empty one too (a watcher
+	// watches the directories the cache holds); a nested repository none.
+	if s.opts.CacheOut != nil && !n.nested {
 		ces := make([]cachedEntry, 0, len(live))
 		var dev uint64
 		var flags uint8
+		if n.hasNested.Load() {
+			flags |= flagNested
+		}
 		devSet := false
 		for _, e := range live {
 			if !object.IsDir(e.mode) && e.st.nlink > 1 {
@@ -891,7 +903,11 @@ func (s *scanner) finalize(n *node) {
 			}
 			ces[i].id = object.ID{} // files' ids live in the tree, not the cache
 		}
-		s.opts.CacheOut.Block(n.rel, id, dev, ces, flags)
+		blockTree := id
+		if len(live) == 0 {
+			blockTree = object.EmptyTree
+		}
+		s.opts.CacheOut.Block(n.rel, blockTree, dev, ces, flags)
 	}
 	n.entries = nil
 	n.cached = nil
@@ -926,9 +942,10 @@ func (s *scanner) reuse(rel string) (object.ID, int64, bool) {
 	if s.opts.Unchanged == nil || s.opts.LoadTree == nil || !s.opts.Unchanged(rel) {
 		return object.ID{}, 0, false
 	}
-	if s.opts.Cache.linkedBelow(rel) {
+	if s.opts.Cache.flaggedBelow(rel) {
 		// A hard-linked file may change through a link elsewhere, which
-		// the watcher does not see: read it.
+		// the watcher does not see; a nested repository's commit must be
+		// read: read it.
 		return object.ID{}, 0, false
 	}
 	tree, _, ok := s.opts.Cache.block(rel)

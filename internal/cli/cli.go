@@ -119,10 +119,11 @@ func report(w io.Writer, err error) int {
 func exitCode(err error) int {
 	var ue *usageError
 	var es *exitStatusError
+	var ne *ckpt.NameError
 	switch {
 	case errors.As(err, &es):
 		return es.code
-	case errors.As(err, &ue), isCobraUsage(err):
+	case errors.As(err, &ue), isCobraUsage(err), errors.As(err, &ne):
 		return ExitUsage
 	case errors.Is(err, ckpt.ErrCorrupt), errors.Is(err, ckpt.ErrIntegrity):
 		return ExitIntegrity

@@ -556,8 +556,8 @@ back).`,
 
 func printFork(e *env, from string, turn int, res *ckpt.ForkResult) {
 	if !e.quiet {
-		e.printf("forked session %s from turn %d of %s: session %s on branch %s (%d file(s) changed)\n",
-			res.Session.ID, turn, from, res.Session.ID, res.Session.Branch, len(res.Switch.Changed()))
+		e.printf("forked session %s from turn %d of %s, on branch %s (%d file(s) changed)\n",
+			res.Session.ID, turn, from, res.Session.Branch, len(res.Switch.Changed()))
 	}
 }
 

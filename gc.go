@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,6 +24,32 @@ type Retention struct {
 	// MaxSize drops the oldest further checkpoints until the store's data
 	// fits in this many bytes (0: no limit).
 	MaxSize int64 `json:"max_size"`
+}
+
+// MarshalJSON writes MaxAge as config.toml and `ckpt config` write it
+// ("30d", "0"), not as nanoseconds.
+func (r Retention) MarshalJSON() ([]byte, error) {
+	return json.Marshal(retentionJSON{Keep: r.Keep, MaxAge: FormatDuration(r.MaxAge), MaxSize: r.MaxSize})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Retention) UnmarshalJSON(b []byte) error {
+	var j retentionJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	d, err := ParseDuration(j.MaxAge)
+	if err != nil {
+		return err
+	}
+	*r = Retention{Keep: j.Keep, MaxAge: d, MaxSize: j.MaxSize}
+	return nil
+}
+
+type retentionJSON struct {
+	Keep    int    `json:"keep"`
+	MaxAge  string `json:"max_age"`
+	MaxSize int64  `json:"max_size"`
 }
 
 // Retention returns the store's retention settings.

@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -450,5 +451,23 @@ func TestPropertyHistoryOps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A retention's max_age is written as config.toml writes it, and reads back.
+func TestRetentionJSON(t *testing.T) {
+	for _, r := range []Retention{{Keep: 100, MaxAge: 30 * 24 * time.Hour, MaxSize: 1 << 30}, {}} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Retention
+		if err := json.Unmarshal(b, &back); err != nil || back != r {
+			t.Errorf("%s: read back %+v, %v; want %+v", b, back, err, r)
+		}
+	}
+	b, _ := json.Marshal(Retention{Keep: 5, MaxAge: 12 * time.Hour})
+	if want := `{"keep":5,"max_age":"12h","max_size":0}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
 	}
 }

@@ -246,7 +246,8 @@ type Status struct {
 	Branch      string      `json:"branch,omitempty"`
 	// Changes of the working tree against HEAD (nil when not computed).
 	Changes []FileChange `json:"changes"`
-	Skipped []Skipped    `json:"skipped,omitempty"`
+	// Skipped are the paths the scan skipped (nil when not computed).
+	Skipped []Skipped `json:"skipped"`
 	// Pending is the kind of an interrupted operation awaiting recovery.
 	Pending string `json:"pending,omitempty"`
 	// Git describes the git backend's repository and refs (git backend only).
@@ -307,7 +308,7 @@ func (r *Repo) Status(ctx context.Context, changes bool) (*Status, error) {
 			return nil, err
 		}
 		s.Changes = d.Changes()
-		s.Skipped = d.Skipped
+		s.Skipped = append([]Skipped{}, d.Skipped...)
 	}
 	return s, nil
 }

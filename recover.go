@@ -16,11 +16,11 @@ import (
 // RecoverResult reports what [Repo.Recover] did.
 type RecoverResult struct {
 	// Op is the interrupted operation ("" when there was none).
-	Op string `json:"op,omitempty"`
-	// Result is the finished restore.
-	Result *RestoreResult `json:"result,omitempty"`
+	Op string `json:"op"`
+	// Result is the finished restore (nil when there was none).
+	Result *RestoreResult `json:"result"`
 	// Removed lists leftover temporary files that were deleted.
-	Removed []Path `json:"removed,omitempty"`
+	Removed []Path `json:"removed"`
 }
 
 // Recover finishes an operation a crash interrupted: a restore (or undo,
@@ -63,7 +63,7 @@ func (r *Repo) recoverLocked(ctx context.Context) error {
 }
 
 func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
-	out := &RecoverResult{}
+	out := &RecoverResult{Removed: []Path{}}
 	j, err := r.st.Journal(ctx)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ type RevisionError struct {
 	Reason     string
 	Candidates []string
 	Ambiguous  bool
+	pruned     bool // a full id gc removed
 }
 
 // Error implements error.
@@ -43,7 +44,13 @@ func (e *RevisionError) Unwrap() error {
 // Hint suggests how to find a valid revision.
 func (e *RevisionError) Hint() string {
 	if e.Ambiguous {
-		return "use more hex digits of the id, or a qualified name like tags/NAME"
+		if len(e.Candidates) > 0 && strings.Contains(e.Candidates[0], "/") {
+			return "name one of them in full: " + strings.Join(e.Candidates, ", ")
+		}
+		return "use more hex digits of the id"
+	}
+	if e.pruned {
+		return "gc removed it (retention: `ckpt config keep`, `max_age`, `max_size`); `ckpt list` shows the checkpoints kept"
 	}
 	return "`ckpt list` shows checkpoints; revisions are ids (any unique prefix of 4+ hex digits), HEAD, HEAD~N, or snapshot, tag and branch names"
 }
@@ -168,6 +175,11 @@ func (r *Repo) resolveBase(ctx context.Context, full, base string) (ID, error) {
 				c = append(c, id.Short())
 			}
 			return ID{}, &RevisionError{Rev: full, Reason: "several checkpoints start with it", Candidates: c, Ambiguous: true}
+		}
+		if id, err := object.ParseID(strings.ToLower(base)); err == nil && len(base) == 64 {
+			if pruned, _ := r.st.Pruned(ctx, id); pruned {
+				return ID{}, &RevisionError{Rev: full, Reason: "that checkpoint was removed by gc", pruned: true}
+			}
 		}
 		return ID{}, &RevisionError{Rev: full, Reason: "no checkpoint id starts with it"}
 	}

@@ -511,7 +511,7 @@ func (c *Controller) Fork(ctx context.Context, turn int) (*ForkResult, error) {
 		return nil, err
 	}
 	ns.Parent, ns.ForkTurn, ns.Branch = s.ID, turn, "fork/"+ns.ID
-	ns.Turns = append([]*Turn(nil), s.Turns[:turn-1]...)
+	ns.Turns = append([]*Turn{}, s.Turns[:turn-1]...)
 	if _, err := c.r.createBranchLocked(ctx, ns.Branch, t.Begin.String()); err != nil {
 		c.r.sessions().DeleteSession(ctx, ns.ID)
 		return nil, err

@@ -116,9 +116,10 @@ const (
 // Event is something that happened to a workspace, delivered to
 // subscribers (see [Repo.Subscribe]).
 type Event struct {
-	Kind       EventKind `json:"kind"`
-	Time       time.Time `json:"time"`
-	Checkpoint ID        `json:"checkpoint"`
+	Kind EventKind `json:"kind"`
+	Time time.Time `json:"time"`
+	// Checkpoint is absent from JSON for events without one (gc, cleared).
+	Checkpoint ID `json:"checkpoint,omitzero"`
 	// Kind of checkpoint for EventCheckpoint.
 	CheckpointKind string `json:"checkpoint_kind,omitempty"`
 	// Paths written or deleted (restores), or changed (checkpoints).

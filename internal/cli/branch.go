@@ -77,7 +77,7 @@ func runBranch(e *env, o *branchOptions, args []string) error {
 	if o.json {
 		return e.printJSON(bs)
 	}
-	if len(bs) == 0 {
+	if len(bs) == 0 && !e.quiet {
 		fmt.Fprintln(e.stderr, "ckpt: no branches yet; the first `ckpt save` starts main")
 	}
 	for _, b := range bs {

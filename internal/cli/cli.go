@@ -105,9 +105,12 @@ func report(w io.Writer, err error) int {
 	}
 	msg := err.Error()
 	fmt.Fprintf(w, "ckpt: %s\n", msg)
+	var ue *usageError
 	if h := ckpt.Hint(err); h != "" {
 		fmt.Fprintf(w, "ckpt: hint: %s\n", h)
-	} else if isCobraUsage(err) {
+	} else if isCobraUsage(err) && !errors.As(err, &ue) {
+		// An unknown top-level command. Flag and argument errors are
+		// usageErrors that already say which --help to run.
 		fmt.Fprintf(w, "ckpt: hint: run 'ckpt --help' for the list of commands\n")
 	}
 	return exitCode(err)
@@ -116,10 +119,11 @@ func report(w io.Writer, err error) int {
 func exitCode(err error) int {
 	var ue *usageError
 	var es *exitStatusError
+	var ne *ckpt.NameError
 	switch {
 	case errors.As(err, &es):
 		return es.code
-	case errors.As(err, &ue), isCobraUsage(err):
+	case errors.As(err, &ue), isCobraUsage(err), errors.As(err, &ne):
 		return ExitUsage
 	case errors.Is(err, ckpt.ErrCorrupt), errors.Is(err, ckpt.ErrIntegrity):
 		return ExitIntegrity

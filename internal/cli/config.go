@@ -92,9 +92,15 @@ func runConfig(e *env, o *configOptions, args []string) error {
 			if len(args) != 1 {
 				return usagef("--unset takes one KEY")
 			}
+			if _, err := new(ckpt.Config).Get(args[0]); err != nil {
+				return usagef("%v", err) // an unknown key, as for ckpt config KEY
+			}
 			return ckpt.WriteConfig(dir, args[0], nil)
 		}
 		v := args[1]
+		if err := new(ckpt.Config).Set(args[0], v); err != nil {
+			return usagef("%v", err) // an unknown key or a bad value
+		}
 		return ckpt.WriteConfig(dir, args[0], &v)
 	}
 	set, err := ckpt.ConfigSet(sd)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
@@ -31,7 +32,17 @@ base64-encoded, so the diff applies in both directions with ckpt.`,
   ckpt diff HEAD~1 HEAD --name-only
   ckpt diff HEAD -- src/ README.md
   ckpt diff A B | git apply -R`,
-		Args: cobra.MaximumNArgs(2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			// At most two revisions; any number of PATHs after --.
+			revs := args
+			if n := cmd.ArgsLenAtDash(); n >= 0 {
+				revs = args[:n]
+			}
+			if len(revs) > 2 {
+				return fmt.Errorf("accepts at most 2 revisions before --, received %d", len(revs))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var revs, paths []string
 			if n := cmd.ArgsLenAtDash(); n >= 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -35,7 +36,13 @@ kind, +added ~modified -deleted against its parent, message, and the names
 	return c
 }
 
+// listKinds are the kinds --kind takes.
+var listKinds = []string{ckpt.KindManual, ckpt.KindTurn, ckpt.KindRun, ckpt.KindPreRestore, ckpt.KindEdit, ckpt.KindRestore}
+
 func runList(e *env, o *listOptions) error {
+	if o.kind != "" && !slices.Contains(listKinds, o.kind) {
+		return usagef("--kind %q: want one of %s", o.kind, strings.Join(listKinds, ", "))
+	}
 	r, err := e.open(o.json)
 	if err != nil {
 		return err
@@ -54,6 +61,10 @@ func runList(e *env, o *listOptions) error {
 		return nil
 	}
 	if len(cps) == 0 {
+		if o.kind != "" {
+			fmt.Fprintf(e.stderr, "ckpt: no %s checkpoints\n", o.kind)
+			return nil
+		}
 		fmt.Fprintln(e.stderr, "ckpt: no checkpoints yet; `ckpt save` records one")
 		return nil
 	}

@@ -218,7 +218,7 @@ interrupted, reverted), attempts, files changed, and what the run was for.
 			if o.json {
 				return e.printJSON(nonNil(runs))
 			}
-			if len(runs) == 0 {
+			if len(runs) == 0 && !e.quiet {
 				fmt.Fprintln(e.stderr, "ckpt: no runs yet (ckpt run -- CMD, or ckpt process)")
 			}
 			for _, rec := range runs {

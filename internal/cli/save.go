@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -61,6 +62,9 @@ func runSave(e *env, o *saveOptions) error {
 	paths, err := workspacePaths(e, r, o.paths)
 	if err != nil {
 		return err
+	}
+	if o.kind != "" && !slices.Contains(listKinds, o.kind) {
+		return usagef("--kind %q: want manual, turn, run or edit", o.kind)
 	}
 	meta := map[string]string{}
 	for _, kv := range o.meta {

@@ -365,7 +365,9 @@ TURN (as 'ckpt session show' numbers them):
 between turns (by you, or by another session) survive; where both touched a
 file they are merged, and conflicting hunks keep your side (listed).
 Nothing is lost either way: the state before is checkpointed and
-'ckpt undo' takes the rewind back. --dry-run shows what would change.
+'ckpt undo' takes the rewind back. 'ckpt undo' steps the files only: after
+--both the conversation stays rewound ('ckpt session show --all' still shows
+its messages). --dry-run shows what would change.
 
 Without TURN, on a terminal, rewind opens the picker: the session's turns,
 newest first. Enter on a turn opens [code+conversation] [conversation]
@@ -491,12 +493,18 @@ func printRewind(e *env, asJSON bool, res *ckpt.RewindResult) error {
 			}
 			e.warnf("conflicts: your side %sbeen kept in: %s", map[bool]string{true: "would have ", false: "has "}[res.DryRun], strings.Join(ps, ", "))
 		}
+		back := "ckpt undo takes the rewind back"
+		if res.Scope == ckpt.ScopeBoth {
+			// Undo steps the workspace's timeline; the conversation's
+			// messages stay hidden.
+			back = "ckpt undo takes the code rewind back; the conversation stays rewound"
+		}
 		switch {
 		case res.DryRun:
 		case rr.PreRestore != nil:
-			e.warnf("the state before was checkpointed as %s (ckpt undo takes the rewind back)", rr.PreRestore.Short())
+			e.warnf("the state before was checkpointed as %s (%s)", rr.PreRestore.Short(), back)
 		default:
-			e.warnf("ckpt undo takes the rewind back")
+			e.warnf("%s", back)
 		}
 	}
 	if res.Scope != ckpt.ScopeCode {
@@ -556,8 +564,8 @@ back).`,
 
 func printFork(e *env, from string, turn int, res *ckpt.ForkResult) {
 	if !e.quiet {
-		e.printf("forked session %s from turn %d of %s: session %s on branch %s (%d file(s) changed)\n",
-			res.Session.ID, turn, from, res.Session.ID, res.Session.Branch, len(res.Switch.Changed()))
+		e.printf("forked session %s from turn %d of %s, on branch %s (%d file(s) changed)\n",
+			res.Session.ID, turn, from, res.Session.Branch, len(res.Switch.Changed()))
 	}
 }
 

@@ -64,7 +64,7 @@ func runShow(e *env, o *showOptions, rev string) error {
 		e.printf("%s\n", c.ID)
 		return nil
 	}
-	e.printf("checkpoint %s %s\n", c.ID, refLabel(c))
+	e.printf("%s\n", strings.TrimRight("checkpoint "+c.ID.String()+" "+refLabel(c), " "))
 	e.printf("time:      %s\n", fmtTime(c.Time))
 	e.printf("kind:      %s\n", c.Kind)
 	if c.Branch != "" {

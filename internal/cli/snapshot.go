@@ -103,6 +103,9 @@ checkpoint named NAME and prints
 
   snapshot NAME created: <checkpoint id>
 
+(on the git backend the id is the git commit's, 40 hex digits, as seed 002
+printed it: git show takes it; ckpt commands take the NAME).
+
 The description is stored as the checkpoint's message. Reusing the name of an
 existing snapshot is an error unless --force, which moves the name to the new
 checkpoint (the old one stays in the store until gc).

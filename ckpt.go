@@ -314,8 +314,9 @@ func DefaultStoreDir(workspace string) (string, error) {
 
 // FindWorkspace finds the workspace for a directory the way git finds a
 // repository: if storeDir names an existing store whose workspace contains
-// dir, that workspace; else the nearest ancestor that already has a default
-// store; else the top of the enclosing git work tree; else dir itself.
+// dir, that workspace; else the nearest ancestor whose default store holds
+// checkpoints; else the top of the enclosing git work tree; else dir
+// itself.
 func FindWorkspace(dir, storeDir string) (string, error) {
 	start, err := canonicalDir(dir)
 	if err != nil {
@@ -328,10 +329,11 @@ func FindWorkspace(dir, storeDir string) (string, error) {
 		}
 	}
 	for d := start; ; d = filepath.Dir(d) {
-		if sd, err := DefaultStoreDir(d); err == nil {
-			if _, err := os.Stat(filepath.Join(sd, store.DBName)); err == nil {
-				return d, nil
-			}
+		// Only a store with history claims the directories below it: one
+		// that a command created by just looking (ckpt status in ~) must
+		// not turn every project below into part of it.
+		if sd, err := DefaultStoreDir(d); err == nil && store.HasHistory(sd) {
+			return d, nil
 		}
 		if d == filepath.Dir(d) {
 			break

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -90,6 +91,9 @@ func (r *Repo) Restore(ctx context.Context, rev string, opts RestoreOptions) (*R
 		if err != nil {
 			return nil, err
 		}
+		if err := r.checkRestorePaths(ctx, id, paths); err != nil {
+			return nil, err
+		}
 		return r.dryRun(ctx, id, paths)
 	}
 	unlock, err := r.begin(ctx)
@@ -101,7 +105,36 @@ func (r *Repo) Restore(ctx context.Context, rev string, opts RestoreOptions) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkRestorePaths(ctx, id, paths); err != nil {
+		return nil, err
+	}
 	return r.restoreLocked(ctx, journalData{Op: "restore", Target: id, Paths: paths}, false)
+}
+
+// checkRestorePaths refuses a path that is neither in the checkpoint nor in
+// the workspace (a typo would otherwise restore nothing, silently).
+func (r *Repo) checkRestorePaths(ctx context.Context, id ID, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	rec, err := r.st.Checkpoint(ctx, id)
+	if err != nil {
+		return err
+	}
+	load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) }
+	for _, p := range paths {
+		if _, ok, err := tree.Lookup(ctx, load, rec.Tree, p); err != nil {
+			return err
+		} else if ok {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p))); err == nil {
+			continue
+		}
+		return withHint(fmt.Errorf("restore: %s is neither in checkpoint %s nor in the workspace", QuotePath(p), id.Short()),
+			"check the path (paths are relative to the workspace, or to the current directory on the command line); `ckpt show "+id.Short()+"` lists what the checkpoint changed")
+	}
+	return nil
 }
 
 // effectiveFilter combines the user's paths with a partial target's paths.

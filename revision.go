@@ -143,6 +143,26 @@ func (r *Repo) resolveBase(ctx context.Context, full, base string) (ID, error) {
 			return ID{}, err
 		}
 	}
+	if len(found) > 0 && isHex(base) && len(base) >= 4 {
+		// A name that is also a checkpoint id prefix (a snapshot "cafe"):
+		// which one is meant is not ours to guess.
+		ids, err := r.st.FindCheckpoints(ctx, strings.ToLower(base), 5)
+		if err != nil {
+			return ID{}, err
+		}
+		for _, id := range ids {
+			if id != found[0].ID || len(found) > 1 {
+				names := []string{}
+				for _, f := range found {
+					names = append(names, f.Name)
+				}
+				for _, id := range ids {
+					names = append(names, id.Short())
+				}
+				return ID{}, &RevisionError{Rev: full, Reason: "it names a ref and is the start of a checkpoint id", Candidates: names, Ambiguous: true}
+			}
+		}
+	}
 	if len(found) == 1 {
 		return found[0].ID, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -112,5 +113,30 @@ func TestResolveNames(t *testing.T) {
 	}
 	if _, err := r.Resolve(ctx, "nope"); !errors.Is(err, ErrNotFound) || Hint(err) == "" {
 		t.Errorf("unknown name: %v, hint %q", err, Hint(err))
+	}
+}
+
+// A ref whose name is also the start of a checkpoint id (seed 002 allows
+// snapshot names like "cafe") is ambiguous, not silently the ref.
+func TestResolveHexNamedRef(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a.txt": "1\n"})
+	first := mustSave(t, r, "one")
+	writeFile(t, ws, "a.txt", "2\n")
+	mustSave(t, r, "two")
+	prefix := first.ID.String()[:6]
+	if _, err := r.SnapshotCreate(ctx, prefix, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.Resolve(ctx, prefix)
+	var re *RevisionError
+	if !errors.As(err, &re) || !re.Ambiguous || !strings.Contains(err.Error(), "start of a checkpoint id") {
+		t.Fatalf("resolve %s: %v", prefix, err)
+	}
+	if id, err := r.Resolve(ctx, "snapshots/"+prefix); err != nil || id == first.ID {
+		t.Fatalf("snapshots/%s = %v, %v", prefix, id, err)
+	}
+	if id, err := r.Resolve(ctx, first.ID.String()[:12]); err != nil || id != first.ID {
+		t.Fatalf("a longer prefix: %v %v", id, err)
 	}
 }

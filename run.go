@@ -806,7 +806,10 @@ func (r *Repo) RevertRun(ctx context.Context, id string) (*RunRecord, error) {
 	}
 	switch rec.Status {
 	case run.StatusDone, run.StatusInterrupted:
-	case run.StatusDead, run.StatusReverted:
+	case run.StatusReverted:
+		// Reverted, and perhaps brought back since (ckpt undo): revert
+		// again if its changes are there.
+	case run.StatusDead:
 		return nil, fmt.Errorf("run %s is %s: its changes were already reverted", full, rec.Status)
 	default:
 		return nil, fmt.Errorf("run %s is %s and cannot be reverted", full, rec.Status)
@@ -817,6 +820,10 @@ func (r *Repo) RevertRun(ctx context.Context, id string) (*RunRecord, error) {
 	}
 	// For a finished run, changes.diff is what the last attempt left.
 	if err := r.revertRun(ctx, dir, rec, pre.Checkpoint.ID.String(), "run "+full+" reverted"); err != nil {
+		var ie *IntegrityError
+		if rec.Status == run.StatusReverted && errors.As(err, &ie) {
+			return nil, fmt.Errorf("run %s is reverted: its changes were already reverted (and are not in the workspace)", full)
+		}
 		return nil, err
 	}
 	rec.Status, rec.Reason = run.StatusReverted, "reverted with ckpt runs revert"

@@ -264,3 +264,6 @@ func dirSize(dir string) int64 {
 	})
 	return n
 }
+
+// StoreHasHistory reports whether the store in dir holds checkpoints.
+func StoreHasHistory(dir string) bool { return store.HasHistory(dir) }

@@ -224,6 +224,13 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	if opts.Backend == "" {
 		opts.Backend = os.Getenv("CKPT_BACKEND")
 	}
+	if opts.Backend == "" && e.store != "" {
+		// --store names a sqlite store: it wins over a git-backend store
+		// found in the repository, unless its own settings say git.
+		if set, err := ckpt.ConfigSet(e.store); err == nil && set["backend"] == "" {
+			opts.Backend = ckpt.BackendSQLite
+		}
+	}
 	switch opts.Backend {
 	case "", ckpt.BackendSQLite, ckpt.BackendGit:
 	default:

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -101,7 +102,13 @@ func runConfig(e *env, o *configOptions, args []string) error {
 		if err := new(ckpt.Config).Set(args[0], v); err != nil {
 			return usagef("%v", err) // an unknown key or a bad value
 		}
-		return ckpt.WriteConfig(dir, args[0], &v)
+		if err := ckpt.WriteConfig(dir, args[0], &v); err != nil {
+			return err
+		}
+		if args[0] == "backend" {
+			e.noteBackendSwitch(bsd, v)
+		}
+		return nil
 	}
 	set, err := ckpt.ConfigSet(sd)
 	if err != nil {
@@ -155,4 +162,31 @@ func runConfig(e *env, o *configOptions, args []string) error {
 		e.printf("%-15s %s %s\n", r.Key, mark, r.Value)
 	}
 	return nil
+}
+
+// noteBackendSwitch says where the history stays when the backend setting
+// moves away from a store that holds checkpoints: each backend has its own
+// store, and nothing is copied between them.
+func (e *env) noteBackendSwitch(sqliteStore, to string) {
+	if e.quiet {
+		return
+	}
+	dir := e.dir
+	if dir == "" {
+		dir = "."
+	}
+	ws, err := ckpt.FindWorkspace(dir, "")
+	if err != nil {
+		return
+	}
+	from, other := ckpt.BackendSQLite, sqliteStore
+	if to == ckpt.BackendSQLite {
+		from = ckpt.BackendGit
+		if other, err = ckpt.GitStoreLocation(ws); err != nil {
+			return
+		}
+	}
+	if ckpt.StoreHasHistory(other) {
+		fmt.Fprintf(e.stderr, "ckpt: note: the checkpoints made on the %s backend stay in its store (%s): the %s backend starts its own history; `ckpt config backend %s` goes back to them\n", from, other, to, from)
+	}
 }

@@ -1107,3 +1107,19 @@ func RecordedWorkspace(dir string) string {
 	}
 	return ws
 }
+
+// HasHistory reports whether the store in dir holds at least one
+// checkpoint (a store created by a command that only looked holds none).
+func HasHistory(dir string) bool {
+	path := filepath.Join(dir, DBName)
+	if _, err := os.Stat(path); err != nil {
+		return false
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var one int
+	return db.QueryRow(`SELECT 1 FROM checkpoints LIMIT 1`).Scan(&one) == nil
+}

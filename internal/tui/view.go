@@ -306,6 +306,8 @@ func (m *Model) previewLines(t ckpt.TurnInfo, room int, heading bool) []string {
 		case short:
 		case m.item == ItemFork:
 			after = append(after, m.st.dim.Render("This session and its branch stay as they are: ckpt switch goes back."))
+		case n > 0 && m.item == ItemBoth:
+			after = append(after, m.st.dim.Render("The files before are checkpointed: ckpt undo takes the code back (not the conversation)."))
 		case n > 0:
 			after = append(after, m.st.dim.Render("The state before is checkpointed: ckpt undo takes it back."))
 		}

@@ -24,7 +24,7 @@ import (
 func needGit(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git is needed (scripts/test installs it)")
 	}
 }
 

@@ -138,13 +138,7 @@ func (r *Repo) createBranchLocked(ctx context.Context, name, rev string) (*Branc
 	if err != nil {
 		return nil, err
 	}
-	err = r.st.Update(ctx, func(tx store.Tx) error {
-		if err := tx.SetRef(store.Ref{Name: "branches/" + name, ID: id, Time: r.now()}); err != nil {
-			return err
-		}
-		_, err := tx.AppendOp(store.Op{Kind: "branch", After: id, Detail: name})
-		return err
-	})
+	err = r.refOp(ctx, &store.Ref{Name: "branches/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: "branch", After: id, Detail: name})
 	if err != nil {
 		return nil, err
 	}
@@ -167,13 +161,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 	if h, _, err := r.head(ctx); err == nil && h != nil && h.Symbolic == name {
 		return withHint(fmt.Errorf("delete branch %s: it is the current branch", name), "switch to another branch first (ckpt switch OTHER)")
 	}
-	err = r.st.Update(ctx, func(tx store.Tx) error {
-		if err := tx.DeleteRef("branches/" + name); err != nil {
-			return err
-		}
-		_, err := tx.AppendOp(store.Op{Kind: "branch-delete", Before: ref.ID, Detail: name})
-		return err
-	})
+	err = r.refOp(ctx, nil, "branches/"+name, store.Op{Kind: "branch-delete", Before: ref.ID, Detail: name})
 	if err == nil {
 		r.emit(Event{Kind: EventBranch, Checkpoint: ref.ID, Message: "deleted branch " + name})
 	}
@@ -304,13 +292,7 @@ func (r *Repo) CreateTag(ctx context.Context, name, rev string, force bool) (*Ta
 	if err != nil {
 		return nil, err
 	}
-	err = r.st.Update(ctx, func(tx store.Tx) error {
-		if err := tx.SetRef(store.Ref{Name: "tags/" + name, ID: id, Time: r.now()}); err != nil {
-			return err
-		}
-		_, err := tx.AppendOp(store.Op{Kind: "tag", Before: old.ID, After: id, Detail: name})
-		return err
-	})
+	err = r.refOp(ctx, &store.Ref{Name: "tags/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: "tag", Before: old.ID, After: id, Detail: name})
 	if err != nil {
 		return nil, err
 	}
@@ -329,13 +311,7 @@ func (r *Repo) DeleteTag(ctx context.Context, name string) error {
 	if err != nil {
 		return withHint(fmt.Errorf("delete tag %s: %w", name, ErrNotFound), "`ckpt tags` lists the tags")
 	}
-	err = r.st.Update(ctx, func(tx store.Tx) error {
-		if err := tx.DeleteRef("tags/" + name); err != nil {
-			return err
-		}
-		_, err := tx.AppendOp(store.Op{Kind: "tag-delete", Before: ref.ID, Detail: name})
-		return err
-	})
+	err = r.refOp(ctx, nil, "tags/"+name, store.Op{Kind: "tag-delete", Before: ref.ID, Detail: name})
 	if err == nil {
 		r.emit(Event{Kind: EventTag, Checkpoint: ref.ID, Message: "deleted tag " + name})
 	}
@@ -559,3 +535,19 @@ func topoOrder(order []ID, recs map[ID]*store.Record) []ID {
 }
 
 var _ = object.ZeroID
+
+// refOp sets a ref (set != nil) or deletes one (del) and records the
+// operation, in one transaction.
+func (r *Repo) refOp(ctx context.Context, set *store.Ref, del string, op store.Op) error {
+	return r.st.Update(ctx, func(tx store.Tx) error {
+		if set != nil {
+			if err := tx.SetRef(*set); err != nil {
+				return err
+			}
+		} else if err := tx.DeleteRef(del); err != nil {
+			return err
+		}
+		_, err := tx.AppendOp(op)
+		return err
+	})
+}

@@ -65,7 +65,7 @@ func reviewHelper(t *testing.T, name string, env ...string) error {
 // that a failpoint kills).
 func TestHelperSwitch(t *testing.T) {
 	if os.Getenv("REVIEW_HELPER") == "" {
-		t.Skip("helper")
+		return // a helper: it runs only in the child process below
 	}
 	ctx := context.Background()
 	r, err := Open(ctx, os.Getenv("REVIEW_WS"), Options{Store: os.Getenv("REVIEW_STORE")})
@@ -172,7 +172,8 @@ func TestSwitchFailureRollbackAtEveryStep(t *testing.T) {
 			_, err := r.Switch(ctx, "feature", SwitchOptions{})
 			os.Setenv("CKPT_FAILPOINT", "")
 			if err == nil {
-				t.Skip("the failpoint was not reached")
+				t.Logf("the switch makes fewer than %d changes: failpoint %d not reached", n, n)
+				return
 			}
 			if d := treegen.Diff(mainState, snapshot(t, ws)); d != "" {
 				t.Fatalf("after a failed switch (%v) the workspace was not rolled back:\n%s", err, d)

@@ -74,15 +74,11 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, opts Rew
 	default:
 		return nil, fmt.Errorf("rewind: unknown scope %q (want code, conversation or both)", scope)
 	}
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
-		return nil, err
-	}
 	t, err := c.turn(s, turn)
 	if err != nil {
 		return nil, err
@@ -489,15 +485,11 @@ type ForkResult struct {
 // and the new session becomes the current one; the original session and
 // its branch are untouched.
 func (c *Controller) Fork(ctx context.Context, turn int) (*ForkResult, error) {
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
-		return nil, err
-	}
 	t, err := c.turn(s, turn)
 	if err != nil {
 		return nil, err
@@ -567,15 +559,11 @@ type SummarizeResult struct {
 // one, deterministic and offline: per turn, its prompt, the files it
 // changed and how it ended. The replaced messages are kept, hidden.
 func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction) (*SummarizeResult, error) {
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
-		return nil, err
-	}
 	if _, err := c.turn(s, turn); err != nil {
 		return nil, err
 	}

@@ -307,23 +307,40 @@ func (c *Controller) Session(ctx context.Context) (*Session, error) {
 // session events carry the session's id.
 func (c *Controller) Subscribe(fn func(Event)) (cancel func()) { return c.r.Subscribe(fn) }
 
+// lockSession takes the store's lock and loads the session; the caller
+// calls unlock when done.
+func (c *Controller) lockSession(ctx context.Context) (*Session, func(), error) {
+	unlock, err := c.r.begin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.r.loadSession(ctx, c.id)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return s, unlock, nil
+}
+
+// endOpenTurnLocked ends the session's turn in progress, if there is one.
+func (c *Controller) endOpenTurnLocked(ctx context.Context, s *Session) error {
+	if n := len(s.Turns); n > 0 && s.Turns[n-1].Open() {
+		return c.endTurnLocked(ctx, s, s.Turns[n-1])
+	}
+	return nil
+}
+
 // BeginTurn starts a turn labelled with the prompt: it checkpoints the
 // whole workspace (the state the turn starts from) and records the prompt
 // as the turn's first message. A turn still in progress is ended first.
 func (c *Controller) BeginTurn(ctx context.Context, prompt string) (*Turn, error) {
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
+	if err := c.endOpenTurnLocked(ctx, s); err != nil {
 		return nil, err
-	}
-	if n := len(s.Turns); n > 0 && s.Turns[n-1].Open() {
-		if err := c.endTurnLocked(ctx, s, s.Turns[n-1]); err != nil {
-			return nil, err
-		}
 	}
 	n := len(s.Turns) + 1
 	res, err := c.r.saveLocked(ctx, SaveOptions{Kind: KindTurn, Message: fmt.Sprintf("turn %d: %s", n, firstLine(prompt, 72)),
@@ -346,15 +363,11 @@ func (c *Controller) BeginTurn(ctx context.Context, prompt string) (*Turn, error
 // EndTurn ends the turn in progress: it checkpoints the workspace and
 // records which files the turn changed.
 func (c *Controller) EndTurn(ctx context.Context) (*Turn, error) {
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
-		return nil, err
-	}
 	n := len(s.Turns)
 	if n == 0 || !s.Turns[n-1].Open() {
 		return nil, withHint(fmt.Errorf("session %s: no turn in progress", s.ID), "`ckpt turn begin -m PROMPT` starts one")
@@ -411,15 +424,11 @@ func (c *Controller) AddMessage(ctx context.Context, m Message) (*Message, error
 	if !messageRoles[m.Role] {
 		return nil, fmt.Errorf("message role %q: want user, assistant, tool, system or summary", m.Role)
 	}
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
-		return nil, err
-	}
 	if m.Turn == 0 {
 		m.Turn = len(s.Turns)
 	}

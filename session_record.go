@@ -38,19 +38,13 @@ func (r *Repo) OpenController(ctx context.Context, opts SessionOptions) (*Contro
 // progress is ended first. The prompt is recorded as the turn's first
 // message.
 func (c *Controller) RecordTurn(ctx context.Context, prompt string) (*Turn, error) {
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
+	if err := c.endOpenTurnLocked(ctx, s); err != nil {
 		return nil, err
-	}
-	if n := len(s.Turns); n > 0 && s.Turns[n-1].Open() {
-		if err := c.endTurnLocked(ctx, s, s.Turns[n-1]); err != nil {
-			return nil, err
-		}
 	}
 	_, headRec, err := c.r.head(ctx)
 	if err != nil {
@@ -110,15 +104,11 @@ func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Messag
 			return nil, fmt.Errorf("message role %q: want user, assistant, tool, system or summary", m.Role)
 		}
 	}
-	unlock, err := c.r.begin(ctx)
+	s, unlock, err := c.lockSession(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
-		return nil, err
-	}
 	out := make([]*Message, 0, len(msgs))
 	data := make([][]byte, 0, len(msgs))
 	for _, m := range msgs {

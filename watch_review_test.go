@@ -1,3 +1,5 @@
+//go:build linux
+
 package ckpt
 
 import (
@@ -17,9 +19,6 @@ import (
 // so that the next save may take unchanged directories from the cache.
 func watchReady(t *testing.T, files map[string]string) (*Repo, string) {
 	t.Helper()
-	if !WatchSupported {
-		t.Skip("watch mode is Linux-only")
-	}
 	r, ws := openTest(t, files)
 	startWatcher(t, r)
 	ctx := context.Background()
@@ -138,9 +137,6 @@ func TestWatchRenameOntoOpenDir(t *testing.T) {
 // big file a full scan now captures (and a smaller limit keeps files it
 // should skip).
 func TestWatchMaxFileSizeChanged(t *testing.T) {
-	if !WatchSupported {
-		t.Skip("watch mode is Linux-only")
-	}
 	ctx := context.Background()
 	ws, store := t.TempDir(), t.TempDir()
 	writeFile(t, ws, "sub/big.bin", string(make([]byte, 4096)))
@@ -179,9 +175,6 @@ func TestWatchMaxFileSizeChanged(t *testing.T) {
 // a save without the watcher does too).
 func TestWatchGitNestedRepoLostAfterRestore(t *testing.T) {
 	needGit(t)
-	if !WatchSupported {
-		t.Skip("watch mode is Linux-only")
-	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	git(t, dir, "init", "-q", "-b", "main")
@@ -268,9 +261,6 @@ func TestWatchWritesDuringSaves(t *testing.T) {
 // stays clean, and the parent is taken whole from the cache without the
 // new file.
 func TestWatchFileInPreexistingEmptyDir(t *testing.T) {
-	if !WatchSupported {
-		t.Skip("watch mode is Linux-only")
-	}
 	ctx := context.Background()
 	r, ws := openTest(t, map[string]string{"a/keep.txt": "k\n", "top.txt": "t\n",
 		".gitignore": "*.log\n", "a/logs/old.log": "ignored\n"})

@@ -1,3 +1,5 @@
+//go:build linux
+
 package ckpt
 
 import (
@@ -68,9 +70,6 @@ func randomDirs(ws string) []string {
 // the tree a full scan without cache or watcher finds. And saves do take
 // unchanged directories from the cache.
 func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
-	if !WatchSupported {
-		t.Skip("watch mode is Linux-only; this system scans everything")
-	}
 	ctx := context.Background()
 	reusedSaves := 0
 	for i := 0; i < trials(6); i++ {
@@ -169,9 +168,6 @@ func bench(ws string) ([]string, error) {
 // Without a watcher, or with one that cannot vouch (just started), saves
 // read everything and stay correct.
 func TestWatchFallbacks(t *testing.T) {
-	if !WatchSupported {
-		t.Skip("watch mode is Linux-only")
-	}
 	ctx := context.Background()
 	r, ws := openTest(t, map[string]string{"a/b/c.txt": "c\n", "d.txt": "d\n", "x/y/z.txt": "z\n"})
 	mustSave(t, r, "no watcher")

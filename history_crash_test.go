@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -168,9 +170,18 @@ func TestSwitchFailureRollbackAtEveryStep(t *testing.T) {
 			writeFile(t, ws, "keep.txt", "unsaved on main\n")
 			writeFile(t, ws, "d/c.txt", "unsaved c\n")
 			mainState := snapshot(t, ws)
-			t.Setenv("CKPT_FAILPOINT", fmt.Sprintf("restore-fail:%d", n))
+			disarm := failpoint.Set("restore/change", func(arg string) error {
+				if arg == fmt.Sprint(n) {
+					return fmt.Errorf("failpoint restore/change %d", n)
+				}
+				return nil
+			})
+			if n == 0 {
+				disarm()
+				disarm = failpoint.Set("restore/before-change", func(string) error { return errors.New("failpoint restore/before-change") })
+			}
 			_, err := r.Switch(ctx, "feature", SwitchOptions{})
-			os.Setenv("CKPT_FAILPOINT", "")
+			disarm()
 			if err == nil {
 				t.Logf("the switch makes fewer than %d changes: failpoint %d not reached", n, n)
 				return

@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
@@ -479,7 +481,8 @@ func (r *Repo) applier(root *os.Root, stage string) *restore.Applier {
 			r.progress(Progress{Op: "restore", Files: f, TotalFiles: tf, Bytes: b, TotalBytes: tb})
 		}
 	}
-	a.BeforeChange, a.Hook = testHooks()
+	a.BeforeChange = func() error { return failpoint.Hit("restore/before-change", "") }
+	a.Hook = func(n int) error { return failpoint.Hit("restore/change", strconv.Itoa(n)) }
 	return a
 }
 

@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package fsroot
+
+// forceWalk: resolution always walks here.
+func forceWalk() func() { return func() {} }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
@@ -139,7 +140,7 @@ func (d *DiffResult) side(ctx context.Context, path string, e *object.Entry, wor
 // readWorking reads a file's content (or a symlink's target) from the
 // workspace, never following symlinks out of it.
 func (r *Repo) readWorking(path string, mode uint32) ([]byte, error) {
-	root, err := os.OpenRoot(r.root)
+	root, err := fsroot.Open(r.root)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (r *Repo) readWorking(path string, mode uint32) ([]byte, error) {
 		}
 		return []byte(t), nil
 	}
-	f, err := root.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	f, err := root.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, &PathError{Op: "read", Path: path, Err: unwrapPath(err)}
 	}

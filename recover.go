@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
@@ -90,7 +91,7 @@ func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
 // removeTemps deletes ckpt's temporary files left in the workspace by a
 // process that died (we hold the lock, so none is in use).
 func (r *Repo) removeTemps(ctx context.Context, out *RecoverResult) error {
-	root, err := os.OpenRoot(r.root)
+	root, err := fsroot.Open(r.root)
 	if err != nil {
 		return err
 	}

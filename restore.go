@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
@@ -187,7 +188,7 @@ func (r *Repo) dryRun(ctx context.Context, id ID, paths []string) (*RestoreResul
 		return nil, err
 	}
 	keepNested(plan, res)
-	root, err := os.OpenRoot(r.root)
+	root, err := fsroot.Open(r.root)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +296,7 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 	r.commitCache(c)
 	if recovering {
 		// Leftovers of the interrupted attempt (e.g. cross-device copies).
-		if root, err := os.OpenRoot(r.root); err == nil {
+		if root, err := fsroot.Open(r.root); err == nil {
 			for _, t := range c.res.Temp {
 				root.RemoveAll(t)
 			}
@@ -470,7 +471,7 @@ func (r *Repo) strayChanges(ctx context.Context, load tree.Loader, plan *restore
 	return false, nil
 }
 
-func (r *Repo) applier(root *os.Root, stage string) *restore.Applier {
+func (r *Repo) applier(root *fsroot.Root, stage string) *restore.Applier {
 	a := &restore.Applier{Root: root, RootPath: r.root, Stage: stage,
 		Blobs: func(ctx context.Context, id object.ID) (io.ReadCloser, error) {
 			rc, _, err := r.st.OpenBlob(ctx, id)
@@ -487,7 +488,7 @@ func (r *Repo) applier(root *os.Root, stage string) *restore.Applier {
 }
 
 func (r *Repo) apply(ctx context.Context, plan *restore.Plan, stage string) (*restore.Outcome, error) {
-	root, err := os.OpenRoot(r.root)
+	root, err := fsroot.Open(r.root)
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +497,7 @@ func (r *Repo) apply(ctx context.Context, plan *restore.Plan, stage string) (*re
 }
 
 func (r *Repo) verify(oc *restore.Outcome, plan *restore.Plan) []string {
-	root, err := os.OpenRoot(r.root)
+	root, err := fsroot.Open(r.root)
 	if err != nil {
 		return oc.Written
 	}
@@ -517,7 +518,7 @@ func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan,
 		return fmt.Errorf("%s: %w", j.Op, err)
 	}
 	bctx := context.WithoutCancel(ctx)
-	if root, rerr := os.OpenRoot(r.root); rerr == nil {
+	if root, rerr := fsroot.Open(r.root); rerr == nil {
 		root.RemoveAll(j.Stage)
 		root.Close()
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
@@ -393,7 +394,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		if err != nil {
 			return err
 		}
-		osroot, err := os.OpenRoot(c.r.root)
+		osroot, err := fsroot.Open(c.r.root)
 		if err != nil {
 			return err
 		}

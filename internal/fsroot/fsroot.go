@@ -134,6 +134,14 @@ func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error
 
 // OpenFD is OpenFile returning the raw descriptor.
 func (r *Root) OpenFD(rel string, flag int, perm fs.FileMode) (int, error) {
+	if c, err := clean(rel); err == nil && c != "" {
+		if fd, ok, err := r.openDirect(c, flag, uint32(perm.Perm())); ok {
+			if err != nil {
+				return -1, perr("open", rel, err)
+			}
+			return fd, nil
+		}
+	}
 	dirfd, base, done, err := r.parent(rel)
 	if err != nil {
 		return -1, perr("open", rel, err)

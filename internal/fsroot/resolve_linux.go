@@ -53,11 +53,33 @@ func (r *Root) resolve(rel string, flag int) (int, error) {
 	return walk(r.fd, rel, flag)
 }
 
-func openat2(dirfd int, rel string, flag int) (int, error) {
+// openDirect opens rel (any type) with flag in one openat2 call when it
+// can; ok is false when the caller must resolve the parent itself.
+func (r *Root) openDirect(rel string, flag int, perm uint32) (fd int, ok bool, err error) {
+	if noOpenat2.Load() || len(rel) > maxDirect {
+		return -1, false, nil
+	}
 	how := &unix.OpenHow{
-		Flags:   uint64(flag | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+		Flags:   uint64(flag | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+		Mode:    uint64(perm),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	}
+	fd, err = openHow(r.fd, rel, how)
+	if err == unix.ENOSYS || err == unix.EPERM {
+		noOpenat2.Store(true)
+		return -1, false, nil
+	}
+	return fd, true, err
+}
+
+func openat2(dirfd int, rel string, flag int) (int, error) {
+	return openHow(dirfd, rel, &unix.OpenHow{
+		Flags:   uint64(flag | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+func openHow(dirfd int, rel string, how *unix.OpenHow) (int, error) {
 	for i := 0; ; i++ {
 		fd, err := unix.Openat2(dirfd, rel, how)
 		// EAGAIN: a rename elsewhere raced the lookup (RESOLVE_BENEATH's

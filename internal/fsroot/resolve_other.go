@@ -16,3 +16,7 @@ func (r *Root) resolve(rel string, flag int) (int, error) {
 func renameNoReplace(oldfd int, oldName string, newfd int, newName string) error {
 	return renameCheck(oldfd, oldName, newfd, newName)
 }
+
+func (r *Root) openDirect(rel string, flag int, perm uint32) (int, bool, error) {
+	return -1, false, nil
+}

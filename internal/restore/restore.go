@@ -2,8 +2,10 @@
 //
 // A restore is planned from two trees, the workspace's current one (from a
 // scan) and the target, so it touches only what differs. It is applied in
-// phases, all through [os.Root] so nothing outside the workspace is ever
-// written and no symlink is followed out of it:
+// phases, all through [fsroot.Root] so nothing outside the workspace is ever
+// written and no symlink is ever followed, not even one inside it (a
+// directory swapped for a symlink while the restore runs makes the restore
+// stop, never write through the link):
 //
 //  1. check: a path the plan would write that holds something the scan did
 //     not capture (an ignored or skipped file) is kept, and reported;
@@ -36,6 +38,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
 	"golang.org/x/sys/unix"
@@ -209,7 +212,7 @@ type Blobs func(ctx context.Context, id object.ID) (io.ReadCloser, error)
 
 // Applier applies plans to one workspace.
 type Applier struct {
-	Root     *os.Root
+	Root     *fsroot.Root
 	RootPath string // absolute path of Root, for syncfs
 	Blobs    Blobs
 	// Stage is the staging directory's name (must start with ".ckpt-tmp-").
@@ -477,7 +480,7 @@ func (a *Applier) check(writes []Action, plan *Plan) (ok, kept []Action, err err
 
 // onlyEmptyDirs reports whether the directory p holds nothing but
 // (recursively) empty directories.
-func onlyEmptyDirs(root *os.Root, p string, depth int) bool {
+func onlyEmptyDirs(root *fsroot.Root, p string, depth int) bool {
 	if depth > 64 {
 		return false
 	}
@@ -500,7 +503,7 @@ func onlyEmptyDirs(root *os.Root, p string, depth int) bool {
 
 // removeEmptyDirs removes a tree of empty directories (rmdir only, so it
 // never deletes a file that appeared meanwhile).
-func removeEmptyDirs(root *os.Root, p string) error {
+func removeEmptyDirs(root *fsroot.Root, p string) error {
 	f, err := root.Open(p)
 	if err != nil {
 		return err
@@ -521,15 +524,15 @@ func removeEmptyDirs(root *os.Root, p string) error {
 }
 
 // realParents reports whether every parent directory of p is a real
-// directory (not a symlink, which os.Root would follow inside the root).
-func realParents(root *os.Root, p string) bool {
-	for _, d := range parents(p) {
-		fi, err := root.Lstat(d)
-		if err != nil || !fi.IsDir() {
-			return false
-		}
+// directory: fsroot resolves p's parent only through real directories,
+// never a symlink.
+func realParents(root *fsroot.Root, p string) bool {
+	d := path.Dir(p)
+	if d == "." {
+		return true
 	}
-	return true
+	fi, err := root.Lstat(d)
+	return err == nil && fi.IsDir()
 }
 
 func parents(p string) []string {
@@ -709,7 +712,7 @@ func (a *Applier) sync() {
 
 // Verify checks that every written path holds its target entry and every
 // deleted path is gone. It returns the paths that do not match.
-func Verify(root *os.Root, out *Outcome, plan *Plan) []string {
+func Verify(root *fsroot.Root, out *Outcome, plan *Plan) []string {
 	want := map[string]*object.Entry{}
 	for _, act := range plan.Actions {
 		if act.Op == Create || act.Op == Update {
@@ -737,7 +740,7 @@ func Verify(root *os.Root, out *Outcome, plan *Plan) []string {
 	return bad
 }
 
-func matches(root *os.Root, p string, e *object.Entry) bool {
+func matches(root *fsroot.Root, p string, e *object.Entry) bool {
 	if e == nil || !realParents(root, p) {
 		return false
 	}

@@ -2,15 +2,13 @@ package scan
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/ignore"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
-	"golang.org/x/sys/unix"
 )
 
 // IgnoredError reports that a path named explicitly is ignored.
@@ -46,11 +44,11 @@ func (e *NestedError) Error() string {
 
 // nestedAncestor returns the first directory on rel's path (rel included)
 // that contains a .git entry, or "".
-func nestedAncestor(root, rel string) string {
+func nestedAncestor(root *fsroot.Root, rel string) string {
 	cur := ""
 	for _, part := range strings.Split(rel, "/") {
 		cur = join(cur, part)
-		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(cur), ".git")); err == nil {
+		if _, err := root.Lstat(cur + "/.git"); err == nil {
 			return cur
 		}
 	}
@@ -59,8 +57,8 @@ func nestedAncestor(root, rel string) string {
 
 // matcherFor returns the matcher for the entries of dir (dir's own ignore
 // files included), checking that neither dir nor any ancestor is ignored.
-func matcherFor(root, dir string) (*ignore.Matcher, error) {
-	m := ignore.New(loadInfoExclude(root))
+func matcherFor(root *fsroot.Root, dir string) (*ignore.Matcher, error) {
+	m := ignore.New(loadInfoExclude(root.Name()))
 	cur := ""
 	parts := []string{}
 	if dir != "" {
@@ -69,12 +67,16 @@ func matcherFor(root, dir string) (*ignore.Matcher, error) {
 	for i := 0; ; i++ {
 		lists := [3]*ignore.List{}
 		for j, name := range []string{".gitignore", ".ckptignore", ".decreeignore"} {
-			p := filepath.Join(root, filepath.FromSlash(cur), name)
-			fi, err := os.Lstat(p)
+			fi, err := root.Lstat(join(cur, name))
 			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			data, err := os.ReadFile(p)
+			f, err := root.Open(join(cur, name))
+			var data []byte
+			if err == nil {
+				data, err = io.ReadAll(f)
+				f.Close()
+			}
 			if err != nil {
 				return nil, &PathError{Op: "read", Path: join(cur, name), Err: unwrapErr(err)}
 			}
@@ -89,7 +91,7 @@ func matcherFor(root, dir string) (*ignore.Matcher, error) {
 			return nil, &IgnoredError{Path: next}
 		}
 		isDir := true
-		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(next))); err == nil {
+		if fi, err := root.Lstat(next); err == nil {
 			isDir = fi.IsDir()
 		}
 		if m.Ignored(next, isDir) {
@@ -112,7 +114,12 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		dir, name = rel[:i], rel[i+1:]
 	}
-	m, err := matcherFor(opts.Root, dir)
+	root, err := fsroot.Open(opts.Root)
+	if err != nil {
+		return nil, nil, &PathError{Op: "open workspace", Path: "", Err: unwrapErr(err)}
+	}
+	defer root.Close()
+	m, err := matcherFor(root, dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,25 +127,26 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 		return nil, nil, &IgnoredError{Path: rel}
 	}
 	if opts.NestedRepos {
-		if repo := nestedAncestor(opts.Root, rel); repo != "" {
+		if repo := nestedAncestor(root, rel); repo != "" {
 			return nil, nil, &NestedError{Path: rel, Repo: repo}
 		}
 	}
-	abs := filepath.Join(opts.Root, filepath.FromSlash(rel))
-	st, err := lstatPath(abs)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+	raw, err := root.Stat(rel)
+	if vanished(err) {
+		// Absent, or below a file or a symlink (never followed).
 		return nil, &Result{}, nil
 	}
 	if err != nil {
-		return nil, nil, &PathError{Op: "stat", Path: rel, Err: err}
+		return nil, nil, &PathError{Op: "stat", Path: rel, Err: unwrapErr(err)}
 	}
+	st := fromStat(raw)
 	isDir := st.mode&sIFMT == sIFDIR
 	if m.Ignored(rel, isDir) {
 		src, line, pat, _ := m.Explain(rel, isDir)
 		return nil, nil, &IgnoredError{Path: rel, Source: src, Line: line, Pattern: pat}
 	}
 	if isDir {
-		res, err := scanFrom(ctx, opts, &node{rel: rel, abs: abs, m: m})
+		res, err := scanFrom(ctx, opts, &node{rel: rel, m: m})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -148,9 +156,10 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 		return &object.Entry{Name: name, Mode: object.ModeDir, Size: res.Bytes, ID: res.Root}, res, nil
 	}
 	// A single file or symlink: scan its directory's entry alone.
-	parent := &node{rel: dir, abs: filepath.Dir(abs), m: m}
+	parent := &node{rel: dir, m: m}
 	s := newScanner(ctx, opts)
 	defer s.cancel(nil)
+	s.root = root
 	res := &s.res
 	switch st.mode & sIFMT {
 	case sIFREG:
@@ -163,7 +172,7 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 			return nil, nil, err
 		}
 	case sIFLNK:
-		target, err := os.Readlink(abs)
+		target, err := root.Readlink(rel)
 		if err != nil {
 			return nil, nil, &PathError{Op: "read symlink", Path: rel, Err: unwrapErr(err)}
 		}

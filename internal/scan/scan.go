@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/ignore"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -159,7 +161,6 @@ func (e *PathError) Unwrap() error { return e.Err }
 
 type node struct {
 	rel     string
-	abs     string
 	parent  *node
 	idx     int
 	m       *ignore.Matcher
@@ -221,11 +222,16 @@ type scanner struct {
 
 	reused    map[string]bool // directories taken whole from the cache
 	rootTotal int64
+
+	// root is the workspace, opened once: every directory and file is
+	// opened relative to it without following any symlink, so a directory
+	// swapped for a symlink while the scan runs is never entered.
+	root *fsroot.Root
 }
 
 // Scan walks opts.Root and returns its tree.
 func Scan(ctx context.Context, opts Options) (*Result, error) {
-	return scanFrom(ctx, opts, &node{rel: "", abs: opts.Root, m: ignore.New(loadInfoExclude(opts.Root))})
+	return scanFrom(ctx, opts, &node{rel: "", m: ignore.New(loadInfoExclude(opts.Root))})
 }
 
 func newScanner(ctx context.Context, opts Options) *scanner {
@@ -253,6 +259,10 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 	s := newScanner(ctx, opts)
 	defer s.cancel(nil)
+	if err := s.open(); err != nil {
+		return nil, err
+	}
+	defer s.root.Close()
 	s.push(job{n: start, i: -1})
 
 	var wg sync.WaitGroup
@@ -300,6 +310,23 @@ func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 	sort.Strings(s.res.Temp)
 	sort.Strings(s.res.Nested)
 	return &s.res, nil
+}
+
+// open opens the workspace's root directory.
+func (s *scanner) open() error {
+	r, err := fsroot.Open(s.opts.Root)
+	if err != nil {
+		return &PathError{Op: "open workspace", Path: "", Err: unwrapErr(err)}
+	}
+	s.root = r
+	return nil
+}
+
+// vanished reports whether an error opening a path below the root means it
+// is no longer what its parent's listing said: gone, or replaced by a file
+// or a symlink (which is never followed).
+func vanished(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP)
 }
 
 func (s *scanner) progress() Progress {
@@ -374,15 +401,18 @@ func (s *scanner) readDir(n *node) error {
 	if err := s.ctx.Err(); err != nil {
 		return nil
 	}
-	fd, err := unix.Open(n.abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err := failpoint.Hit("scan/read-dir", n.rel); err != nil {
+		return err
+	}
+	fd, err := s.root.OpenDirFD(n.rel)
 	if err != nil {
-		if n.parent != nil && (err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP) {
+		if n.parent != nil && vanished(err) {
 			// Vanished or replaced since its parent was read: not there.
 			n.entries = nil
 			s.finalize(n)
 			return nil
 		}
-		return &PathError{Op: "read directory", Path: n.rel, Err: err}
+		return &PathError{Op: "read directory", Path: n.rel, Err: unwrapErr(err)}
 	}
 	defer unix.Close(fd)
 	bp := direntPool.Get().(*[]byte)
@@ -406,9 +436,9 @@ func (s *scanner) readDir(n *node) error {
 			if err != nil || st.mode&sIFMT != sIFREG {
 				continue // git does not follow a symlinked .gitignore
 			}
-			data, err := os.ReadFile(filepath.Join(n.abs, de.name))
+			data, err := readFileAt(fd, de.name)
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
+				if vanished(err) {
 					continue
 				}
 				return &PathError{Op: "read", Path: join(n.rel, de.name), Err: unwrapErr(err)}
@@ -471,7 +501,7 @@ func (s *scanner) readDir(n *node) error {
 				n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, id: id, size: size})
 				continue
 			}
-			child := &node{rel: join(n.rel, name), abs: filepath.Join(n.abs, name), parent: n, idx: len(n.entries), m: n.m}
+			child := &node{rel: join(n.rel, name), parent: n, idx: len(n.entries), m: n.m}
 			n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, child: child})
 			dirJobs = append(dirJobs, job{n: child, i: -1})
 		case sIFREG:
@@ -638,6 +668,22 @@ func (s *scanner) putBlob(id object.ID, data []byte, base object.ID) error {
 	return s.opts.Sink.PutBlobFrom(id, data, base)
 }
 
+// readFileAt reads the regular file name in dirfd, not following a symlink.
+func readFileAt(dirfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	if st, err := fstat(fd); err != nil {
+		return nil, err
+	} else if st.mode&sIFMT != sIFREG {
+		return nil, unix.ENOENT // replaced meanwhile: as if gone
+	}
+	return io.ReadAll(f)
+}
+
 func readlinkAt(dirfd int, name string) ([]byte, error) {
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
@@ -677,16 +723,15 @@ func (s *scanner) hashEntry(n *node, i int) error {
 	}
 	e := &n.entries[i]
 	rel := join(n.rel, e.name)
-	abs := filepath.Join(n.abs, e.name)
-	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := s.root.OpenFD(rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
-		if err == unix.ENOENT || err == unix.ELOOP {
+		if vanished(err) {
 			e.mode = 0 // vanished or replaced by a symlink: the next scan sees it
 			return nil
 		}
-		return &PathError{Op: "read", Path: rel, Err: err}
+		return &PathError{Op: "read", Path: rel, Err: unwrapErr(err)}
 	}
-	f := os.NewFile(uintptr(fd), abs)
+	f := os.NewFile(uintptr(fd), rel)
 	defer f.Close()
 	for attempt := 0; ; attempt++ {
 		before, err := fstat(fd)
@@ -1039,8 +1084,12 @@ func (s *scanner) rehash(n *node, i int) error {
 	e := &n.entries[i]
 	e.clean = false
 	if object.IsSymlink(e.mode) {
-		target, err := os.Readlink(filepath.Join(n.abs, e.name))
+		target, err := s.root.Readlink(join(n.rel, e.name))
 		if err != nil {
+			if vanished(err) {
+				e.mode = 0
+				return nil
+			}
 			return &PathError{Op: "read symlink", Path: join(n.rel, e.name), Err: unwrapErr(err)}
 		}
 		e.id = object.Sum([]byte(target))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/cli"
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -149,4 +150,17 @@ func (e *env) must(args ...string) string {
 		e.t.Fatalf("ckpt %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errs)
 	}
 	return out
+}
+
+// once arms a failpoint that runs fn at its first hit only (a rollback's
+// own restore hits the same points).
+func once(name string, fn func(arg string) error) (disarm func()) {
+	done := false
+	return failpoint.Set(name, func(arg string) error {
+		if done {
+			return nil
+		}
+		done = true
+		return fn(arg)
+	})
 }

@@ -1,5 +1,0 @@
-package ckpt
-
-import "syscall"
-
-const oNoFollow = syscall.O_NOFOLLOW

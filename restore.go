@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -218,7 +220,19 @@ func newStageName() string {
 
 // restoreLocked runs a restore (or undo/redo) with the lock held. j names
 // the target, paths and op; when recovering, j is the interrupted journal.
+// A path edited after the restore's scan and before its first change makes
+// it start again (the edit is then checkpointed first), at most twice.
 func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool) (*RestoreResult, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := r.restoreAttempt(ctx, j, recovering)
+		if attempt < 3 && errors.Is(err, restore.ErrStage) && errors.Is(err, restore.ErrChanged) {
+			continue
+		}
+		return res, err
+	}
+}
+
+func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering bool) (*RestoreResult, error) {
 	headRef, headRec, err := r.head(ctx)
 	if err != nil {
 		return nil, err
@@ -313,9 +327,11 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 	}
 	var oc *restore.Outcome
 	if !plan.Empty() {
-		oc, err = r.apply(ctx, plan, j.Stage)
+		expect, done := r.expectations(ctx, c)
+		oc, err = r.apply(ctx, plan, j.Stage, expect)
+		done()
 		if err != nil {
-			return nil, r.failedRestore(ctx, err, plan, j, current)
+			return nil, r.failedRestore(ctx, err, plan, j, current, oc)
 		}
 		if bad := r.verify(oc, plan); len(bad) > 0 {
 			r.clearJournal(ctx)
@@ -487,13 +503,33 @@ func (r *Repo) applier(root *fsroot.Root, stage string) *restore.Applier {
 	return a
 }
 
-func (r *Repo) apply(ctx context.Context, plan *restore.Plan, stage string) (*restore.Outcome, error) {
+func (r *Repo) apply(ctx context.Context, plan *restore.Plan, stage string, expect func(string) (restore.Stat, bool)) (*restore.Outcome, error) {
 	root, err := fsroot.Open(r.root)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	return r.applier(root, stage).Apply(ctx, plan)
+	a := r.applier(root, stage)
+	a.Expect = expect
+	return a.Apply(ctx, plan)
+}
+
+// expectations returns what the capture c saw of each path, from the stat
+// cache it installed (nil when it installed none: the restore then
+// compares content).
+func (r *Repo) expectations(ctx context.Context, c *capture) (func(string) (restore.Stat, bool), func()) {
+	if c == nil || !c.cached {
+		return nil, func() {}
+	}
+	cache := r.loadCache(ctx)
+	if cache == nil {
+		return nil, func() {}
+	}
+	look := cache.Lookup()
+	return func(p string) (restore.Stat, bool) {
+		fs, ok := look(p)
+		return restore.Stat{Mode: fs.Mode, Size: fs.Size, Mtime: fs.Mtime, Ctime: fs.Ctime, Ino: fs.Ino, Dev: fs.Dev, Racy: fs.Racy}, ok
+	}, cache.Close
 }
 
 func (r *Repo) verify(oc *restore.Outcome, plan *restore.Plan) []string {
@@ -510,11 +546,14 @@ func (r *Repo) clearJournal(ctx context.Context) error {
 }
 
 // failedRestore handles an error from apply: if the workspace was not
-// touched, it clears the journal; otherwise it rolls the workspace back to
-// the state before (current), and says so.
-func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan, j journalData, current object.ID) error {
+// touched, it clears the journal; otherwise it puts back what the apply
+// changed (see rollback), and says so.
+func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan, j journalData, current object.ID, oc *restore.Outcome) error {
 	if errors.Is(err, restore.ErrStage) {
 		r.clearJournal(context.WithoutCancel(ctx))
+		if errors.Is(err, restore.ErrChanged) {
+			return withHint(fmt.Errorf("%s: %w", j.Op, err), "a file was changed while the "+j.Op+" was being prepared; nothing was changed — run it again")
+		}
 		return fmt.Errorf("%s: %w", j.Op, err)
 	}
 	bctx := context.WithoutCancel(ctx)
@@ -522,18 +561,38 @@ func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan,
 		root.RemoveAll(j.Stage)
 		root.Close()
 	}
-	back, berr := r.rollback(bctx, current)
+	kept, berr := r.rollback(bctx, current, plan, oc)
 	if berr != nil {
 		return withHint(fmt.Errorf("%s failed: %w; rolling back also failed: %v", j.Op, err, berr),
 			"the workspace is half-restored; run `ckpt recover` to finish the "+j.Op+" once the problem is fixed")
 	}
 	r.clearJournal(bctx)
-	_ = back
-	return withHint(fmt.Errorf("%s failed: %w", j.Op, err), "the workspace was rolled back to its state before the "+j.Op+"; nothing was lost")
+	what := "the workspace was rolled back to its state before the " + j.Op + "; nothing was lost"
+	if len(kept) > 0 {
+		what = fmt.Sprintf("the workspace was rolled back to its state before the %s, except %s, changed meanwhile and kept as found; nothing was lost", j.Op, strings.Join(quoteAll(kept), ", "))
+	}
+	if errors.Is(err, restore.ErrChanged) {
+		return withHint(fmt.Errorf("%s stopped: %w", j.Op, err), what+"; run the "+j.Op+" again")
+	}
+	return withHint(fmt.Errorf("%s failed: %w", j.Op, err), what)
 }
 
-// rollback makes the workspace equal current again after a failed apply.
-func (r *Repo) rollback(ctx context.Context, current object.ID) (*restore.Outcome, error) {
+func quoteAll(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = QuotePath(p)
+	}
+	return out
+}
+
+// rollback puts back, as they were in current, the paths a failed apply
+// changed (oc). A path someone changed after the apply wrote or deleted it
+// is left as found and returned in kept; paths the apply never touched
+// are never written.
+func (r *Repo) rollback(ctx context.Context, current object.ID, plan *restore.Plan, oc *restore.Outcome) (kept []string, err error) {
+	if oc == nil || !oc.Changed {
+		return nil, nil
+	}
 	res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, nil))
 	if err != nil {
 		return nil, err
@@ -544,17 +603,74 @@ func (r *Repo) rollback(ctx context.Context, current object.ID) (*restore.Outcom
 		}
 		return r.st.ReadTree(ctx, id)
 	}
-	plan, err := restore.MakePlan(ctx, load, res.Root, current, nil, res.Untracked)
-	if err != nil {
-		return nil, err
+	// What the apply left at each path it changed.
+	left := map[string]*object.Entry{}
+	for _, a := range plan.Actions {
+		left[a.Path] = a.New
 	}
-	keepNested(plan, res)
-	oc, err := r.apply(ctx, plan, newStageName())
-	if err != nil {
-		return nil, err
+	asLeft := func(p string, want *object.Entry) (bool, error) {
+		now, ok, err := tree.Lookup(ctx, load, res.Root, p)
+		switch {
+		case err != nil:
+			return false, err
+		case !ok:
+			return want == nil, nil
+		case want != nil:
+			return now.Mode == want.Mode && now.ID == want.ID, nil
+		case object.IsDir(now.Mode):
+			// Where a file was deleted, a directory: the apply's own if it
+			// holds only what the apply wrote.
+			mine := true
+			err := tree.Walk(ctx, load, now.ID, nil, func(q string, e object.Entry) error {
+				w, ok := left[p+"/"+q]
+				if !ok || w == nil || w.Mode != e.Mode || w.ID != e.ID || !slices.Contains(oc.Written, p+"/"+q) {
+					mine = false
+				}
+				return nil
+			})
+			return mine, err
+		}
+		return false, nil
 	}
-	if bad := r.verify(oc, plan); len(bad) > 0 {
-		return nil, &IntegrityError{Op: "rollback", Paths: bad}
+	var paths []string
+	for _, list := range [][]string{oc.Written, oc.Deleted} {
+		for _, p := range list {
+			want := left[p]
+			if slices.Contains(oc.Deleted, p) && !slices.Contains(oc.Written, p) {
+				want = nil
+			}
+			ok, err := asLeft(p, want)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				paths = append(paths, p)
+			} else {
+				kept = append(kept, p)
+			}
+		}
 	}
-	return oc, nil
+	if len(paths) > 0 {
+		back, err := restore.MakePlan(ctx, load, res.Root, current, tree.NewFilter(paths), res.Untracked)
+		if err != nil {
+			return nil, err
+		}
+		keepNested(back, res)
+		boc, err := r.apply(ctx, back, newStageName(), nil)
+		if err != nil {
+			return nil, err
+		}
+		if bad := r.verify(boc, back); len(bad) > 0 {
+			return nil, &IntegrityError{Op: "rollback", Paths: bad}
+		}
+	}
+	// Directories the apply created, if left empty.
+	if root, err := fsroot.Open(r.root); err == nil {
+		for i := len(oc.Made) - 1; i >= 0; i-- {
+			root.Remove(oc.Made[i]) // rmdir: only if empty
+		}
+		root.Close()
+	}
+	sort.Strings(kept)
+	return kept, nil
 }

@@ -97,6 +97,9 @@ func (r *Repo) SaveFiles(ctx context.Context, message string, paths ...string) (
 type capture struct {
 	res *scan.Result
 	cw  *scan.CacheWriter
+	// cached: the scan's stat cache was installed (commitCache), so the
+	// cache holds exactly what this scan saw.
+	cached bool
 }
 
 func (r *Repo) cachePath() string {
@@ -209,12 +212,15 @@ func (r *Repo) commitCache(c *capture) {
 		return
 	}
 	if r.storeDir == "" {
-		if mc, err := c.cw.Cache(); err == nil {
-			r.mu.Lock()
-			r.cache = mc
-			r.mu.Unlock()
+		mc, err := c.cw.Cache()
+		if err != nil {
+			return
 		}
+		r.mu.Lock()
+		r.cache = mc
+		r.mu.Unlock()
 	}
+	c.cached = true
 }
 
 func (c *capture) abort() {

@@ -27,7 +27,9 @@
 //
 // The points:
 //
-//	restore/before-change   a restore staged its files; the workspace is untouched
+//	restore/staged          a restore staged its files and is about to confirm
+//	                        that what it replaces is what its scan saw
+//	restore/before-change   a restore confirmed; the workspace is untouched
 //	restore/change          a restore changed one path (arg: the count so far)
 //	restore/before-replace  a restore is about to replace or delete a path (arg: the path)
 //	scan/read-dir           a scan is about to open a directory (arg: its path)

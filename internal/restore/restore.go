@@ -38,6 +38,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
@@ -230,7 +231,73 @@ type Applier struct {
 	// number of changes so far; an error stops Apply (failure tests), and
 	// crash tests kill the process from it.
 	Hook func(n int) error
+
+	// Expect, if set, returns what the restore's scan saw at a path the
+	// plan deletes or replaces (from the stat cache that scan wrote). A
+	// path without an expectation, or a racy one, has its content compared
+	// with the plan instead.
+	Expect func(path string) (Stat, bool)
+	// seen is the stat data of every path the plan deletes or replaces,
+	// confirmed to hold the plan's old content before the first change;
+	// linked marks those with other hard links (whose ctime the restore's
+	// own unlinks change).
+	seen   map[string]Stat
+	linked map[string]bool
 }
+
+// Stat is the part of a path's stat data that changes whenever it is
+// written: type and permission bits (as an object mode), size, mtime,
+// ctime, inode and device.
+type Stat struct {
+	Mode         uint32
+	Size         int64
+	Mtime, Ctime int64
+	Ino, Dev     uint64
+	// Racy: changed in the same clock tick as the scan; equal stat data
+	// does not prove equal content. (Ignored in comparisons.)
+	Racy bool
+}
+
+// StatOf converts raw stat data.
+func StatOf(st *unix.Stat_t) Stat {
+	var mode uint32
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		mode = object.ModeFile | uint32(st.Mode)&0o777
+	case unix.S_IFLNK:
+		mode = object.ModeSymlink
+	case unix.S_IFDIR:
+		mode = object.ModeDir
+	default:
+		mode = uint32(st.Mode) & unix.S_IFMT // something ckpt never captures
+	}
+	return Stat{Mode: mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Dev: uint64(st.Dev)}
+}
+
+// same compares two stat data (Racy aside).
+func (s Stat) same(o Stat) bool {
+	s.Racy, o.Racy = false, false
+	return s == o
+}
+
+// ErrChanged is wrapped by [*ChangedError].
+var ErrChanged = errors.New("changed while the restore ran")
+
+// ChangedError reports a path that no longer holds what the restore's scan
+// saw: someone edited, replaced or created it meanwhile. The restore stops
+// rather than destroy data no checkpoint has.
+type ChangedError struct {
+	Path string
+	Why  string
+}
+
+// Error implements error.
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("%s changed while the restore ran (%s)", e.Path, e.Why)
+}
+
+// Unwrap returns [ErrChanged].
+func (e *ChangedError) Unwrap() error { return ErrChanged }
 
 // Outcome is what Apply did.
 type Outcome struct {
@@ -238,6 +305,14 @@ type Outcome struct {
 	Deleted []string
 	Kept    []Action
 	Pruned  []string
+	// Made lists the directories Apply created, outermost first.
+	Made []string
+
+	// wrote holds each written path's stat data right after it was put in
+	// place, gone each deleted path's before: a path that differs from
+	// them at verification was changed by someone else since (an edit made
+	// after the restore wrote the path is the user's, not a corruption).
+	wrote, gone map[string]Stat
 	// Changed reports whether the workspace was modified at all.
 	Changed bool
 }
@@ -281,6 +356,12 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 	if !a.each {
 		a.sync()
 	}
+	// Every path about to be deleted or replaced must still be what the
+	// scan saw: an edit made since is not in any checkpoint.
+	if err := a.confirm(deletes, writes); err != nil {
+		a.Root.RemoveAll(a.Stage)
+		return nil, fmt.Errorf("%w: %w", ErrStage, err)
+	}
 	if a.BeforeChange != nil {
 		if err := a.BeforeChange(); err != nil {
 			a.Root.RemoveAll(a.Stage)
@@ -298,9 +379,29 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 	}
 	// 4. delete, deepest first.
 	sort.Slice(deletes, func(i, j int) bool { return deletes[i].Path > deletes[j].Path })
+	// A path found changed before anything was: as if in staging.
+	stop := func(err error) (*Outcome, error) {
+		if !out.Changed && errors.Is(err, ErrChanged) {
+			a.Root.RemoveAll(a.Stage)
+			for i := len(out.Made) - 1; i >= 0; i-- {
+				a.Root.Remove(out.Made[i]) // rmdir: only if still empty
+			}
+			return nil, fmt.Errorf("%w: %w", ErrStage, err)
+		}
+		return out, err
+	}
 	for _, d := range deletes {
+		if err := a.unchanged(d.Path); err != nil {
+			return stop(err)
+		}
 		if err := a.Root.Remove(d.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return out, fmt.Errorf("delete %s: %w", d.Path, unwrap(err))
+		}
+		if st, ok := a.seen[d.Path]; ok {
+			if out.gone == nil {
+				out.gone = map[string]Stat{}
+			}
+			out.gone[d.Path] = st
 		}
 		out.Deleted = append(out.Deleted, d.Path)
 		if err := changed(); err != nil {
@@ -338,8 +439,8 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 	made := map[string]bool{}
 	for i, w := range writes {
 		if dir := path.Dir(w.Path); dir != "." && !made[dir] {
-			if err := a.Root.MkdirAll(dir, 0o755); err != nil {
-				return out, fmt.Errorf("create directory %s: %w", dir, unwrap(err))
+			if err := a.mkdirs(dir, out); err != nil {
+				return stop(err)
 			}
 			for d := dir; d != "."; d = path.Dir(d) {
 				made[d] = true
@@ -350,8 +451,19 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 				return out, fmt.Errorf("remove empty directory %s: %w", w.Path, unwrap(err))
 			}
 		}
-		if err := a.place(staged[i], w.Path); err != nil {
-			return out, err
+		if w.Old != nil {
+			if err := a.unchanged(w.Path); err != nil {
+				return stop(err)
+			}
+		}
+		if err := a.place(staged[i], w.Path, w.Old != nil); err != nil {
+			return stop(err)
+		}
+		if st, err := a.Root.Stat(w.Path); err == nil {
+			if out.wrote == nil {
+				out.wrote = map[string]Stat{}
+			}
+			out.wrote[w.Path] = StatOf(st)
 		}
 		out.Written = append(out.Written, w.Path)
 		if err := changed(); err != nil {
@@ -365,6 +477,97 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 		a.sync()
 	}
 	return out, nil
+}
+
+// mkdirs creates dir and its missing parents, recording those it made.
+func (a *Applier) mkdirs(dir string, out *Outcome) error {
+	if fi, err := a.Root.Lstat(dir); err == nil && fi.IsDir() {
+		return nil
+	}
+	for _, d := range append(parents(dir), dir) {
+		fi, err := a.Root.Lstat(d)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		if err == nil || !errors.Is(err, fs.ErrNotExist) {
+			// A file or symlink (never followed) where a directory must be.
+			return fmt.Errorf("create directory %s: %w", d, &ChangedError{Path: d, Why: "a file or symlink is in the way of a directory"})
+		}
+		if err := a.Root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create directory %s: %w", d, unwrap(err))
+		}
+		out.Made = append(out.Made, d)
+	}
+	return nil
+}
+
+// confirm checks, before the first change, that every path the plan
+// deletes or replaces still holds the plan's old content, and records its
+// stat data for [Applier.unchanged]. With an expectation from the scan the
+// stat data must match it; otherwise (or if racy) the content is read and
+// compared.
+func (a *Applier) confirm(deletes, writes []Action) error {
+	if err := failpoint.Hit("restore/staged", ""); err != nil {
+		return err
+	}
+	a.seen, a.linked = map[string]Stat{}, map[string]bool{}
+	for _, list := range [][]Action{deletes, writes} {
+		for _, act := range list {
+			if act.Old == nil || object.IsDir(act.Old.Mode) {
+				continue
+			}
+			st, err := a.Root.Stat(act.Path)
+			if err != nil {
+				return &ChangedError{Path: act.Path, Why: "it is gone, or its directory was replaced"}
+			}
+			cur := StatOf(st)
+			a.linked[act.Path] = st.Nlink > 1
+			if a.Expect != nil {
+				if exp, ok := a.Expect(act.Path); ok && !exp.Racy {
+					if !cur.same(exp) {
+						return &ChangedError{Path: act.Path, Why: "it was modified"}
+					}
+					a.seen[act.Path] = cur
+					continue
+				}
+			}
+			if cur.Mode != act.Old.Mode || !matches(a.Root, act.Path, act.Old) {
+				return &ChangedError{Path: act.Path, Why: "it was modified"}
+			}
+			// The content matched; it must not have changed while read.
+			if st2, err := a.Root.Stat(act.Path); err != nil || !StatOf(st2).same(cur) {
+				return &ChangedError{Path: act.Path, Why: "it was modified"}
+			}
+			a.seen[act.Path] = cur
+		}
+	}
+	return nil
+}
+
+// unchanged checks, right before a path is deleted or replaced, that it is
+// what confirm saw.
+func (a *Applier) unchanged(p string) error {
+	if err := failpoint.Hit("restore/before-replace", p); err != nil {
+		return err
+	}
+	exp, ok := a.seen[p]
+	if !ok {
+		return nil
+	}
+	st, err := a.Root.Stat(p)
+	if err != nil {
+		return &ChangedError{Path: p, Why: "it is gone, or its directory was replaced"}
+	}
+	cur := StatOf(st)
+	if a.linked[p] {
+		// Unlinking or replacing another link of the same file (this
+		// restore may do that) changes its ctime, not its content.
+		cur.Ctime = exp.Ctime
+	}
+	if !cur.same(exp) {
+		return &ChangedError{Path: p, Why: "it was modified"}
+	}
+	return nil
 }
 
 // syncEachLimit is the largest restore synced file by file.
@@ -642,11 +845,20 @@ func (a *Applier) stageOne(ctx context.Context, name string, w Action) error {
 	return nil
 }
 
-// place renames a staged entry to its final path, replacing what is there.
-func (a *Applier) place(staged, p string) error {
-	err := a.Root.Rename(staged, p)
+// place renames a staged entry to its final path: replacing what is there
+// (an update, whose old content was confirmed just before), or only if
+// nothing is (a creation: a file someone created meanwhile is kept).
+func (a *Applier) place(staged, p string, replace bool) error {
+	rename := a.Root.RenameNoReplace
+	if replace {
+		rename = a.Root.Rename
+	}
+	err := rename(staged, p)
 	if err == nil {
 		return nil
+	}
+	if !replace && errors.Is(err, fs.ErrExist) {
+		return &ChangedError{Path: p, Why: "something was created there"}
 	}
 	if errors.Is(err, unix.EXDEV) {
 		// Another file system is mounted below the workspace: copy next to
@@ -655,10 +867,13 @@ func (a *Applier) place(staged, p string) error {
 		if cerr := a.copyWithin(staged, tmp); cerr != nil {
 			return fmt.Errorf("write %s: %w", p, cerr)
 		}
-		if err = a.Root.Rename(tmp, p); err == nil {
+		if err = rename(tmp, p); err == nil {
 			return nil
 		}
 		a.Root.Remove(tmp)
+		if !replace && errors.Is(err, fs.ErrExist) {
+			return &ChangedError{Path: p, Why: "something was created there"}
+		}
 	}
 	return fmt.Errorf("write %s: %w", p, unwrap(err))
 }
@@ -711,7 +926,9 @@ func (a *Applier) sync() {
 }
 
 // Verify checks that every written path holds its target entry and every
-// deleted path is gone. It returns the paths that do not match.
+// deleted path is gone. It returns the paths that do not match. A path
+// someone changed after Apply wrote or deleted it (its stat data is not
+// what Apply left) is not checked: that change is theirs.
 func Verify(root *fsroot.Root, out *Outcome, plan *Plan) []string {
 	want := map[string]*object.Entry{}
 	for _, act := range plan.Actions {
@@ -721,6 +938,11 @@ func Verify(root *fsroot.Root, out *Outcome, plan *Plan) []string {
 	}
 	var bad []string
 	for _, p := range out.Written {
+		if exp, ok := out.wrote[p]; ok {
+			if st, err := root.Stat(p); err != nil || !StatOf(st).same(exp) {
+				continue // changed since it was written: not ours to judge
+			}
+		}
 		if !matches(root, p, want[p]) {
 			bad = append(bad, p)
 		}
@@ -732,7 +954,14 @@ func Verify(root *fsroot.Root, out *Outcome, plan *Plan) []string {
 		if !realParents(root, p) {
 			continue // a parent is now a file or symlink: p cannot exist
 		}
-		if fi, err := root.Lstat(p); err == nil && !(fi.IsDir() && plan.targetDirs[p]) {
+		st, err := root.Stat(p)
+		if err != nil {
+			continue
+		}
+		if old, ok := out.gone[p]; ok && !StatOf(st).same(old) {
+			continue // created again by someone else since
+		}
+		if !(st.Mode&unix.S_IFMT == unix.S_IFDIR && plan.targetDirs[p]) {
 			bad = append(bad, p)
 		}
 	}

@@ -164,3 +164,11 @@ func once(name string, fn func(arg string) error) (disarm func()) {
 		return fn(arg)
 	})
 }
+
+// failpointEvery runs fn at every hit of a failpoint.
+func failpointEvery(name string, fn func(arg string)) (disarm func()) {
+	return failpoint.Set(name, func(arg string) error { fn(arg); return nil })
+}
+
+// diffStates compares two workspace states ("" when equal).
+func diffStates(want, got treegen.State) string { return treegen.Diff(want, got) }

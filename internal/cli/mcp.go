@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/mcpserver"
 	"github.com/spf13/cobra"
@@ -38,6 +37,12 @@ The workspace is --workspace DIR if given; otherwise the workspace found
 from the client's first file:// root, or from the current directory (or -C
 DIR), as for every other command (so 'ckpt snapshot list' run there shows
 the agent's snapshots). --store, --backend and CKPT_STORE apply.
+
+Messages are JSON-RPC, one per line, each at most 16 MiB (not counting
+the line ending). Bad input never ends the server: a line that is not
+UTF-8 JSON is answered with a parse error (-32700), JSON that is not a
+request (a number, {}, a batch) or a longer line with an invalid-request
+error (-32600), and the server reads on.
 
 Register it with an agent, e.g.:
   claude mcp add ckpt -- ckpt mcp`,
@@ -86,14 +91,9 @@ func runMCP(e *env, o *mcpOptions) error {
 		},
 	})
 	defer srv.Close()
-	t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
-	err := srv.Run(e.ctx, t)
+	err := srv.Run(e.ctx, mcpserver.StdioTransport(e.stdin, e.stdout))
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return fmt.Errorf("mcp: %w", err)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

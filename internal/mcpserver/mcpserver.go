@@ -3,7 +3,8 @@
 // snapshot_list, snapshot_restore and snapshot_diff with their exact
 // responses, plus snapshot_delete, checkpoint_list, checkpoint_diff,
 // checkpoint_restore, undo and redo. Tools call the engine in-process; the
-// server never runs the ckpt binary.
+// server never runs the ckpt binary. [StdioTransport] is the transport
+// `ckpt mcp` serves on: bad input is answered, never the session's end.
 package mcpserver
 
 import (

@@ -260,10 +260,18 @@ func (d *Daemon) refreshLocked() {
 			continue
 		}
 		if err := d.add(rel, false); err == nil {
-			d.seq++
-			d.dirty[rel] = d.seq
+			// What happened in it before its watch was added is unknown
+			// (a hard link made, written through and removed again).
+			d.lose("directory " + orDot(rel) + " was not watched")
 		}
 	}
+}
+
+func orDot(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return rel
 }
 
 func (d *Daemon) readEvents(ctx context.Context) error {
@@ -349,6 +357,10 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 	child := join(rel, name)
 	switch {
 	case mask&unix.IN_CREATE != 0:
+		// Until its watch is added, nothing done in the new directory is
+		// an event: a hard link made in it, written through and removed
+		// again would change a file elsewhere unseen.
+		d.lose("directory " + child + " was created (what happened in it before it was watched is unknown)")
 		// A watch still registered under the name is the replaced
 		// directory's (kept alive by an open descriptor): drop it.
 		d.forget(child)

@@ -32,8 +32,9 @@ the change costs instead of a stat of every file. Agent hooks start it by
 themselves.
 
 Whenever the watcher cannot vouch for an answer — it just started, its event
-queue overflowed, a directory was renamed, an ignore file changed, the inotify
-watch limit was reached — the save reads everything, exactly as without it.
+queue overflowed, a directory was renamed or created, a hard link was made, an
+ignore file changed, the inotify watch limit was reached — the save reads
+everything, exactly as without it.
 
 It stops after --idle without a save asking it (default 2h), when the
 workspace goes away, or with 'ckpt watch --stop'. -d runs it in the background

@@ -36,6 +36,7 @@
 //	revert/before-change    a run revert computed its target; nothing written yet
 //	fsck/between            fsck read part of the store (arg: the table)
 //	store/before-commit     a store transaction is about to commit
+//	watch/event             the watcher is about to handle an event (arg: the path it names)
 package failpoint
 
 import (

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"golang.org/x/sys/unix"
 )
@@ -24,9 +25,11 @@ import (
 // Supported reports whether this platform has a watcher.
 const Supported = true
 
+// watchMask has no IN_EXCL_UNLINK: a write through a descriptor whose name
+// was removed is an event too (see trackName).
 const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE |
 	unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
-	unix.IN_DONT_FOLLOW | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+	unix.IN_DONT_FOLLOW | unix.IN_ONLYDIR
 
 // Options configure a [Daemon].
 type Options struct {
@@ -64,6 +67,10 @@ type Daemon struct {
 	broken    string // set when watching can no longer be trusted at all
 	exclude   string // identity of .git/info/exclude when last looked at
 	lastFull  time.Time
+	// names: what the events since the daemon last lost track say of each
+	// name that was given, removed or written (see trackName).
+	names        map[nameKey]nameState
+	absentWrites int // names in state nameAbsentWrite
 }
 
 // MaxTrust is how long the daemon vouches for its answers: after that
@@ -82,7 +89,8 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("watch: inotify: %w", err)
 	}
 	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, wds: map[int32]string{},
-		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), lastFull: time.Now()}
+		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), lastFull: time.Now(),
+		names: map[nameKey]nameState{}}
 	var rb [8]byte
 	rand.Read(rb[:])
 	d.epoch = hex.EncodeToString(rb[:])
@@ -216,11 +224,14 @@ func join(dir, name string) string {
 }
 
 // lose records that the daemon can no longer say what changed before now.
+// The next save reads everything, so what the daemon knew of names is no
+// longer needed (see trackName).
 func (d *Daemon) lose(reason string) {
 	d.seq++
 	d.fullSeq = d.seq
 	d.reason = reason
 	d.log("full rescan needed: %s", reason)
+	d.forgetNames()
 }
 
 // forget drops the watches of a directory and everything below it.
@@ -260,10 +271,18 @@ func (d *Daemon) refreshLocked() {
 			continue
 		}
 		if err := d.add(rel, false); err == nil {
-			d.seq++
-			d.dirty[rel] = d.seq
+			// What happened in it before its watch was added is unknown
+			// (a hard link made, written through and removed again).
+			d.lose("directory " + orDot(rel) + " was not watched")
 		}
 	}
+}
+
+func orDot(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return rel
 }
 
 func (d *Daemon) readEvents(ctx context.Context) error {
@@ -337,18 +356,29 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 		}
 		return
 	}
+	if failpoint.Enabled() {
+		failpoint.Hit("watch/event", join(rel, name))
+	}
 	d.seq++
 	d.dirty[rel] = d.seq
 	switch name {
 	case ".gitignore", ".ckptignore", ".decreeignore":
 		d.lose(join(rel, name) + " changed")
 	}
-	if mask&unix.IN_ISDIR == 0 || name == ".git" || strings.HasPrefix(name, scan.TempPrefix) {
+	if mask&unix.IN_ISDIR == 0 {
+		d.trackName(rel, name, mask)
+		return
+	}
+	if name == ".git" || strings.HasPrefix(name, scan.TempPrefix) {
 		return
 	}
 	child := join(rel, name)
 	switch {
 	case mask&unix.IN_CREATE != 0:
+		// Until its watch is added, nothing done in the new directory is
+		// an event: a hard link made in it, written through and removed
+		// again would change a file elsewhere unseen.
+		d.lose("directory " + child + " was created (what happened in it before it was watched is unknown)")
 		// A watch still registered under the name is the replaced
 		// directory's (kept alive by an open descriptor): drop it.
 		d.forget(child)
@@ -416,10 +446,16 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 		d.lose(".git/info/exclude changed")
 	}
 	d.refreshLocked()
+	if d.absentWrites > 0 {
+		// Written while its name was going away, and the removal is not
+		// an event yet: the write may have gone through a removed name.
+		d.lose("a file was written while its name was being removed")
+	}
 	a := &Answer{Token: d.token()}
 	defer func() {
 		if a.Full {
 			d.lastFull = time.Now()
+			d.forgetNames() // the save reads everything
 		}
 	}()
 	epoch, since, ok := parseToken(token)

@@ -9,7 +9,8 @@
 // when the scan that wrote it began — and gets them with a new token, or
 // "full" when the daemon cannot vouch for the answer: it restarted (the
 // token's epoch differs), its event queue overflowed, an ignore file
-// changed, or a directory was renamed. Before answering, the daemon syncs
+// changed, a directory was renamed or created, or a file with other hard
+// links got a name (see names_linux.go). Before answering, the daemon syncs
 // with the kernel: it creates a cookie file in the workspace and waits for
 // its event, so every change made before the question is counted.
 //

@@ -1,0 +1,215 @@
+//go:build linux
+
+package watch
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+)
+
+// atEvent runs fn once, in the daemon, just before it handles the first
+// event naming rel: what fn does happens before the daemon looks.
+func atEvent(t *testing.T, rel string, fn func()) {
+	t.Helper()
+	var once sync.Once
+	disarm := failpoint.Set("watch/event("+rel+")", func(string) error {
+		once.Do(fn)
+		return nil
+	})
+	t.Cleanup(disarm)
+}
+
+func appendFile(t *testing.T, p, s string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Each rule of trackName: the daemon loses track (the next save reads
+// everything) whenever a file with other links may have been written
+// through a name in another directory, and only then.
+func TestHardLinkRules(t *testing.T) {
+	type tc struct {
+		name   string
+		do     func(t *testing.T, root string)
+		full   string // the reason's text; "" = the daemon vouches
+		before func(t *testing.T, root string)
+	}
+	must := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := func(root, rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
+	// settle waits until the daemon has handled every event so far.
+	var settle func(t *testing.T)
+	cases := []tc{
+		{name: "a link made", full: "hard link c/g was made", do: func(t *testing.T, root string) {
+			must(t, os.Link(p(root, "a/b/f.txt"), p(root, "c/g")))
+		}},
+		{name: "a link moved in from outside", full: "hard link c/g was made", do: func(t *testing.T, root string) {
+			out := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(out, "x"), []byte("x"), 0o644))
+			must(t, os.Link(filepath.Join(out, "x"), filepath.Join(out, "y")))
+			must(t, os.Rename(filepath.Join(out, "y"), p(root, "c/g")))
+		}},
+		{name: "a linked file renamed", full: "hard link c/g was made", before: func(t *testing.T, root string) {
+			must(t, os.Link(p(root, "a/b/f.txt"), p(root, "sub/g")))
+		}, do: func(t *testing.T, root string) {
+			must(t, os.Rename(p(root, "sub/g"), p(root, "c/g")))
+		}},
+		{name: "plain files created, written, renamed, removed", do: func(t *testing.T, root string) {
+			// Each step once the daemon has handled the one before: a
+			// name changed again before the daemon looks makes it lose
+			// track (the cases below).
+			for _, step := range []func(){
+				func() { must(t, os.WriteFile(p(root, "c/n"), []byte("n"), 0o644)) },
+				func() { appendFile(t, p(root, "c/n"), "more") },
+				func() { must(t, os.Rename(p(root, "c/n"), p(root, "sub/n"))) },
+				func() { must(t, os.WriteFile(p(root, "c/n"), []byte("again"), 0o644)) },
+				func() { must(t, os.Remove(p(root, "sub/n"))) },
+				func() { must(t, os.Remove(p(root, "a/b/f.txt"))) },
+			} {
+				step()
+				settle(t)
+			}
+		}},
+		{name: "created and removed before the daemon looked, never written", do: func(t *testing.T, root string) {
+			atEvent(t, "c/tmp", func() { os.Remove(p(root, "c/tmp")) })
+			f, err := os.OpenFile(p(root, "c/tmp"), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+			must(t, err)
+			must(t, f.Close()) // IN_CLOSE_WRITE: not a write
+		}},
+		{name: "a link made, written through and removed before the daemon looked", full: "gone before the watcher could look", do: func(t *testing.T, root string) {
+			atEvent(t, "c/g", func() {
+				appendFile(t, p(root, "c/g"), "through the link")
+				os.Remove(p(root, "c/g"))
+			})
+			must(t, os.Link(p(root, "a/b/f.txt"), p(root, "c/g")))
+		}},
+		{name: "a link made, written through, replaced by a plain file before the daemon looked", full: "changed again before the watcher could look", do: func(t *testing.T, root string) {
+			atEvent(t, "c/g", func() {
+				appendFile(t, p(root, "c/g"), "through the link")
+				os.Remove(p(root, "c/g"))
+				os.WriteFile(p(root, "c/g"), []byte("a plain file"), 0o644)
+			})
+			must(t, os.Link(p(root, "a/b/f.txt"), p(root, "c/g")))
+		}},
+		{name: "a link made, written through, renamed over before the daemon looked", full: "replaced before the watcher could look", do: func(t *testing.T, root string) {
+			must(t, os.WriteFile(p(root, "c/h"), []byte("a plain file"), 0o644))
+			atEvent(t, "c/g", func() {
+				appendFile(t, p(root, "c/g"), "through the link")
+				os.Rename(p(root, "c/h"), p(root, "c/g"))
+			})
+			must(t, os.Link(p(root, "a/b/f.txt"), p(root, "c/g")))
+		}},
+		{name: "a link made and moved on before the daemon looked", full: "hard link sub/g was made", do: func(t *testing.T, root string) {
+			atEvent(t, "c/g", func() { os.Rename(p(root, "c/g"), p(root, "sub/g")) })
+			must(t, os.Link(p(root, "a/b/f.txt"), p(root, "c/g")))
+		}},
+		{name: "a link made in a new directory", full: "c/new was created", do: func(t *testing.T, root string) {
+			atEvent(t, "c/new", func() {
+				os.Link(p(root, "a/b/f.txt"), p(root, "c/new/g"))
+				appendFile(t, p(root, "c/new/g"), "through the link")
+				os.Remove(p(root, "c/new/g"))
+			})
+			must(t, os.Mkdir(p(root, "c/new"), 0o755))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root, sock := setup(t)
+			cur := ""
+			settle = func(t *testing.T) { cur = query(t, sock, cur).Token }
+			if c.before != nil {
+				c.before(t, root)
+			}
+			tok := query(t, sock, "").Token
+			if a := query(t, sock, tok); a.Full {
+				t.Fatalf("nothing changed: %+v", a)
+			} else {
+				tok = a.Token
+			}
+			cur = tok
+			c.do(t, root)
+			a := query(t, sock, tok)
+			switch {
+			case c.full == "" && a.Full:
+				t.Fatalf("the daemon lost track: %s", a.Reason)
+			case c.full != "" && !a.Full:
+				t.Fatalf("the daemon vouched (dirty %v); want a full scan for %q", a.Dirty, c.full)
+			case c.full != "" && !strings.Contains(a.Reason, c.full):
+				t.Fatalf("reason %q, want %q", a.Reason, c.full)
+			}
+			if a = query(t, sock, a.Token); a.Full || len(a.Dirty) != 0 {
+				t.Fatalf("nothing changed since: %+v", a)
+			}
+		})
+	}
+}
+
+// A write through a descriptor opened by a hard link whose name was
+// removed: an event of the removed name, and a change of the file's
+// other links.
+func TestWriteThroughRemovedLink(t *testing.T) {
+	root, sock := setup(t)
+	g := filepath.Join(root, "c", "g")
+	a := query(t, sock, "")
+	if err := os.Link(filepath.Join(root, "a/b/f.txt"), g); err != nil {
+		t.Fatal(err)
+	}
+	if a = query(t, sock, a.Token); !a.Full {
+		t.Fatalf("after ln: %+v", a)
+	}
+	f, err := os.OpenFile(g, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.Remove(g); err != nil {
+		t.Fatal(err)
+	}
+	if a = query(t, sock, a.Token); a.Full {
+		t.Fatalf("after rm: %+v", a)
+	}
+	f.WriteString("through the removed name")
+	if a = query(t, sock, a.Token); !a.Full || !strings.Contains(a.Reason, "after its name was removed") {
+		t.Fatalf("after a write through the removed name: %+v", a)
+	}
+
+	// The same with the removal before the daemon last answered "full"
+	// (which forgets names): the write finds the name gone, and no
+	// removal follows.
+	h := filepath.Join(root, "c", "h")
+	if err := os.Link(filepath.Join(root, "sub/deep/f.txt"), h); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := os.OpenFile(h, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	if err := os.Remove(h); err != nil {
+		t.Fatal(err)
+	}
+	a = query(t, sock, a.Token)
+	if b := query(t, sock, "otherepoch:1"); !b.Full {
+		t.Fatalf("another epoch: %+v", b)
+	}
+	f2.WriteString("through the removed name")
+	if a = query(t, sock, a.Token); !a.Full || !strings.Contains(a.Reason, "while its name was being removed") {
+		t.Fatalf("after a write through the name removed earlier: %+v", a)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -70,14 +69,14 @@ func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
 		return nil, err
 	}
 	if j == nil {
-		return out, r.removeTemps(ctx, out)
+		return out, nil
 	}
 	var jd journalData
 	if err := json.Unmarshal(j.Data, &jd); err != nil || jd.Target.IsZero() {
 		return nil, &store.CorruptError{Kind: "journal", Detail: fmt.Sprintf("cannot decode the interrupted %s's journal", j.Kind)}
 	}
 	out.Op = jd.Op
-	if err := r.removeTemps(ctx, out); err != nil {
+	if err := r.removeTemps(ctx, jd.Stage, out); err != nil {
 		return nil, err
 	}
 	res, err := r.restoreLocked(ctx, jd, true)
@@ -88,24 +87,42 @@ func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
 	return out, nil
 }
 
-// removeTemps deletes ckpt's temporary files left in the workspace by a
-// process that died (we hold the lock, so none is in use).
-func (r *Repo) removeTemps(ctx context.Context, out *RecoverResult) error {
+// removeTemps deletes the staging directories an interrupted restore left
+// in the workspace root: only those its journal names (stage and the
+// rollback's stage+"-back"), never a user's file that merely looks like
+// one. (We hold the lock, so none is in use; copies left next to their
+// destinations are found by the recovering scan.)
+func (r *Repo) removeTemps(ctx context.Context, stage string, out *RecoverResult) error {
+	if !strings.HasPrefix(stage, scan.TempPrefix) || strings.Contains(stage, "/") {
+		return nil
+	}
 	root, err := fsroot.Open(r.root)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	des, err := os.ReadDir(r.root)
-	if err != nil {
-		return nil
-	}
-	for _, de := range des {
-		if strings.HasPrefix(de.Name(), scan.TempPrefix) {
-			if err := root.RemoveAll(de.Name()); err == nil {
-				out.Removed = append(out.Removed, Path(de.Name()))
-			}
+	for _, name := range []string{stage, stage + "-back"} {
+		if _, err := root.Lstat(name); err != nil {
+			continue
+		}
+		if err := root.RemoveAll(name); err == nil {
+			out.Removed = append(out.Removed, Path(name))
 		}
 	}
 	return nil
+}
+
+// ownTemps returns the name prefixes of ckpt's own temporary entries in
+// the workspace: the staging directory of an interrupted restore, which
+// its journal names. Scans skip them; nothing else is ckpt's to skip.
+func (r *Repo) ownTemps(ctx context.Context) []string {
+	j, err := r.st.Journal(ctx)
+	if err != nil || j == nil {
+		return nil
+	}
+	var jd journalData
+	if json.Unmarshal(j.Data, &jd) != nil || !strings.HasPrefix(jd.Stage, scan.TempPrefix) {
+		return nil
+	}
+	return []string{jd.Stage}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -309,10 +310,13 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 	}
 	r.commitCache(c)
 	if recovering {
-		// Leftovers of the interrupted attempt (e.g. cross-device copies).
+		// Leftovers of the interrupted attempt (e.g. cross-device copies),
+		// named after its staging directory.
 		if root, err := fsroot.Open(r.root); err == nil {
 			for _, t := range c.res.Temp {
-				root.RemoveAll(t)
+				if strings.HasPrefix(path.Base(t), j.Stage) {
+					root.RemoveAll(t)
+				}
 			}
 			root.Close()
 		}
@@ -561,7 +565,7 @@ func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan,
 		root.RemoveAll(j.Stage)
 		root.Close()
 	}
-	kept, berr := r.rollback(bctx, current, plan, oc)
+	kept, berr := r.rollback(bctx, current, plan, oc, j.Stage+"-back")
 	if berr != nil {
 		return withHint(fmt.Errorf("%s failed: %w; rolling back also failed: %v", j.Op, err, berr),
 			"the workspace is half-restored; run `ckpt recover` to finish the "+j.Op+" once the problem is fixed")
@@ -589,7 +593,7 @@ func quoteAll(ps []string) []string {
 // changed (oc). A path someone changed after the apply wrote or deleted it
 // is left as found and returned in kept; paths the apply never touched
 // are never written.
-func (r *Repo) rollback(ctx context.Context, current object.ID, plan *restore.Plan, oc *restore.Outcome) (kept []string, err error) {
+func (r *Repo) rollback(ctx context.Context, current object.ID, plan *restore.Plan, oc *restore.Outcome, stage string) (kept []string, err error) {
 	if oc == nil || !oc.Changed {
 		return nil, nil
 	}
@@ -656,7 +660,7 @@ func (r *Repo) rollback(ctx context.Context, current object.ID, plan *restore.Pl
 			return nil, err
 		}
 		keepNested(back, res)
-		boc, err := r.apply(ctx, back, newStageName(), nil)
+		boc, err := r.apply(ctx, back, stage, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -145,7 +145,7 @@ func (r *Repo) fsClock() int64 {
 func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cache) scan.Options {
 	o := scan.Options{
 		Root: r.root, MaxFileSize: r.opts.MaxFileSize, Exclude: r.exclude,
-		Cache: cache, Sink: sink,
+		Cache: cache, Sink: sink, Temp: r.ownTemps(ctx),
 		LoadTree: func(id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) },
 	}
 	if tx, ok := sink.(store.Tx); ok {

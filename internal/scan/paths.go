@@ -123,7 +123,7 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 	if err != nil {
 		return nil, nil, err
 	}
-	if excludedName(name) || strings.HasPrefix(name, TempPrefix) {
+	if excludedName(name) || opts.own(dir, name) {
 		return nil, nil, &IgnoredError{Path: rel}
 	}
 	if opts.NestedRepos {

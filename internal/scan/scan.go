@@ -40,9 +40,33 @@ import (
 )
 
 // TempPrefix starts the names of ckpt's temporary files and directories in a
-// workspace. Scans never capture such entries; they report them in
-// [Result.Temp] so recovery can remove leftovers.
+// workspace: a restore's staging directory (named in its journal) and the
+// watcher's sync files. A scan skips only those it is told are ckpt's own
+// ([Options.Temp], and [CookiePrefix] names in the root) and reports them
+// in [Result.Temp]; any other name, a user's ".ckpt-tmp-notes" included,
+// is captured like every file.
 const TempPrefix = ".ckpt-tmp-"
+
+// CookiePrefix starts the names of the watcher's sync files, which it
+// creates in the workspace root and removes at once.
+const CookiePrefix = TempPrefix + "watch-"
+
+// own reports whether name (in directory rel) is one of ckpt's own
+// temporary entries.
+func (o *Options) own(rel, name string) bool {
+	if !strings.HasPrefix(name, TempPrefix) {
+		return false
+	}
+	if rel == "" && strings.HasPrefix(name, CookiePrefix) {
+		return true
+	}
+	for _, t := range o.Temp {
+		if strings.HasPrefix(name, t) {
+			return true
+		}
+	}
+	return false
+}
 
 // DefaultMaxFileSize is the default size limit (100 MiB).
 const DefaultMaxFileSize = 100 << 20
@@ -70,6 +94,10 @@ type Options struct {
 	MaxFileSize int64
 	// Exclude lists relative paths never captured (the store, if inside).
 	Exclude []string
+	// Temp lists name prefixes of ckpt's own temporary entries (an
+	// interrupted restore's staging directory, from its journal): skipped
+	// at any depth and reported in Result.Temp.
+	Temp []string
 	// Cache is the previous stat cache (nil: hash everything).
 	Cache *Cache
 	// CacheOut, if not nil, receives the new cache.
@@ -472,7 +500,7 @@ func (s *scanner) readDir(n *node) error {
 		if len(s.exclude) > 0 && s.exclude[join(n.rel, name)] {
 			continue
 		}
-		if strings.HasPrefix(name, TempPrefix) {
+		if s.opts.own(n.rel, name) {
 			s.rmu.Lock()
 			s.res.Temp = append(s.res.Temp, join(n.rel, name))
 			s.rmu.Unlock()

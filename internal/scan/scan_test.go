@@ -104,7 +104,8 @@ func TestScanCapturesEntries(t *testing.T) {
 	f.write("sub/.git/HEAD", "x", 0o644)
 	f.write(".ckpt/x", "x", 0o644)
 	f.write(".decree/inbox/m.md", "x", 0o644)
-	f.write(".ckpt-tmp-abc/leftover", "x", 0o644)
+	f.write(".ckpt-tmp-abc/leftover", "x", 0o644) // a user's: captured
+	f.write(".ckpt-tmp-watch-0123", "", 0o600)    // the watcher's: skipped
 	syscall.Mkfifo(filepath.Join(f.root, "fifo"), 0o644)
 
 	res := f.scan()
@@ -112,6 +113,7 @@ func TestScanCapturesEntries(t *testing.T) {
 	want := map[string]uint32{
 		"a.txt": 0o100644, "bin/run": 0o100755, "empty": 0o100600,
 		"caf\xe9/\xff.txt": 0o100644, "link": 0o120000, "dirlink": 0o120000,
+		".ckpt-tmp-abc/leftover": 0o100644,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("captured %v, want %v", keys(got), want)
@@ -130,7 +132,7 @@ func TestScanCapturesEntries(t *testing.T) {
 	if len(res.Skipped) != 1 || res.Skipped[0].Path != "fifo" || res.Skipped[0].Reason != "named pipe (FIFO)" {
 		t.Errorf("skipped = %v, want the FIFO", res.Skipped)
 	}
-	if len(res.Temp) != 1 || res.Temp[0] != ".ckpt-tmp-abc" {
+	if len(res.Temp) != 1 || res.Temp[0] != ".ckpt-tmp-watch-0123" {
 		t.Errorf("temp = %v", res.Temp)
 	}
 	if !res.Untracked[""] {

@@ -1,7 +1,6 @@
 package scan
 
 import (
-	"os"
 	"path/filepath"
 	"time"
 
@@ -60,19 +59,21 @@ const (
 // FSClock returns the current time as the file system holding dir sees it:
 // the mtime of a file created there just now. File timestamps come from the
 // kernel's coarse clock, which can lag time.Now(); comparing mtimes against
-// this clock is what makes the racy-timestamp rule sound. If dir is not
-// writable it falls back to time.Now() minus two seconds (safe: more files
-// count as racy and are re-hashed).
+// this clock is what makes the racy-timestamp rule sound. The file is an
+// unnamed one (O_TMPFILE), so a crash leaves nothing behind. Where that is
+// not possible (dir not writable, a file system without O_TMPFILE) it falls
+// back to time.Now() minus two seconds (safe: more files count as racy and
+// are re-hashed).
 func FSClock(dir string) int64 {
-	f, err := os.CreateTemp(dir, TempPrefix+"clock-*")
+	fallback := time.Now().Add(-2 * time.Second).UnixNano()
+	fd, err := openTmpfile(dir)
 	if err != nil {
-		return time.Now().Add(-2 * time.Second).UnixNano()
+		return fallback
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	st, err := fstat(int(f.Fd()))
+	defer unix.Close(fd)
+	st, err := fstat(fd)
 	if err != nil {
-		return time.Now().Add(-2 * time.Second).UnixNano()
+		return fallback
 	}
 	return st.mtime
 }

@@ -200,7 +200,7 @@ func (d *Daemon) add(rel string, walk bool) error {
 		return nil // gone again, or unreadable: the scan will say
 	}
 	for _, de := range des {
-		if !de.IsDir() || de.Name() == ".git" || strings.HasPrefix(de.Name(), scan.TempPrefix) {
+		if !de.IsDir() || de.Name() == ".git" || (rel == "" && strings.HasPrefix(de.Name(), CookiePrefix)) {
 			continue
 		}
 		d.add(join(rel, de.Name()), true)
@@ -369,7 +369,7 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 		d.trackName(rel, name, mask)
 		return
 	}
-	if name == ".git" || strings.HasPrefix(name, scan.TempPrefix) {
+	if name == ".git" || (rel == "" && strings.HasPrefix(name, CookiePrefix)) {
 		return
 	}
 	child := join(rel, name)

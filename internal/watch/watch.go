@@ -32,11 +32,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
 )
 
 // CookiePrefix starts the names of the daemon's sync files in the
-// workspace root (a scan skips names starting with ".ckpt-tmp-").
-const CookiePrefix = ".ckpt-tmp-watch-"
+// workspace root (a scan skips them there).
+const CookiePrefix = scan.CookiePrefix
 
 // Answer is the daemon's reply to a query.
 type Answer struct {

@@ -381,6 +381,11 @@ func cleanPaths(paths []string) ([]string, error) {
 		if q == "." {
 			return nil, fmt.Errorf("path %q names the whole workspace; save without paths instead", p)
 		}
+		for c := range strings.SplitSeq(q, "/") {
+			if object.Reserved(c) {
+				return nil, fmt.Errorf("path %s is never checkpointed (ckpt always excludes .git, .ckpt and .decree, in any letter case)", QuotePath(q))
+			}
+		}
 		if !object.ValidPath(q) {
 			return nil, fmt.Errorf("path %q is outside the workspace or not a valid relative path", p)
 		}

@@ -142,12 +142,23 @@ func (t *Tree) Size() int64 {
 // ValidName reports whether name may appear in a tree.
 func ValidName(name string) bool {
 	return name != "" && name != "." && name != ".." &&
-		strings.IndexByte(name, '/') < 0 && strings.IndexByte(name, 0) < 0
+		strings.IndexByte(name, '/') < 0 && strings.IndexByte(name, 0) < 0 && !Reserved(name)
+}
+
+// Reserved reports whether name is one ckpt never captures at any depth:
+// .git, .ckpt and .decree, in any letter case (on a case-insensitive file
+// system .GIT is .git). A tree holding one is invalid store content: a
+// crafted checkpoint must not restore a hook into .git.
+func Reserved(name string) bool {
+	if len(name) < 4 || len(name) > 7 || name[0] != '.' {
+		return false
+	}
+	return strings.EqualFold(name, ".git") || strings.EqualFold(name, ".ckpt") || strings.EqualFold(name, ".decree")
 }
 
 // ValidPath reports whether p is a clean relative slash-separated path whose
 // every component is a valid name: no leading or trailing slash, no empty,
-// "." or ".." components, no NUL.
+// "." or ".." components, no NUL, no reserved name (see [Reserved]).
 func ValidPath(p string) bool {
 	if p == "" {
 		return false
@@ -225,6 +236,9 @@ func DecodeTree(data []byte) (*Tree, error) {
 			return nil, fmt.Errorf("%w: truncated tree entry", ErrMalformed)
 		}
 		name := string(data[:nul])
+		if Reserved(name) {
+			return nil, fmt.Errorf("%w: tree holds %q, a name ckpt never records (.git, .ckpt and .decree are never restored)", ErrMalformed, name)
+		}
 		if !ValidName(name) {
 			return nil, fmt.Errorf("%w: invalid name %q in tree", ErrMalformed, name)
 		}

@@ -71,8 +71,6 @@ func (o *Options) own(rel, name string) bool {
 // DefaultMaxFileSize is the default size limit (100 MiB).
 const DefaultMaxFileSize = 100 << 20
 
-// AlwaysExcluded are names never captured, at any depth.
-var AlwaysExcluded = []string{".git", ".ckpt", ".decree"}
 
 // Sink receives the objects a scan creates. store.Tx implements it.
 type Sink interface {
@@ -627,13 +625,8 @@ func unwrapErr(err error) error {
 	return err
 }
 
-func excludedName(name string) bool {
-	switch name {
-	case ".git", ".ckpt", ".decree":
-		return true
-	}
-	return false
-}
+// excludedName: .git, .ckpt and .decree in any letter case.
+func excludedName(name string) bool { return object.Reserved(name) }
 
 // lookup finds name among the cached entries, advancing the merge cursor
 // (both lists are sorted).

@@ -354,10 +354,11 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			return err
 		}
 		if filter != nil {
-			// Partial: the new state is the current tree with the target's
-			// paths laid over it.
+			// Partial: the new state is the current tree with what the
+			// restore wrote and deleted laid over it — exactly the disk,
+			// paths it kept (and type changes above the paths) included.
 			load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
-			root, err := overlayFrom(ctx, load, tx.PutTree, current, target.Tree, filter.Paths())
+			root, err := tree.Overlay(ctx, load, tx.PutTree, current, outcomeEdits(plan, oc))
 			if err != nil {
 				return err
 			}
@@ -447,22 +448,24 @@ func sortActions(as []Action) {
 	}
 }
 
-// overlayFrom lays the target's entries at paths over current.
-func overlayFrom(ctx context.Context, load tree.Loader, put tree.Put, current, target object.ID, paths []string) (object.ID, error) {
+// outcomeEdits returns what an apply did as tree edits: each written path's
+// target entry, each deleted path removed.
+func outcomeEdits(plan *restore.Plan, oc *restore.Outcome) map[string]*object.Entry {
 	edits := map[string]*object.Entry{}
-	for _, p := range paths {
-		e, ok, err := tree.Lookup(ctx, load, target, p)
-		if err != nil {
-			return object.ID{}, err
-		}
-		if ok {
-			e := e
-			edits[p] = &e
-		} else {
-			edits[p] = nil
+	for _, p := range oc.Deleted {
+		edits[p] = nil
+	}
+	written := map[string]bool{}
+	for _, p := range oc.Written {
+		written[p] = true
+	}
+	for _, a := range plan.Actions {
+		if written[a.Path] {
+			e := *a.New
+			edits[a.Path] = &e
 		}
 	}
-	return tree.Overlay(ctx, load, put, current, edits)
+	return edits
 }
 
 // strayChanges reports whether the workspace holds, at a path the plan

@@ -116,6 +116,16 @@ func MakePlan(ctx context.Context, load tree.Loader, current, target object.ID, 
 	if err != nil {
 		return nil, err
 	}
+	if f != nil {
+		// A partial restore creates paths below a directory that the
+		// current tree has as a file or symlink (restore REV -- d/f where
+		// d is now a file): that file goes, as git checkout does it.
+		more, err := blockingAncestors(ctx, load, current, changes)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, more...)
+	}
 	// Directories of the target that hold changed paths.
 	for _, c := range changes {
 		if c.New != nil {
@@ -178,6 +188,36 @@ func MakePlan(ctx context.Context, load tree.Loader, current, target object.ID, 
 		return p.prune[i] > p.prune[j]
 	})
 	return p, nil
+}
+
+// blockingAncestors returns deletions of the files and symlinks of the
+// current tree that lie where created paths need directories.
+func blockingAncestors(ctx context.Context, load tree.Loader, current object.ID, changes []tree.Change) ([]tree.Change, error) {
+	var out []tree.Change
+	checked := map[string]bool{}
+	for _, c := range changes {
+		if c.New == nil {
+			continue
+		}
+		for _, d := range parents(c.Path) {
+			if checked[d] {
+				continue
+			}
+			checked[d] = true
+			e, ok, err := tree.Lookup(ctx, load, current, d)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break // nothing below exists
+			}
+			if !object.IsDir(e.Mode) {
+				out = append(out, tree.Change{Path: d, Old: &e})
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 func hasUntrackedBelow(untracked map[string]bool, dir string) bool {

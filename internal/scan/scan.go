@@ -71,7 +71,6 @@ func (o *Options) own(rel, name string) bool {
 // DefaultMaxFileSize is the default size limit (100 MiB).
 const DefaultMaxFileSize = 100 << 20
 
-
 // Sink receives the objects a scan creates. store.Tx implements it.
 type Sink interface {
 	HasBlob(id object.ID) (bool, error)

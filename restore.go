@@ -264,6 +264,19 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 			if err != nil {
 				return err
 			}
+			// Its deletions may be done and the directories they emptied
+			// not yet removed: the plan prunes them too.
+			before, err := r.st.Checkpoint(ctx, j.Before)
+			switch {
+			case err == nil:
+				orig, err := restore.MakePlan(ctx, load, before.Tree, target.Tree, filter, nil)
+				if err != nil {
+					return err
+				}
+				plan.PruneAlso(orig)
+			case !errors.Is(err, store.ErrNotFound):
+				return err
+			}
 		}
 		if needPre {
 			msg := "before " + j.Op + " to " + target.ID.Short()

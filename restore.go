@@ -16,6 +16,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
+	"github.com/seed1cedbf7c/ckpt/internal/run"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
@@ -63,7 +64,7 @@ func (r *RestoreResult) Changed() []Path {
 
 // journalData is what a restore records before it touches the workspace.
 type journalData struct {
-	Op       string   `json:"op"` // restore, undo, redo
+	Op       string   `json:"op"` // restore, undo, redo, switch, rewind, revert
 	Target   ID       `json:"target"`
 	Before   ID       `json:"before"`
 	Head     ID       `json:"head"` // HEAD before the operation (zero: none)
@@ -75,6 +76,9 @@ type journalData struct {
 	// one); FromBranch is the branch it leaves.
 	Branch     string `json:"branch,omitempty"`
 	FromBranch string `json:"from_branch,omitempty"`
+	// Run, for a run's revert, is what the run's record says afterwards;
+	// it is written before the journal is cleared.
+	Run *runMark `json:"run,omitempty"`
 }
 
 // Restore makes the workspace (or opts.Paths) equal to the checkpoint rev
@@ -337,6 +341,13 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 		oc = &restore.Outcome{}
 		for _, a := range plan.Actions {
 			oc.Kept = append(oc.Kept, a)
+		}
+	}
+	if j.Run != nil {
+		// The run's record follows the workspace before the journal goes.
+		if err := r.finishRun(j.Run); err != nil {
+			return nil, withHint(fmt.Errorf("%s: record run %s: %w", j.Op, j.Run.ID, err),
+				"the workspace is reverted; `ckpt recover` records it in the run once "+run.RunDir(r.root, j.Run.ID)+" can be written")
 		}
 	}
 	// Record the result.

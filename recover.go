@@ -24,7 +24,8 @@ type RecoverResult struct {
 }
 
 // Recover finishes an operation a crash interrupted: a restore (or undo,
-// redo) that had started changing the workspace is completed, so the
+// redo, switch, rewind, or a run's revert, whose run record it also
+// completes) that had started changing the workspace is completed, so the
 // workspace equals its target, and leftover temporary files are removed.
 // If files were edited after the crash, that state is checkpointed first.
 // Every command runs this automatically; Recover does it explicitly.

@@ -20,6 +20,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
+	"github.com/seed1cedbf7c/ckpt/internal/run"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
@@ -67,7 +68,7 @@ func (r *RestoreResult) Changed() []Path {
 
 // journalData is what a restore records before it touches the workspace.
 type journalData struct {
-	Op       string   `json:"op"` // restore, undo, redo
+	Op       string   `json:"op"` // restore, undo, redo, switch, rewind, revert
 	Target   ID       `json:"target"`
 	Before   ID       `json:"before"`
 	Head     ID       `json:"head"` // HEAD before the operation (zero: none)
@@ -79,6 +80,9 @@ type journalData struct {
 	// one); FromBranch is the branch it leaves.
 	Branch     string `json:"branch,omitempty"`
 	FromBranch string `json:"from_branch,omitempty"`
+	// Run, for a run's revert, is what the run's record says afterwards;
+	// it is written before the journal is cleared.
+	Run *runMark `json:"run,omitempty"`
 }
 
 // Restore makes the workspace (or opts.Paths) equal to the checkpoint rev
@@ -280,6 +284,19 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			if err != nil {
 				return err
 			}
+			// Its deletions may be done and the directories they emptied
+			// not yet removed: the plan prunes them too.
+			before, err := r.st.Checkpoint(ctx, j.Before)
+			switch {
+			case err == nil:
+				orig, err := restore.MakePlan(ctx, load, before.Tree, target.Tree, filter, nil)
+				if err != nil {
+					return err
+				}
+				plan.PruneAlso(orig)
+			case !errors.Is(err, store.ErrNotFound):
+				return err
+			}
 		}
 		if needPre {
 			msg := "before " + j.Op + " to " + target.ID.Short()
@@ -345,6 +362,13 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		oc = &restore.Outcome{}
 		for _, a := range plan.Actions {
 			oc.Kept = append(oc.Kept, a)
+		}
+	}
+	if j.Run != nil {
+		// The run's record follows the workspace before the journal goes.
+		if err := r.finishRun(j.Run); err != nil {
+			return nil, withHint(fmt.Errorf("%s: record run %s: %w", j.Op, j.Run.ID, err),
+				"the workspace is reverted; `ckpt recover` records it in the run once "+run.RunDir(r.root, j.Run.ID)+" can be written")
 		}
 	}
 	// Record the result.

@@ -185,17 +185,10 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		}
 		nowTree, untracked, memTrees = res.Root, res.Untracked, res.Trees
 	} else {
-		var c0 *capture
-		err := c.r.st.Update(ctx, func(tx store.Tx) error {
-			var err error
-			c0, err = c.r.captureTx(ctx, tx, false)
-			return err
-		})
+		c0, err := c.r.captureStored(ctx)
 		if err != nil {
-			c0.abort()
 			return ID{}, err
 		}
-		c.r.commitCache(c0)
 		nowTree, untracked = c0.res.Root, c0.res.Untracked
 	}
 	load := func(ctx context.Context, id object.ID) (*object.Tree, error) {

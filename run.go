@@ -12,9 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
-	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
@@ -413,7 +411,7 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	if err := rec.Save(runDir); err != nil {
 		return nil, err
 	}
-	return r.attempts(ctx, im, rec, runDir, attempts, rec.Checkpoint, papermill, params, output, say)
+	return r.attempts(ctx, im, rec, runDir, attempts, papermill, params, output, say)
 }
 
 // resumeMessage goes on with a run whose last attempt was interrupted: that
@@ -451,8 +449,8 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 		}
 	}
 	// The state now (what the interrupted attempt left, and anything done
-	// since) is checkpointed, so a failed revert can put it back.
-	cur, err := r.Save(context.WithoutCancel(ctx), SaveOptions{Kind: KindRun, AllowEmpty: true,
+	// since) is checkpointed.
+	_, err = r.Save(context.WithoutCancel(ctx), SaveOptions{Kind: KindRun, AllowEmpty: true,
 		Message: "run " + m.ID + " (resumed)", Meta: map[string]string{"run": m.ID}})
 	if err != nil {
 		return nil, err
@@ -462,17 +460,16 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 		return nil, err
 	}
 	say("  resuming %s after %d attempt(s) (routine: %s)", m.ID, len(rec.Attempts), rec.Routine)
-	return r.attempts(ctx, im, rec, runDir, attempts, cur.Checkpoint.ID.String(), papermill, params, output, say)
+	return r.attempts(ctx, im, rec, runDir, attempts, papermill, params, output, say)
 }
 
-// attempts runs the attempts of a run after the ones rec already has; last
-// is the checkpoint of the workspace's current state.
-func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, runDir string, attempts int, last, papermill string, params map[string]string, output io.Writer, say func(string, ...any)) (*RunRecord, error) {
+// attempts runs the attempts of a run after the ones rec already has.
+func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, runDir string, attempts int, papermill string, params map[string]string, output io.Writer, say func(string, ...any)) (*RunRecord, error) {
 	m := im.msg
 	for n := len(rec.Attempts) + 1; n <= attempts; n++ {
 		if n == attempts && n > 1 {
 			// The last attempt starts clean, knowing what went wrong.
-			if err := r.revertRun(ctx, runDir, rec, last, "before the final attempt of run "+m.ID); err != nil {
+			if _, err := r.revertRun(ctx, runDir, rec, "before the final attempt of run "+m.ID, nil); err != nil {
 				rec.Status, rec.Reason, rec.Ended = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC()
 				rec.Save(runDir)
 				return rec, err
@@ -490,7 +487,6 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 			return nil, err
 		}
 		rec.Attempts = append(rec.Attempts, *a)
-		last = a.Checkpoint
 		rec.Save(runDir)
 		switch {
 		case a.Exit.Interrupted:
@@ -517,21 +513,24 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 			say("    attempt %d failed (%s)", n, a.Exit)
 		}
 	}
-	// Every attempt failed: back to the checkpoint, and a dead letter.
-	if err := r.revertRun(ctx, runDir, rec, last, "run "+m.ID+" exhausted its attempts"); err != nil {
+	// Every attempt failed: back to the checkpoint, and a dead letter. The
+	// revert writes the record and moves the message (so does the recovery
+	// of a revert a crash interrupted).
+	dead := &runMark{ID: rec.ID, Status: run.StatusDead, Reason: fmt.Sprintf("all %d attempts failed for %s", attempts, m.ID),
+		Result: rec.Checkpoint, Ended: r.now().UTC(), Inbox: im.file}
+	reverted, err := r.revertRun(ctx, runDir, rec, "run "+m.ID+" exhausted its attempts", dead)
+	if err != nil {
 		rec.Status, rec.Reason, rec.Ended = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC()
 		rec.Save(runDir)
 		return rec, err
 	}
-	rec.Status, rec.Ended = run.StatusDead, r.now().UTC()
-	rec.Reason = fmt.Sprintf("all %d attempts failed for %s", attempts, m.ID)
-	rec.Result = rec.Checkpoint
-	if im.file != "" {
-		if err := r.moveMessage(im.file, run.DeadDir); err != nil {
+	if !reverted {
+		// Nothing to revert (e.g. recovery finished an interrupted revert).
+		if err := r.finishRun(dead); err != nil {
 			return nil, err
 		}
 	}
-	rec.Save(runDir)
+	dead.set(rec)
 	say("  dead-letter: %s", rec.Reason)
 	return rec, nil
 }
@@ -617,134 +616,6 @@ func (r *Repo) moveMessage(file, to string) error {
 	return os.Rename(filepath.Join(r.root, filepath.FromSlash(run.InboxDir), file), filepath.Join(dir, file))
 }
 
-// revertRun undoes a run the seed's way: the run directory's changes.diff
-// applied in reverse, then every affected file hash-checked against
-// manifest.json. from is the checkpoint of the state being reverted (it
-// holds the content, so nothing is lost). A diff that does not apply, or a
-// file that does not match the manifest afterwards, is an IntegrityError
-// listing the paths; the workspace is then left as it was (restored to
-// from), never half-reverted.
-func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, from, why string) error {
-	ctx = context.WithoutCancel(ctx) // a revert, once started, finishes
-	unlock, err := r.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	patchData, err := os.ReadFile(filepath.Join(runDir, "changes.diff"))
-	if err != nil {
-		return err
-	}
-	manData, err := os.ReadFile(filepath.Join(runDir, "manifest.json"))
-	if err != nil {
-		return err
-	}
-	var man Manifest
-	if err := man.UnmarshalJSON(manData); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(runDir, "manifest.json"), err)
-	}
-	var patch *diff.Patch
-	if len(bytes.TrimSpace(patchData)) > 0 {
-		if patch, err = diff.Parse(patchData); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(runDir, "changes.diff"), err)
-		}
-	} else {
-		patch = &diff.Patch{}
-	}
-	affected := map[string]bool{}
-	for _, fp := range patch.Files {
-		for _, p := range []string{fp.OldPath, fp.NewPath} {
-			if p == "" {
-				continue
-			}
-			// Untrusted: a path out of the workspace, or into what ckpt
-			// never captures (.git, .ckpt, .decree), is refused up front.
-			if err := diff.CheckPath(p); err != nil {
-				return fmt.Errorf("%s: %w; nothing was changed", filepath.Join(runDir, "changes.diff"), err)
-			}
-			if top, _, _ := strings.Cut(p, "/"); strings.EqualFold(top, ".ckpt") || strings.EqualFold(top, run.DecreeDir) {
-				return fmt.Errorf("%s: path %s is inside %s, which is never checkpointed; nothing was changed", filepath.Join(runDir, "changes.diff"), diff.QuotePath(p), top)
-			}
-			affected[p] = true
-		}
-	}
-	root, err := os.OpenRoot(r.root)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	wt := &restore.WorkTree{Root: root}
-	if _, err := diff.ApplyTree(wt, patch, true); err != nil {
-		var ae *diff.ApplyError
-		paths := []string{"changes.diff"}
-		if errors.As(err, &ae) {
-			paths = []string{ae.Path}
-		}
-		return withHint(&IntegrityError{Op: "revert " + rec.ID + " (" + err.Error() + ")", Paths: paths},
-			"the workspace no longer matches what the run left; nothing was changed. The state before the run is checkpoint "+rec.Checkpoint[:12]+" (ckpt restore "+rec.Checkpoint[:12]+")")
-	}
-	// Verify every affected file against the manifest.
-	var bad []string
-	for p := range affected {
-		want, inManifest := man.Files[p]
-		got, err := wt.Read(p)
-		switch {
-		case err != nil:
-			bad = append(bad, p)
-		case !inManifest && got != nil:
-			bad = append(bad, p)
-		case inManifest && (got == nil || object.Sum(got.Content).String() != want.SHA256 ||
-			int64(len(got.Content)) != want.Size || ManifestMode(got.Mode) != want.Mode):
-			bad = append(bad, p)
-		}
-	}
-	sort.Strings(bad)
-	if len(bad) > 0 {
-		// Never leave it half-reverted: back to the state before.
-		fromID, _ := object.ParseID(from)
-		if _, rerr := r.restoreLocked(ctx, journalData{Op: "restore", Target: fromID}, false); rerr != nil {
-			return fmt.Errorf("%w; and restoring the state before the revert failed: %v", &IntegrityError{Op: "revert " + rec.ID, Paths: bad}, rerr)
-		}
-		return &IntegrityError{Op: "revert " + rec.ID + " (files do not match manifest.json; the workspace was put back as it was)", Paths: bad}
-	}
-	return r.recordReverted(ctx, from, "revert: "+why)
-}
-
-// recordReverted records the state a revert left on the timeline (undoable):
-// HEAD moves to a checkpoint of it, Before being the reverted state.
-func (r *Repo) recordReverted(ctx context.Context, from, msg string) error {
-	fromID, err := object.ParseID(from)
-	if err != nil {
-		return err
-	}
-	headRef, headRec, err := r.head(ctx)
-	if err != nil {
-		return err
-	}
-	var c *capture
-	err = r.st.Update(ctx, func(tx store.Tx) error {
-		var err error
-		c, err = r.captureTx(ctx, tx, false)
-		if err != nil {
-			return err
-		}
-		cp := &object.Checkpoint{Tree: c.res.Root, Kind: KindRestore, Message: msg}
-		rec, err := r.newCheckpoint(ctx, tx, cp, headRec, c.res.Files, c.res.Bytes, true, headRef)
-		if err != nil {
-			return err
-		}
-		_, err = tx.AppendOp(store.Op{Kind: "restore", Before: fromID, After: rec.ID, Checkpoint: rec.ID, Detail: msg})
-		return err
-	})
-	if err != nil {
-		c.abort()
-		return err
-	}
-	r.commitCache(c)
-	r.emit(Event{Kind: EventRestored, Message: msg})
-	return nil
-}
-
 // Runs returns the guarded runs' records, newest first.
 func (r *Repo) Runs(ctx context.Context) ([]*RunRecord, error) {
 	ids, err := run.ListRuns(r.root)
@@ -818,18 +689,23 @@ func (r *Repo) RevertRun(ctx context.Context, id string) (*RunRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	// For a finished run, changes.diff is what the last attempt left.
-	if err := r.revertRun(ctx, dir, rec, pre.Checkpoint.ID.String(), "run "+full+" reverted"); err != nil {
-		var ie *IntegrityError
-		if rec.Status == run.StatusReverted && errors.As(err, &ie) {
-			return nil, fmt.Errorf("run %s is reverted: its changes were already reverted (and are not in the workspace)", full)
-		}
+	// For a finished run, changes.diff is what the last attempt left. The
+	// revert writes the record (so does the recovery of a revert a crash
+	// interrupted).
+	mark := &runMark{ID: full, Status: run.StatusReverted, Reason: "reverted with ckpt runs revert"}
+	reverted, err := r.revertRun(ctx, dir, rec, "run "+full+" reverted", mark)
+	var ie *IntegrityError
+	switch {
+	case rec.Status == run.StatusReverted && (!reverted && err == nil || errors.As(err, &ie)):
+		return nil, fmt.Errorf("run %s is reverted: its changes were already reverted (and are not in the workspace)", full)
+	case err != nil:
 		return nil, err
+	case !reverted:
+		// Its changes are not in the workspace: nothing to write.
+		mark.Result = pre.Checkpoint.ID.String()
+		if err := r.finishRun(mark); err != nil {
+			return nil, err
+		}
 	}
-	rec.Status, rec.Reason = run.StatusReverted, "reverted with ckpt runs revert"
-	_, h, err := r.head(ctx)
-	if err == nil && h != nil {
-		rec.Result = h.ID.String()
-	}
-	return rec, rec.Save(dir)
+	return run.LoadRecord(dir)
 }

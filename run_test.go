@@ -329,3 +329,26 @@ exit 1
 		}
 	}
 }
+
+// A revert brings back a large binary file (one the store keeps in chunks)
+// and a file the routine deleted, exactly, and the store stays consistent.
+func TestRevertLargeBinary(t *testing.T) {
+	big := make([]byte, 5<<20)
+	for i := range big {
+		big[i] = byte(i*7 + i>>9)
+	}
+	repo, ws := decreeWorkspace(t, map[string]string{"big.bin": string(big), "gone.txt": "bye\n"},
+		"printf 'x' | dd of=big.bin bs=1 seek=3000000 conv=notrunc 2>/dev/null\nrm gone.txt\nexit 1\n")
+	os.WriteFile(filepath.Join(ws, ".decree/config.yml"), []byte("max_retries: 1\n"), 0o644)
+	before := state(t, ws)
+	message(t, ws, "20260101000000-0.md", "", "")
+	if rec := process(t, repo).Runs[0]; rec.Status != "dead" || rec.Attempts[0].Modified != 1 {
+		t.Fatalf("run %s, %+v", rec.Status, rec.Attempts)
+	}
+	if d := treegen.Diff(before, state(t, ws)); d != "" {
+		t.Fatalf("not reverted:\n%s", d)
+	}
+	if _, err := repo.Fsck(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -229,6 +229,24 @@ func (c *capture) abort() {
 	}
 }
 
+// captureStored scans the workspace and stores its objects (and the new
+// stat cache) without recording a checkpoint, so that what follows can read
+// the workspace's current files from the store. The lock must be held.
+func (r *Repo) captureStored(ctx context.Context) (*capture, error) {
+	var c *capture
+	err := r.st.Update(ctx, func(tx store.Tx) error {
+		var err error
+		c, err = r.captureTx(ctx, tx, false)
+		return err
+	})
+	if err != nil {
+		c.abort()
+		return nil, err
+	}
+	r.commitCache(c)
+	return c, nil
+}
+
 func scanError(err error) error {
 	var pe *scan.PathError
 	if errors.As(err, &pe) {

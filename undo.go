@@ -29,7 +29,7 @@ type Timeline struct {
 // undoable ops are the steps of the timeline.
 func undoable(kind string) bool {
 	switch kind {
-	case "save", "restore", "switch", "rewind":
+	case "save", "restore", "switch", "rewind", "revert":
 		return true
 	}
 	return false

@@ -11,10 +11,10 @@ func newRecoverCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "recover",
 		Short: "Finish an operation a crash interrupted",
-		Long: `Recover finishes a restore, undo or redo that was interrupted (the process was
-killed, the machine lost power) so the workspace equals its target, and removes
-ckpt's leftover temporary files. Every ckpt command does this automatically
-first; recover does it explicitly and reports.`,
+		Long: `Recover finishes a restore, undo, redo, switch, rewind or run revert that was
+interrupted (the process was killed, the machine lost power) so the workspace
+equals its target, and removes ckpt's leftover temporary files. Every ckpt
+command does this automatically first; recover does it explicitly and reports.`,
 		Example: `  ckpt recover`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -33,7 +33,7 @@
 //	restore/change          a restore changed one path (arg: the count so far)
 //	restore/before-replace  a restore is about to replace or delete a path (arg: the path)
 //	scan/read-dir           a scan is about to open a directory (arg: its path)
-//	revert/before-change    a run revert computed its target; nothing written yet
+//	revert/before-change    a run revert computed its target; nothing written yet (arg: the run id)
 //	fsck/between            fsck read part of the store (arg: the table)
 //	store/before-commit     a store transaction is about to commit
 //	watch/event             the watcher is about to handle an event (arg: the path it names)

@@ -84,7 +84,41 @@ func (p *Plan) Empty() bool {
 			return false
 		}
 	}
-	return true
+	return len(p.prune) == 0
+}
+
+// PruneAlso adds the directories q prunes to those p prunes, except where
+// q's target has a file or symlink. Recovery uses it: an interrupted
+// restore's deletions are done, but the directories they emptied may still
+// be there (a directory that is not empty stays).
+func (p *Plan) PruneAlso(q *Plan) {
+	seen := map[string]bool{}
+	for _, d := range p.prune {
+		seen[d] = true
+	}
+	for _, a := range q.Actions {
+		if a.New != nil {
+			seen[a.Path] = true
+		}
+	}
+	for _, d := range q.prune {
+		if !seen[d] && !p.targetDirs[d] {
+			seen[d] = true
+			p.prune = append(p.prune, d)
+		}
+	}
+	sortPrune(p.prune)
+}
+
+// sortPrune orders directories deepest first.
+func sortPrune(dirs []string) {
+	sort.Slice(dirs, func(i, j int) bool {
+		di, dj := strings.Count(dirs[i], "/"), strings.Count(dirs[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return dirs[i] > dirs[j]
+	})
 }
 
 // Count returns the number of writes and deletes.
@@ -179,14 +213,7 @@ func MakePlan(ctx context.Context, load tree.Loader, current, target object.ID, 
 			p.prune = append(p.prune, d)
 		}
 	}
-	// Deepest first.
-	sort.Slice(p.prune, func(i, j int) bool {
-		di, dj := strings.Count(p.prune[i], "/"), strings.Count(p.prune[j], "/")
-		if di != dj {
-			return di > dj
-		}
-		return p.prune[i] > p.prune[j]
-	})
+	sortPrune(p.prune)
 	return p, nil
 }
 

@@ -1,0 +1,409 @@
+package ckpt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/diff"
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/restore"
+	"github.com/seed1cedbf7c/ckpt/internal/run"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+// revertRun undoes a run the seed's way: the run directory's changes.diff
+// applied in reverse, every affected path checked against manifest.json.
+// Nothing is written until the whole result is known: the workspace is
+// stored as it is now, the patch is reversed over that tree in memory, and
+// every affected path of the result must match the manifest — present with
+// the same SHA-256, size and mode, or absent if the manifest does not list
+// it. Only then is the workspace made equal to the result, by the engine's
+// restore (op "revert"): journaled, so a crash leaves it as it was or has
+// the next command finish it; verified; undoable.
+//
+// A diff that does not apply, a result that does not match the manifest, or
+// an affected path the restore would have to leave alone (an ignored file
+// in the way) is an [*IntegrityError] listing the paths, and nothing is
+// written.
+//
+// mark, if not nil, is what the run's record says once the revert is done.
+// It travels in the journal and is written before the journal is cleared,
+// by the revert or by the recovery that finishes it, so the record never
+// lags the workspace. revertRun reports false (and writes nothing, mark
+// included) when every affected path already holds its state from before
+// the run: there is nothing to revert.
+func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why string, mark *runMark) (bool, error) {
+	ctx = context.WithoutCancel(ctx) // a revert, once started, finishes
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	rv, err := loadRevert(runDir)
+	if err != nil {
+		return false, err
+	}
+	// The state being reverted: the workspace now, its files stored.
+	c, err := r.captureStored(ctx)
+	if err != nil {
+		return false, err
+	}
+	t := &revertTree{ctx: ctx, st: r.st, root: c.res.Root, edits: map[string]*diff.Side{}}
+	if bad, err := t.mismatches(rv); err != nil {
+		return false, err
+	} else if len(bad) == 0 {
+		return false, nil
+	}
+	if _, err := diff.ApplyTree(t, rv.patch, true); err != nil {
+		var ce *store.CorruptError
+		if errors.As(err, &ce) {
+			return false, err
+		}
+		var ae *diff.ApplyError
+		paths := []string{"changes.diff"}
+		if errors.As(err, &ae) {
+			paths = []string{ae.Path}
+		}
+		return false, withHint(&IntegrityError{Op: "revert " + rec.ID + " (" + err.Error() + ")", Paths: paths},
+			"the workspace no longer matches what the run left; nothing was changed. The state before the run is checkpoint "+rec.Checkpoint[:12]+" (ckpt restore "+rec.Checkpoint[:12]+")")
+	}
+	bad, err := t.mismatches(rv)
+	if err != nil {
+		return false, err
+	}
+	if len(bad) > 0 {
+		return false, &IntegrityError{Op: "revert " + rec.ID + " (files do not match manifest.json; nothing was changed)", Paths: bad}
+	}
+	target, kept, err := r.storeReverted(ctx, t, c, rec.ID, why)
+	if err != nil {
+		return false, err
+	}
+	if len(kept) > 0 {
+		return false, &IntegrityError{Op: "revert " + rec.ID + " (ignored or untracked files are in the way; nothing was changed)", Paths: kept}
+	}
+	if err := failpoint.Hit("revert/before-change", rec.ID); err != nil {
+		return false, err
+	}
+	if mark != nil && mark.Result == "" {
+		m := *mark
+		m.Result = target.String()
+		mark = &m
+	}
+	if _, err := r.restoreLocked(ctx, journalData{Op: "revert", Target: target, Run: mark}, false); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// revert is a run's record of what to undo, read as untrusted input.
+type revert struct {
+	patch    *diff.Patch
+	manifest Manifest
+	affected []string // every path the patch names, sorted
+}
+
+// loadRevert reads and checks a run directory's changes.diff and
+// manifest.json. A path out of the workspace, or into what ckpt never
+// captures (.git, .ckpt, .decree), is refused.
+func loadRevert(runDir string) (*revert, error) {
+	patchData, err := os.ReadFile(filepath.Join(runDir, "changes.diff"))
+	if err != nil {
+		return nil, err
+	}
+	manData, err := os.ReadFile(filepath.Join(runDir, "manifest.json"))
+	if err != nil {
+		return nil, err
+	}
+	rv := &revert{patch: &diff.Patch{}}
+	if err := rv.manifest.UnmarshalJSON(manData); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "manifest.json"), err)
+	}
+	if len(bytes.TrimSpace(patchData)) > 0 {
+		if rv.patch, err = diff.Parse(patchData); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "changes.diff"), err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, fp := range rv.patch.Files {
+		for _, p := range []string{fp.OldPath, fp.NewPath} {
+			if p == "" || seen[p] {
+				continue
+			}
+			if err := diff.CheckPath(p); err != nil {
+				return nil, fmt.Errorf("%s: %w; nothing was changed", filepath.Join(runDir, "changes.diff"), err)
+			}
+			if top, _, _ := strings.Cut(p, "/"); strings.EqualFold(top, ".ckpt") || strings.EqualFold(top, run.DecreeDir) {
+				return nil, fmt.Errorf("%s: path %s is inside %s, which is never checkpointed; nothing was changed", filepath.Join(runDir, "changes.diff"), diff.QuotePath(p), top)
+			}
+			seen[p] = true
+			rv.affected = append(rv.affected, p)
+		}
+	}
+	sort.Strings(rv.affected)
+	return rv, nil
+}
+
+// revertTree is a stored tree seen as a [diff.Tree]: it reads files from
+// the store and collects writes and removals in memory, so a patch is
+// applied without touching the workspace. Like the workspace, it refuses
+// to read or replace a directory, and to write below a file.
+type revertTree struct {
+	ctx   context.Context
+	st    store.Store
+	root  object.ID
+	edits map[string]*diff.Side // nil: removed
+}
+
+var _ diff.Tree = (*revertTree)(nil)
+
+func (t *revertTree) lookup(p string) (*object.Entry, error) {
+	e, ok, err := tree.Lookup(t.ctx, t.st.ReadTree, t.root, p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Read returns the file at p (after the edits so far), or nil.
+func (t *revertTree) Read(p string) (*diff.Side, error) {
+	if s, ok := t.edits[p]; ok {
+		return s, nil
+	}
+	e, err := t.lookup(p)
+	if err != nil || e == nil {
+		return nil, err
+	}
+	if object.IsDir(e.Mode) {
+		return nil, fmt.Errorf("%s is a directory", diff.QuotePath(p))
+	}
+	data, err := t.st.ReadBlob(t.ctx, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &diff.Side{Mode: e.Mode, Content: data}, nil
+}
+
+// Write records p's new content.
+func (t *revertTree) Write(p string, s *diff.Side) error {
+	if !object.ValidPath(p) || s == nil || !object.ValidMode(s.Mode) || object.IsDir(s.Mode) {
+		return fmt.Errorf("invalid write of %s", diff.QuotePath(p))
+	}
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		if s, ok := t.edits[d]; ok {
+			if s != nil {
+				return fmt.Errorf("%s is not a directory", diff.QuotePath(d))
+			}
+			continue
+		}
+		e, err := t.lookup(d)
+		if err != nil {
+			return err
+		}
+		if e != nil && !object.IsDir(e.Mode) {
+			return fmt.Errorf("%s is not a directory", diff.QuotePath(d))
+		}
+	}
+	if _, ok := t.edits[p]; !ok {
+		e, err := t.lookup(p)
+		if err != nil {
+			return err
+		}
+		if e != nil && object.IsDir(e.Mode) {
+			return fmt.Errorf("%s is a directory", diff.QuotePath(p))
+		}
+	}
+	t.edits[p] = &diff.Side{Mode: s.Mode, Content: bytes.Clone(s.Content)}
+	return nil
+}
+
+// Remove records p's removal (directories it empties go with it).
+func (t *revertTree) Remove(p string) error {
+	if !object.ValidPath(p) {
+		return fmt.Errorf("invalid path %q", p)
+	}
+	t.edits[p] = nil
+	return nil
+}
+
+// mismatches returns the affected paths whose state (after the edits so
+// far) is not the manifest's.
+func (t *revertTree) mismatches(rv *revert) ([]string, error) {
+	var bad []string
+	for _, p := range rv.affected {
+		want, listed := rv.manifest.Files[p]
+		var (
+			present bool
+			mode    uint32
+			sum     string
+			size    int64
+		)
+		if s, ok := t.edits[p]; ok {
+			if s != nil {
+				present, mode, sum, size = true, s.Mode, object.Sum(s.Content).String(), int64(len(s.Content))
+			}
+		} else {
+			e, err := t.lookup(p)
+			if err != nil {
+				return nil, err
+			}
+			if e != nil {
+				present, mode, sum, size = true, e.Mode, e.ID.String(), e.Size
+			}
+		}
+		switch {
+		case !listed && present:
+			bad = append(bad, p)
+		case listed && (!present || object.IsDir(mode) || sum != want.SHA256 || size != want.Size || ManifestMode(mode) != want.Mode):
+			bad = append(bad, p)
+		}
+	}
+	return bad, nil
+}
+
+// storeReverted stores the reverted state — the captured tree with t's
+// edits laid over it — as a checkpoint (kind restore, HEAD unmoved) and
+// returns its id. If restoring it would have to leave an affected path
+// alone (an ignored or untracked file in the way), it stores nothing and
+// returns those paths.
+func (r *Repo) storeReverted(ctx context.Context, t *revertTree, c *capture, runID, why string) (ID, []string, error) {
+	var (
+		target ID
+		kept   []string
+	)
+	err := r.st.Update(ctx, func(tx store.Tx) error {
+		edits := map[string]*object.Entry{}
+		for p, s := range t.edits {
+			if s == nil {
+				edits[p] = nil
+				continue
+			}
+			id, err := putBlob(tx, s.Content)
+			if err != nil {
+				return err
+			}
+			edits[p] = &object.Entry{Name: path.Base(p), Mode: s.Mode, ID: id, Size: int64(len(s.Content))}
+		}
+		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+		root, err := tree.Overlay(ctx, load, tx.PutTree, c.res.Root, edits)
+		if err != nil {
+			return err
+		}
+		// What the restore would do, checked as a dry run checks it.
+		plan, err := restore.MakePlan(ctx, load, c.res.Root, root, nil, c.res.Untracked)
+		if err != nil {
+			return err
+		}
+		keepNested(plan, c.res)
+		osroot, err := os.OpenRoot(r.root)
+		if err != nil {
+			return err
+		}
+		checked, err := (&restore.Applier{Root: osroot}).Check(plan)
+		osroot.Close()
+		if err != nil {
+			return err
+		}
+		for _, a := range checked {
+			if a.Op == restore.Keep {
+				kept = append(kept, a.Path)
+			}
+		}
+		if len(kept) > 0 {
+			return errDryRun // store nothing
+		}
+		headRef, headRec, err := r.head(ctx)
+		if err != nil {
+			return err
+		}
+		var size int64
+		if t, err := load(ctx, root); err == nil {
+			size = t.Size()
+		}
+		cp := &object.Checkpoint{Tree: root, Kind: KindRestore, Message: "revert: " + why, Meta: map[string]string{"run": runID}}
+		rec, err := r.newCheckpoint(ctx, tx, cp, headRec, -1, size, false, headRef)
+		if err != nil {
+			return err
+		}
+		target = rec.ID
+		return nil
+	})
+	if errors.Is(err, errDryRun) {
+		return ID{}, kept, nil
+	}
+	return target, nil, err
+}
+
+// putBlob stores content unless the store has it (a file's content from
+// before the run usually is), in chunks if it is large.
+func putBlob(tx store.Tx, data []byte) (object.ID, error) {
+	id := object.Sum(data)
+	if ok, err := tx.HasBlob(id); err != nil || ok {
+		return id, err
+	}
+	if len(data) < store.ChunkThreshold {
+		return id, tx.PutBlob(id, data)
+	}
+	w := tx.NewBlobWriter()
+	if _, err := w.Write(data); err != nil {
+		w.Abort()
+		return id, err
+	}
+	return id, w.Commit(id)
+}
+
+// runMark is what a run's record says once its revert is done. A revert
+// carries it in its journal, so the record is written before the journal
+// is cleared — by the revert, or by the recovery that finishes it.
+type runMark struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Result is the state the revert left (a checkpoint id).
+	Result string `json:"result,omitempty"`
+	// Ended, if set, is when the run ended (a dead letter).
+	Ended time.Time `json:"ended,omitzero"`
+	// Inbox is the message file that moves to inbox/dead.
+	Inbox string `json:"inbox,omitempty"`
+}
+
+// set updates rec as m says.
+func (m *runMark) set(rec *RunRecord) {
+	rec.Status, rec.Reason, rec.Result = m.Status, m.Reason, m.Result
+	if !m.Ended.IsZero() {
+		rec.Ended = m.Ended
+	}
+}
+
+// finishRun writes what m says into the run's record and moves its message
+// to inbox/dead if m says so. Doing it again changes nothing. A run whose
+// directory is gone has nothing to finish.
+func (r *Repo) finishRun(m *runMark) error {
+	dir := run.RunDir(r.root, m.ID)
+	rec, err := run.LoadRecord(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	m.set(rec)
+	if m.Inbox != "" {
+		if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(run.InboxDir), m.Inbox)); err == nil {
+			if err := r.moveMessage(m.Inbox, run.DeadDir); err != nil {
+				return err
+			}
+		}
+	}
+	return rec.Save(dir)
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
@@ -305,7 +306,7 @@ func (r *Repo) storeReverted(ctx context.Context, t *revertTree, c *capture, run
 			return err
 		}
 		keepNested(plan, c.res)
-		osroot, err := os.OpenRoot(r.root)
+		osroot, err := fsroot.Open(r.root)
 		if err != nil {
 			return err
 		}

@@ -223,6 +223,9 @@ func blockingAncestors(ctx context.Context, load tree.Loader, current object.ID,
 	var out []tree.Change
 	checked := map[string]bool{}
 	for _, c := range changes {
+		checked[c.Path] = true // already changed (a deletion of it included)
+	}
+	for _, c := range changes {
 		if c.New == nil {
 			continue
 		}

@@ -32,6 +32,8 @@ var (
 	ErrCorrupt = store.ErrCorrupt
 	// ErrLocked: another process held the store longer than the lock timeout.
 	ErrLocked = store.ErrLocked
+	// ErrFull: the store's file system has no space left.
+	ErrFull = store.ErrFull
 	// ErrNothingToUndo / ErrNothingToRedo: the timeline has no step that way.
 	ErrNothingToUndo = errors.New("nothing to undo")
 	ErrNothingToRedo = errors.New("nothing to redo")
@@ -135,6 +137,10 @@ type Repo struct {
 
 	git *gitBackend // git backend only
 
+	// warnings are what Open found wrong but did not stop on (see
+	// Warnings).
+	warnings []string
+
 	mu    sync.Mutex
 	cache *scan.Cache // memory backend only
 	subs  map[int]func(Event)
@@ -210,8 +216,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 	}
 	if !opts.NoRecover {
 		if err := r.recoverIfFree(ctx); err != nil {
-			r.Close()
-			return nil, err
+			// Reading needs no recovery: say so, and let every mutating
+			// operation try again (and fail with this error) first.
+			msg := err.Error()
+			if h := Hint(err); h != "" {
+				msg += " (" + h + ")"
+			}
+			r.warnings = append(r.warnings, msg)
 		}
 	}
 	return r, nil
@@ -243,6 +254,12 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// Warnings returns what Open found wrong without failing: an interrupted
+// operation it could not finish (a full disk, a directory made read-only).
+// Reading works regardless; every mutating operation first tries to finish
+// it again. The CLI prints each as "ckpt: warning: ...".
+func (r *Repo) Warnings() []string { return r.warnings }
 
 // Close releases the store.
 func (r *Repo) Close() error { return errors.Join(r.closeGit(), r.st.Close()) }

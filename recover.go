@@ -82,6 +82,10 @@ func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
 	}
 	res, err := r.restoreLocked(ctx, jd, true)
 	if err != nil {
+		var ue *unfinishedError
+		if errors.As(err, &ue) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("recover interrupted %s: %w", jd.Op, err)
 	}
 	out.Result = res

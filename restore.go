@@ -352,6 +352,9 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		oc, err = r.apply(ctx, plan, j.Stage, expect)
 		done()
 		if err != nil {
+			if recovering {
+				return nil, r.unfinished(ctx, err, j)
+			}
 			return nil, r.failedRestore(ctx, err, plan, j, current, oc)
 		}
 		if bad := r.verify(oc, plan); len(bad) > 0 {
@@ -427,6 +430,12 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		return nil
 	})
 	if err != nil {
+		if oc.Changed {
+			// The workspace is the target; only the record is missing, and
+			// the journal (still there) makes the next command write it.
+			return nil, withHint(fmt.Errorf("%s: the workspace is now %s, but recording that in the store failed: %w", j.Op, target.ID.Short(), err),
+				"nothing was lost; the next ckpt command records it once the store can be written again (for example, once space is freed"+r.storeWhere()+"); reading commands keep working meanwhile")
+		}
 		return nil, err
 	}
 	out.Head = newHead
@@ -574,6 +583,43 @@ func (r *Repo) verify(oc *restore.Outcome, plan *restore.Plan) []string {
 
 func (r *Repo) clearJournal(ctx context.Context) error {
 	return r.st.Update(ctx, func(tx store.Tx) error { return tx.SetJournal(nil) })
+}
+
+// unfinished reports a recovery that could not finish: the journal is
+// kept (recovery goes forward, to the target, never back to a half-way
+// state), so a later `ckpt recover` finishes once the problem is fixed.
+func (r *Repo) unfinished(ctx context.Context, err error, j journalData) error {
+	if root, rerr := fsroot.Open(r.root); rerr == nil {
+		root.RemoveAll(j.Stage)
+		root.RemoveAll(j.Stage + "-back")
+		root.Close()
+	}
+	before := ""
+	if !j.Before.IsZero() {
+		before = "; nothing is lost: the state before it is checkpoint " + j.Before.Short()
+	}
+	return withHint(&unfinishedError{op: j.Op, err: err},
+		"the workspace is still part-way through the "+j.Op+" and its journal is kept: fix what blocks it (above), then run `ckpt recover`"+before)
+}
+
+// unfinishedError is a recovery that could not finish.
+type unfinishedError struct {
+	op  string
+	err error
+}
+
+func (e *unfinishedError) Error() string {
+	return fmt.Sprintf("cannot finish the interrupted %s: %v", e.op, e.err)
+}
+
+func (e *unfinishedError) Unwrap() error { return e.err }
+
+// storeWhere names the store's directory for a message (" in DIR").
+func (r *Repo) storeWhere() string {
+	if r.storeDir == "" {
+		return ""
+	}
+	return " in " + r.storeDir
 }
 
 // failedRestore handles an error from apply: if the workspace was not

@@ -288,6 +288,10 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	if lines != nil {
 		r.Subscribe(lines.event)
 	}
+	for _, w := range r.Warnings() {
+		e.bar.clear()
+		fmt.Fprintf(e.stderr, "ckpt: warning: %s\n", w)
+	}
 	for _, n := range r.Notes() {
 		// Said once (e.g. the git backend initialised a repository), even
 		// with -q.

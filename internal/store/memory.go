@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 )
 
@@ -257,6 +258,9 @@ func (m *Memory) Update(ctx context.Context, fn func(Tx) error) error {
 	tx := &memTx{m: m, blobs: map[object.ID][]byte{}, trees: map[object.ID][]byte{}, cps: map[object.ID]*memCP{},
 		refs: map[string]*Ref{}, meta: map[string]string{}}
 	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := failpoint.Hit("store/before-commit", ""); err != nil {
 		return err
 	}
 	m.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -187,6 +188,8 @@ func (s *SQLite) wrap(op string, err error) error {
 			return &CorruptError{Kind: "database", Detail: fmt.Sprintf("%s: %s", filepath.Join(s.dir, DBName), se.Error())}
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 			return fmt.Errorf("%s: %w: %v", op, ErrLocked, se)
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%s: %w (%s): %v", op, ErrFull, s.dir, se)
 		}
 	}
 	return fmt.Errorf("%s: %w", op, err)
@@ -736,6 +739,10 @@ func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
 	if werr != nil {
 		tx.Rollback()
 		return werr
+	}
+	if err := failpoint.Hit("store/before-commit", ""); err != nil {
+		tx.Rollback()
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return s.wrap("commit", err)

@@ -28,6 +28,8 @@ var (
 	ErrCorrupt = errors.New("store is corrupt")
 	// ErrLocked: another process holds the store's lock past the timeout.
 	ErrLocked = errors.New("store is locked")
+	// ErrFull: the store's file system has no space left (SQLITE_FULL).
+	ErrFull = errors.New("no space left for the store")
 )
 
 // CorruptError reports a corrupt object. It wraps [ErrCorrupt].

@@ -71,6 +71,10 @@ type Daemon struct {
 	// name that was given, removed or written (see trackName).
 	names        map[nameKey]nameState
 	absentWrites int // names in state nameAbsentWrite
+	// unwatched: directories the stat cache holds that cannot be watched
+	// (a path longer than PATH_MAX): every answer names them as changed,
+	// so every save reads them.
+	unwatched map[string]bool
 }
 
 // MaxTrust is how long the daemon vouches for its answers: after that
@@ -90,7 +94,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, wds: map[int32]string{},
 		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), lastFull: time.Now(),
-		names: map[nameKey]nameState{}}
+		names: map[nameKey]nameState{}, unwatched: map[string]bool{}}
 	var rb [8]byte
 	rand.Read(rb[:])
 	d.epoch = hex.EncodeToString(rb[:])
@@ -181,12 +185,23 @@ func (d *Daemon) add(rel string, walk bool) error {
 	if _, ok := d.paths[rel]; !ok {
 		wd, err := unix.InotifyAddWatch(d.fd, d.abs(rel), watchMask)
 		if err != nil {
-			if errors.Is(err, unix.ENOSPC) {
+			switch {
+			case errors.Is(err, unix.ENOSPC):
 				d.lose("the inotify watch limit is reached (raise fs.inotify.max_user_watches)")
 				d.broken = d.reason
+			case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+				// Gone again: the save will see it gone.
+			default:
+				// Present but not watchable (ENAMETOOLONG below PATH_MAX,
+				// EACCES): never vouch for it.
+				if !d.unwatched[rel] {
+					d.log("cannot watch %s (%v): every save reads it", orDot(rel), err)
+				}
+				d.unwatched[rel] = true
 			}
 			return err
 		}
+		delete(d.unwatched, rel)
 		d.wds[int32(wd)] = rel
 		d.paths[rel] = int32(wd)
 	}
@@ -477,6 +492,9 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 			if seq > since {
 				a.RawDirty = append(a.RawDirty, []byte(dir))
 			}
+		}
+		for dir := range d.unwatched {
+			a.RawDirty = append(a.RawDirty, []byte(dir))
 		}
 	}
 	return a

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -97,5 +98,37 @@ func TestDeeperThanPathMax(t *testing.T) {
 	}
 	if _, err := r.Fsck(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Class 15 with watch mode: directories the watcher cannot watch (their
+// path is longer than PATH_MAX) are never taken from the cache unseen.
+func TestDeeperThanPathMaxWatched(t *testing.T) {
+	e := newEnv(t)
+	e.write(map[string]string{"top.txt": "top\n"})
+	root, err := fsroot.Open(e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	deep := strings.TrimSuffix(strings.Repeat("d/", 2100), "/")
+	if err := root.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(data string) {
+		t.Helper()
+		f, err := root.OpenFile(deep+"/bottom.txt", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(data)
+		f.Close()
+	}
+	write("v1\n")
+	r := e.watchRepo()
+	saveMatchesFull(t, r, "first save with the watcher")
+	for i := range 3 {
+		write(fmt.Sprintf("v%d edited\n", i+2))
+		saveMatchesFull(t, r, fmt.Sprintf("save after deep edit %d", i+1))
 	}
 }

@@ -3,12 +3,12 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,16 +68,29 @@ type SQLite struct {
 var _ Store = (*SQLite)(nil)
 
 // OpenSQLite opens (creating if needed) the store in dir for workspace.
-// A store created for another workspace is refused.
+// A store created for another workspace is refused. A new store's database
+// is created whole (see createDB); an existing ckpt.db that is empty, not
+// SQLite, or not a ckpt database is a [*CorruptError] naming it.
 func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, DBName)
-	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(120000)" +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(0)" +
-		"&_pragma=cache_size(-1000)&_pragma=journal_size_limit(8388608)"
-	db, err := sql.Open("sqlite", dsn)
+	if err := checkDBFile(ctx, path); errors.Is(err, fs.ErrNotExist) {
+		// Probe writability of the directory first for a clear error.
+		if f, err := os.CreateTemp(dir, ".probe-*"); err != nil {
+			return nil, fmt.Errorf("store directory %s is not writable: %w", dir, unwrapPathErr(err))
+		} else {
+			f.Close()
+			os.Remove(f.Name())
+		}
+		if err := createDB(ctx, dir, workspace); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
@@ -91,6 +104,8 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	return s, nil
 }
 
+// init checks an existing database: a ckpt store of a schema this ckpt
+// reads, for this workspace.
 func (s *SQLite) init(ctx context.Context, workspace string) error {
 	// Probe writability of the directory first for a clear error.
 	if f, err := os.CreateTemp(s.dir, ".probe-*"); err != nil {
@@ -101,40 +116,25 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 	}
 	var ver string
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&ver)
-	if err == nil {
-		if ver != schemaVersion {
-			return &SchemaError{Store: s.dir, Version: ver}
-		}
-		if _, err := s.db.ExecContext(ctx, migrations); err != nil {
-			return s.wrap("open store "+s.dir, err)
-		}
-		var ws string
-		if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
-			workspace != "" && ws != workspace {
-			return &WorkspaceMismatchError{Store: s.dir, Recorded: ws, Workspace: workspace}
-		}
-		return nil
+	if isNoTable(err) || errors.Is(err, sql.ErrNoRows) {
+		// A database, but not ckpt's: never made into a store in place.
+		return errNotCkptDB(filepath.Join(s.dir, DBName))
 	}
-	if !isNoTable(err) && !errors.Is(err, sql.ErrNoRows) {
+	if err != nil {
 		return s.wrap("open store "+s.dir, err)
 	}
-	return s.update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.Exec(schema + migrations); err != nil {
-			return err
-		}
-		var inst [8]byte
-		rand.Read(inst[:])
-		now := fmt.Sprint(time.Now().UnixNano())
-		for k, v := range map[string]string{
-			"schema": schemaVersion, "workspace": workspace, "created": now,
-			"instance": hex.EncodeToString(inst[:]), "generation": "1",
-		} {
-			if _, err := tx.Exec(`INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)`, k, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	if ver != schemaVersion {
+		return &SchemaError{Store: s.dir, Version: ver}
+	}
+	if _, err := s.db.ExecContext(ctx, migrations); err != nil {
+		return s.wrap("open store "+s.dir, err)
+	}
+	var ws string
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
+		workspace != "" && ws != workspace {
+		return &WorkspaceMismatchError{Store: s.dir, Recorded: ws, Workspace: workspace}
+	}
+	return nil
 }
 
 // SchemaError: the store was written by a ckpt with another schema.

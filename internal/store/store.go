@@ -52,6 +52,16 @@ func (e *CorruptError) Error() string {
 // Unwrap returns [ErrCorrupt].
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
+// Hint suggests what to do about a damaged database file (other kinds
+// have none: fsck and the object's id say enough).
+func (e *CorruptError) Hint() string {
+	if e.Kind != "database" {
+		return ""
+	}
+	return "the store's database is damaged or is not a ckpt database; put back a backup of it if you have one, " +
+		"or move the store directory aside (ckpt then starts a new, empty one there)"
+}
+
 // NotFoundError reports a missing object. It wraps [ErrNotFound].
 type NotFoundError struct {
 	Kind string

@@ -176,6 +176,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkStorePlace(root, sd); err != nil {
+			return nil, err
+		}
 		if err := os.MkdirAll(sd, 0o700); err != nil {
 			return nil, fmt.Errorf("create store %s: %w", sd, err)
 		}
@@ -215,6 +218,34 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkStorePlace refuses a store directory that is the workspace itself:
+// its saves would capture the store, and a restore would overwrite the
+// database with an old copy of itself. (A store below the workspace is
+// allowed: scans leave it out and restores never write it.)
+func checkStorePlace(root, sd string) error {
+	if resolvePath(sd) != root {
+		return nil
+	}
+	return withHint(fmt.Errorf("store %s is the workspace itself; ckpt keeps its store apart from the files it protects", sd),
+		fmt.Sprintf("drop --store and CKPT_STORE (the default store lives under $XDG_STATE_HOME/ckpt), or name a directory outside the workspace, e.g. --store %s",
+			filepath.Join(filepath.Dir(root), filepath.Base(root)+".ckpt")))
+}
+
+// resolvePath resolves the symlinks of p's longest existing prefix (p
+// itself may not exist yet).
+func resolvePath(p string) string {
+	rest := ""
+	for d := p; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if d == filepath.Dir(d) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }
 
 func canonicalDir(dir string) (string, error) {

@@ -393,6 +393,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		if err != nil {
 			return err
 		}
+		keepStore(plan, c.r.exclude)
 		osroot, err := os.OpenRoot(c.r.root)
 		if err != nil {
 			return err

@@ -413,6 +413,9 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 			e, res, err := scan.Path(ctx, r.scanOptions(ctx, tx, cache), p)
 			if err != nil {
 				var ie *scan.IgnoredError
+				if errors.As(err, &ie) && ie.Excluded != "" {
+					return withHint(err, "ckpt never checkpoints its own store; keep the store outside the workspace (the default) so it takes no room there")
+				}
 				if errors.As(err, &ie) {
 					return withHint(err, "ckpt only checkpoints what it would capture in a whole-tree save; add !"+ie.Path+" to .ckptignore to include it")
 				}

@@ -136,6 +136,8 @@ type Result struct {
 	// Nested lists the nested repositories found (with
 	// Options.NestedRepos), sorted.
 	Nested []string
+	// Excluded is Options.Exclude: paths a restore must never write.
+	Excluded []string
 }
 
 // PathError is a failure to read a path of the workspace.
@@ -242,6 +244,7 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	s.cond = sync.NewCond(&s.mu)
 	s.res.Untracked = map[string]bool{}
+	s.res.Excluded = opts.Exclude
 	s.reused = map[string]bool{}
 	if opts.Sink == nil {
 		s.res.Trees = map[object.ID][]byte{}
@@ -440,6 +443,7 @@ func (s *scanner) readDir(n *node) error {
 			continue
 		}
 		if len(s.exclude) > 0 && s.exclude[join(n.rel, name)] {
+			s.markUntracked(n.rel) // the directory is not empty
 			continue
 		}
 		if strings.HasPrefix(name, TempPrefix) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,7 +96,8 @@ func errNotCkptDB(path string) error {
 // createDB makes a new store database at dir/ckpt.db for workspace. It is
 // built complete under a temporary name (mode 0600) and renamed into
 // place, holding the store's lock so that two processes creating the same
-// store make one database.
+// store make one database. A directory that holds other files than
+// ckpt's own is refused (see [CheckNewStoreDir]).
 func createDB(ctx context.Context, dir, workspace string) error {
 	unlock, err := newFileLock(filepath.Join(dir, "lock")).acquire(ctx, 2*time.Minute, nil)
 	if err != nil {
@@ -105,6 +107,9 @@ func createDB(ctx context.Context, dir, workspace string) error {
 	path := filepath.Join(dir, DBName)
 	if _, err := os.Lstat(path); err == nil {
 		return nil // another process made it meanwhile
+	}
+	if err := CheckNewStoreDir(dir); err != nil {
+		return err
 	}
 	// Leftovers of a creation that was killed (we hold the lock: no other
 	// creation is running).
@@ -193,4 +198,61 @@ func syncFile(path string) error {
 		err = cerr
 	}
 	return err
+}
+
+// ownFiles are the names ckpt itself may keep in a store directory before
+// its database exists (settings written first, a lock, a stale cache).
+var ownFiles = map[string]bool{
+	"config.toml": true, "lock": true, "statcache": true, "watch.log": true, "watch.sock": true,
+	"hooks.log": true, "hooks.log.1": true,
+}
+
+// CheckNewStoreDir refuses to create a store in dir when dir holds
+// anything but ckpt's own files: a directory that is neither empty nor a
+// store (--store /, --store ~) is not ckpt's to fill, as restic refuses to
+// init a non-empty directory. A missing dir is fine.
+func CheckNewStoreDir(dir string) error {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create store %s: %w", dir, unwrapPathErr(err))
+	}
+	var foreign []string
+	for _, de := range des {
+		n := de.Name()
+		if ownFiles[n] || strings.HasSuffix(n, ".lock") || strings.HasPrefix(n, tempDBPrefix) ||
+			strings.HasPrefix(n, ".statcache-") || strings.HasPrefix(n, ".ckpt-tmp-") || strings.HasPrefix(n, ".probe-") {
+			continue
+		}
+		foreign = append(foreign, n)
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	return &NotAStoreError{Dir: dir, Entries: foreign}
+}
+
+// NotAStoreError: a store was to be created in a directory that already
+// holds other files.
+type NotAStoreError struct {
+	Dir     string
+	Entries []string // what it holds (not ckpt's)
+}
+
+// Error implements error.
+func (e *NotAStoreError) Error() string {
+	ex := e.Entries
+	more := ""
+	if len(ex) > 3 {
+		more = fmt.Sprintf(", and %d more", len(ex)-3)
+		ex = ex[:3]
+	}
+	return fmt.Sprintf("store directory %s is not empty and is not a ckpt store (it holds %s%s)", e.Dir, strings.Join(ex, ", "), more)
+}
+
+// Hint suggests what to do.
+func (e *NotAStoreError) Hint() string {
+	return "give --store (or CKPT_STORE) a new or empty directory, or an existing ckpt store; or leave it unset for the default under $XDG_STATE_HOME/ckpt"
 }

@@ -77,6 +77,10 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	}
 	path := filepath.Join(dir, DBName)
 	if err := checkDBFile(ctx, path); errors.Is(err, fs.ErrNotExist) {
+		// Refused before anything (the lock file) is written there.
+		if err := CheckNewStoreDir(dir); err != nil {
+			return nil, err
+		}
 		// Probe writability of the directory first for a clear error.
 		if f, err := os.CreateTemp(dir, ".probe-*"); err != nil {
 			return nil, fmt.Errorf("store directory %s is not writable: %w", dir, unwrapPathErr(err))

@@ -179,7 +179,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		if err := checkStorePlace(root, sd); err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(sd, 0o700); err != nil {
+		if err := store.MkdirPrivate(sd); err != nil {
 			return nil, fmt.Errorf("create store %s: %w", sd, err)
 		}
 		if real, err := filepath.EvalSymlinks(sd); err == nil {

@@ -121,7 +121,7 @@ func (r *Repo) openGit(ctx context.Context) error {
 		return withHint(fmt.Errorf("git backend: %w", err), "use the sqlite backend (--backend sqlite) for a workspace that is not the top of a git work tree")
 	}
 	sd := filepath.Join(lay.GitDir, GitStoreDir)
-	if err := os.MkdirAll(sd, 0o700); err != nil {
+	if err := store.MkdirPrivate(sd); err != nil {
 		return fmt.Errorf("create store %s: %w", sd, err)
 	}
 	if r.opts.Config == nil {

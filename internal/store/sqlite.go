@@ -72,9 +72,10 @@ var _ Store = (*SQLite)(nil)
 // is created whole (see createDB); an existing ckpt.db that is empty, not
 // SQLite, or not a ckpt database is a [*CorruptError] naming it.
 func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := MkdirPrivate(dir); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
+	tighten(dir)
 	path := filepath.Join(dir, DBName)
 	if err := checkDBFile(ctx, path); errors.Is(err, fs.ErrNotExist) {
 		// Refused before anything (the lock file) is written there.

@@ -32,6 +32,9 @@ var (
 	ErrCorrupt = store.ErrCorrupt
 	// ErrLocked: another process held the store longer than the lock timeout.
 	ErrLocked = store.ErrLocked
+	// ErrNotWritable: the store was opened read-only (another user's, a
+	// read-only mount); reading works, changing it fails with this.
+	ErrNotWritable = store.ErrNotWritable
 	// ErrNothingToUndo / ErrNothingToRedo: the timeline has no step that way.
 	ErrNothingToUndo = errors.New("nothing to undo")
 	ErrNothingToRedo = errors.New("nothing to redo")

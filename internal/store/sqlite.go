@@ -60,6 +60,9 @@ type SQLite struct {
 	dir  string
 	db   *sql.DB
 	lock *fileLock
+	// readOnly, if not nil, says why the store cannot be written: it was
+	// opened read-only, and every write fails with a NotWritableError.
+	readOnly error
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
@@ -82,18 +85,17 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 		if err := CheckNewStoreDir(dir); err != nil {
 			return nil, err
 		}
-		// Probe writability of the directory first for a clear error.
-		if f, err := os.CreateTemp(dir, ".probe-*"); err != nil {
-			return nil, fmt.Errorf("store directory %s is not writable: %w", dir, unwrapPathErr(err))
-		} else {
-			f.Close()
-			os.Remove(f.Name())
+		if err := dirWritable(dir); err != nil {
+			return nil, &NotWritableError{Store: dir, Err: err}
 		}
 		if err := createDB(ctx, dir, workspace); err != nil {
 			return nil, err
 		}
 	} else if err != nil {
 		return nil, err
+	}
+	if why := storeWritable(dir); why != nil {
+		return openReadOnly(ctx, dir, workspace, why)
 	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
@@ -110,15 +112,9 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 }
 
 // init checks an existing database: a ckpt store of a schema this ckpt
-// reads, for this workspace.
+// reads, for this workspace; a writable one gets the tables later
+// versions added.
 func (s *SQLite) init(ctx context.Context, workspace string) error {
-	// Probe writability of the directory first for a clear error.
-	if f, err := os.CreateTemp(s.dir, ".probe-*"); err != nil {
-		return fmt.Errorf("store directory %s is not writable: %w", s.dir, unwrapPathErr(err))
-	} else {
-		f.Close()
-		os.Remove(f.Name())
-	}
 	var ver string
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&ver)
 	if isNoTable(err) || errors.Is(err, sql.ErrNoRows) {
@@ -131,8 +127,10 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 	if ver != schemaVersion {
 		return &SchemaError{Store: s.dir, Version: ver}
 	}
-	if _, err := s.db.ExecContext(ctx, migrations); err != nil {
-		return s.wrap("open store "+s.dir, err)
+	if s.readOnly == nil {
+		if _, err := s.db.ExecContext(ctx, migrations); err != nil {
+			return s.wrap("open store "+s.dir, err)
+		}
 	}
 	var ws string
 	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
@@ -198,6 +196,9 @@ func (s *SQLite) wrap(op string, err error) error {
 }
 
 func (s *SQLite) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	if err := s.Writable(); err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap("begin transaction", err)
@@ -719,11 +720,17 @@ func (s *SQLite) Journal(ctx context.Context) (*Journal, error) {
 
 // Lock takes the inter-process operation lock.
 func (s *SQLite) Lock(ctx context.Context, timeout time.Duration, waiting func(string)) (func(), error) {
+	if err := s.Writable(); err != nil {
+		return nil, err
+	}
 	return s.lock.acquire(ctx, timeout, waiting)
 }
 
 // Update runs fn in one transaction.
 func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
+	if err := s.Writable(); err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap("begin transaction", err)
@@ -1101,13 +1108,10 @@ func RecordedWorkspace(dir string) string {
 	if _, err := os.Stat(path); err != nil {
 		return ""
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		return ""
-	}
-	defer db.Close()
 	var ws string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err != nil {
+	if queryReadOnly(path, func(db *sql.DB) error {
+		return db.QueryRow(`SELECT value FROM meta WHERE key='workspace'`).Scan(&ws)
+	}) != nil {
 		return ""
 	}
 	return ws
@@ -1120,11 +1124,8 @@ func HasHistory(dir string) bool {
 	if _, err := os.Stat(path); err != nil {
 		return false
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		return false
-	}
-	defer db.Close()
-	var one int
-	return db.QueryRow(`SELECT 1 FROM checkpoints LIMIT 1`).Scan(&one) == nil
+	return queryReadOnly(path, func(db *sql.DB) error {
+		var one int
+		return db.QueryRow(`SELECT 1 FROM checkpoints LIMIT 1`).Scan(&one)
+	}) == nil
 }

@@ -63,6 +63,9 @@ type SQLite struct {
 	// readOnly, if not nil, says why the store cannot be written: it was
 	// opened read-only, and every write fails with a NotWritableError.
 	readOnly error
+	// rd, if set, is a read transaction all reads go through (a view made
+	// by snapshot).
+	rd querier
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
@@ -232,6 +235,47 @@ func (s *SQLite) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// querier runs queries: the pool, or one read transaction (fsck).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// reader is where reads go: the snapshot of a read transaction when this
+// is a view made by snapshot, else the pool.
+func (s *SQLite) reader() querier {
+	if s.rd != nil {
+		return s.rd
+	}
+	return s.db
+}
+
+// queryRow runs a one-row query: in the read transaction of a snapshot
+// view, else through a statement prepared on the pool.
+func (s *SQLite) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	if s.rd != nil {
+		return s.rd.QueryRowContext(ctx, q, args...), nil
+	}
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryRowContext(ctx, args...), nil
+}
+
+// snapshot returns a view of the store whose reads all see one consistent
+// state (a read transaction: in WAL mode, commits made meanwhile stay
+// invisible to it), and a function ending it. Only reads may be made
+// through the view.
+func (s *SQLite) snapshot(ctx context.Context) (*SQLite, func(), error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, s.wrap("begin read transaction", err)
+	}
+	v := &SQLite{dir: s.dir, db: s.db, lock: s.lock, readOnly: s.readOnly, rd: tx}
+	return v, func() { tx.Rollback() }, nil
+}
+
 // Dir returns the store directory.
 func (s *SQLite) Dir() string { return s.dir }
 
@@ -293,12 +337,12 @@ func (s *SQLite) HasTree(ctx context.Context, id object.ID) (bool, error) {
 }
 
 func (s *SQLite) has(ctx context.Context, table string, id object.ID) (bool, error) {
-	st, err := s.prepared(ctx, `SELECT 1 FROM `+table+` WHERE id=?`)
+	row, err := s.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE id=?`, id[:])
 	if err != nil {
 		return false, s.wrap("look up "+table, err)
 	}
 	var one int
-	err = st.QueryRowContext(ctx, id[:]).Scan(&one)
+	err = row.Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -321,9 +365,9 @@ func (s *SQLite) readRowDepth(ctx context.Context, table string, id object.ID) (
 	case "blobs":
 		q = `SELECT size, enc, data, depth FROM blobs WHERE id=?`
 	}
-	st, err := s.prepared(ctx, q)
+	row, err := s.queryRow(ctx, q, id[:])
 	if err == nil {
-		err = st.QueryRowContext(ctx, id[:]).Scan(&size, &enc, &data, &depth)
+		err = row.Scan(&size, &enc, &data, &depth)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil, 0, &NotFoundError{Kind: strings.TrimSuffix(table, "s"), ID: id}
@@ -658,7 +702,7 @@ func scanRef(sc interface{ Scan(...any) error }) (Ref, error) {
 
 // Refs lists refs by prefix.
 func (s *SQLite) Refs(ctx context.Context, prefix string) ([]Ref, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, id, symbolic, time, expires FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`, len(prefix), prefix)
+	rows, err := s.reader().QueryContext(ctx, `SELECT name, id, symbolic, time, expires FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`, len(prefix), prefix)
 	if err != nil {
 		return nil, s.wrap("list refs", err)
 	}
@@ -676,7 +720,7 @@ func (s *SQLite) Refs(ctx context.Context, prefix string) ([]Ref, error) {
 
 // Ops returns the op log after seq.
 func (s *SQLite) Ops(ctx context.Context, after int64) ([]Op, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, time, kind, before, after, target, checkpoint, detail FROM ops WHERE seq > ? ORDER BY seq`, after)
+	rows, err := s.reader().QueryContext(ctx, `SELECT seq, time, kind, before, after, target, checkpoint, detail FROM ops WHERE seq > ? ORDER BY seq`, after)
 	if err != nil {
 		return nil, s.wrap("read operation log", err)
 	}

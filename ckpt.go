@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -140,8 +141,11 @@ type Repo struct {
 
 	mu    sync.Mutex
 	cache *scan.Cache // memory backend only
-	subs  map[int]func(Event)
-	next  int
+	// noCache: the stat cache names trees the store lacks and could not
+	// be removed (a read-only store); scans do without it.
+	noCache atomic.Bool
+	subs    map[int]func(Event)
+	next    int
 }
 
 // Open opens the workspace at dir with its store, creating the store on

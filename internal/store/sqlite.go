@@ -306,6 +306,8 @@ func (s *SQLite) Info(ctx context.Context) (Info, error) {
 			in.Instance = v
 		case "generation":
 			fmt.Sscan(v, &in.Generation)
+		case "cache_seq":
+			fmt.Sscan(v, &in.CacheSeq)
 		}
 	}
 	for _, n := range []string{DBName, DBName + "-wal", DBName + "-shm"} {

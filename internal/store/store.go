@@ -145,6 +145,11 @@ type Info struct {
 	// Generation changes whenever objects may have been deleted (gc, clear),
 	// invalidating caches that assume objects exist.
 	Generation int64
+	// CacheSeq counts stat cache writes: each transaction that writes a
+	// new cache bumps it (meta "cache_seq") and the cache records the new
+	// value, so a cache newer than its database (an older ckpt.db put
+	// back) is recognised.
+	CacheSeq int64
 }
 
 // Store is a checkpoint store. All methods are safe for concurrent use.

@@ -12,7 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
@@ -174,10 +176,14 @@ func initDB(ctx context.Context, path, workspace string) error {
 	}
 	var inst [8]byte
 	rand.Read(inst[:])
-	for k, v := range map[string]string{
+	meta := map[string]string{
 		"schema": schemaVersion, "workspace": workspace, "created": fmt.Sprint(time.Now().UnixNano()),
 		"instance": hex.EncodeToString(inst[:]), "generation": "1",
-	} {
+	}
+	if dev, ok := deviceOf(workspace); ok {
+		meta[WorkspaceDevKey] = dev
+	}
+	for k, v := range meta {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)`, k, v); err != nil {
 			return err
 		}
@@ -255,4 +261,55 @@ func (e *NotAStoreError) Error() string {
 // Hint suggests what to do.
 func (e *NotAStoreError) Hint() string {
 	return "give --store (or CKPT_STORE) a new or empty directory, or an existing ckpt store; or leave it unset for the default under $XDG_STATE_HOME/ckpt"
+}
+
+// WorkspaceDevKey is the meta key recording the device (st_dev) of the
+// file system the workspace is on, so that `ckpt workspaces --prune` can
+// tell a deleted workspace from one on a disk that is not mounted.
+const WorkspaceDevKey = "workspace_dev"
+
+// deviceOf returns the device number of the file system holding path.
+func deviceOf(path string) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", false
+	}
+	return strconv.FormatUint(uint64(st.Dev), 10), true
+}
+
+// RecordedMeta returns the settings (meta table) of the store in dir, or
+// nil if dir holds no store that can be read.
+func RecordedMeta(dir string) map[string]string {
+	path := filepath.Join(dir, DBName)
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	var out map[string]string
+	err := queryReadOnly(path, func(db *sql.DB) error {
+		rows, err := db.Query(`SELECT key, value FROM meta`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = map[string]string{}
+		for rows.Next() {
+			var k, v string
+			if err := rows.Scan(&k, &v); err != nil {
+				return err
+			}
+			out[k] = v
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil
+	}
+	return out
 }

@@ -140,6 +140,16 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 		workspace != "" && ws != workspace {
 		return &WorkspaceMismatchError{Store: s.dir, Recorded: ws, Workspace: workspace}
 	}
+	if s.readOnly == nil && workspace != "" {
+		// Stores made before the workspace's device was recorded.
+		var dev string
+		err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key=?`, WorkspaceDevKey).Scan(&dev)
+		if d, ok := deviceOf(workspace); ok && errors.Is(err, sql.ErrNoRows) {
+			if _, err := s.db.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)`, WorkspaceDevKey, d); err != nil {
+				return s.wrap("open store "+s.dir, err)
+			}
+		}
+	}
 	return nil
 }
 

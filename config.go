@@ -259,6 +259,13 @@ func WriteConfig(storeDir, key string, value *string) error {
 		}
 		fmt.Fprintf(&b, "%s = %s\n", name, strconv.Quote(f[name]))
 	}
+	if _, err := os.Stat(filepath.Join(storeDir, store.DBName)); err != nil {
+		// Settings may come before the store, in a new or empty
+		// directory, never in someone else's (--store ~).
+		if err := store.CheckNewStoreDir(storeDir); err != nil {
+			return err
+		}
+	}
 	if err := store.MkdirPrivate(storeDir); err != nil {
 		return err
 	}

@@ -211,6 +211,8 @@ func syncFile(path string) error {
 var ownFiles = map[string]bool{
 	"config.toml": true, "lock": true, "statcache": true, "watch.log": true, "watch.sock": true,
 	"hooks.log": true, "hooks.log.1": true,
+	// The git backend's map (a cache) in <gitdir>/ckpt.
+	"gitmap.db": true, "gitmap.db-wal": true, "gitmap.db-shm": true,
 }
 
 // CheckNewStoreDir refuses to create a store in dir when dir holds

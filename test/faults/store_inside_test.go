@@ -60,7 +60,7 @@ func TestStoreNotEmptyRefused(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(home, "Documents"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"save", "-q"}, {"list"}, {"status"}} {
+	for _, args := range [][]string{{"save", "-q"}, {"list"}, {"status"}, {"config", "keep", "5"}} {
 		args = append([]string{"--store", home}, args...)
 		code, out, errs := e.run(args...)
 		if code != 1 {

@@ -236,3 +236,51 @@ func TestRestoreNeverWritesStore(t *testing.T) {
 		t.Fatalf("state/keep.txt = %q", got)
 	}
 }
+
+// TestRewindNeverWritesStore: a session's turn began when the workspace
+// held files at the store's later place; rewinding to it (plain, dry run,
+// keeping user edits) keeps the store as it is.
+func TestRewindNeverWritesStore(t *testing.T) {
+	e := newEnv(t)
+	e.write(map[string]string{"a.txt": "a1", "state/store/ckpt.db": "NOT A DATABASE", "state/store/sub/f": "f"})
+	e.must("session", "new", "--id", "s1")
+	e.must("turn", "begin", "-m", "one")
+	if err := os.RemoveAll(filepath.Join(e.ws, "state", "store")); err != nil {
+		t.Fatal(err)
+	}
+	e.write(map[string]string{"a.txt": "a2"})
+	e.must("turn", "end")
+	inside := filepath.Join(e.ws, "state", "store")
+	if err := os.Rename(e.store, inside); err != nil {
+		t.Fatal(err)
+	}
+	e.store = inside
+	check := func(when string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(e.store, "ckpt.db"))
+		if err != nil || !strings.HasPrefix(string(b), "SQLite format 3\x00") {
+			t.Fatalf("%s: ckpt.db was overwritten (%v)", when, err)
+		}
+		if _, err := os.Stat(filepath.Join(e.store, "sub")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s: a rewind wrote into the store: %v", when, err)
+		}
+		if out := e.must("fsck"); !strings.Contains(out, "ok") {
+			t.Fatalf("%s: fsck: %s", when, out)
+		}
+	}
+	for _, args := range [][]string{{"rewind", "1", "--dry-run"}, {"rewind", "1", "--keep-user-edits", "--dry-run"}} {
+		if out := e.must(args...); strings.Contains(out, "state/store") && !strings.Contains(out, "keep") {
+			t.Fatalf("ckpt %s:\n%s", strings.Join(args, " "), out)
+		}
+		check(strings.Join(args, " "))
+	}
+	e.must("rewind", "1")
+	check("rewind")
+	if got := e.read("a.txt"); got != "a1" {
+		t.Fatalf("a.txt = %q after the rewind", got)
+	}
+	e.must("undo")
+	e.write(map[string]string{"b.txt": "user edit"})
+	e.must("rewind", "1", "--keep-user-edits")
+	check("rewind --keep-user-edits")
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -34,6 +35,9 @@ var (
 	ErrLocked = store.ErrLocked
 	// ErrFull: the store's file system has no space left.
 	ErrFull = store.ErrFull
+	// ErrNotWritable: the store was opened read-only (another user's, a
+	// read-only mount); reading works, changing it fails with this.
+	ErrNotWritable = store.ErrNotWritable
 	// ErrNothingToUndo / ErrNothingToRedo: the timeline has no step that way.
 	ErrNothingToUndo = errors.New("nothing to undo")
 	ErrNothingToRedo = errors.New("nothing to redo")
@@ -143,8 +147,11 @@ type Repo struct {
 
 	mu    sync.Mutex
 	cache *scan.Cache // memory backend only
-	subs  map[int]func(Event)
-	next  int
+	// noCache: the stat cache names trees the store lacks and could not
+	// be removed (a read-only store); scans do without it.
+	noCache atomic.Bool
+	subs    map[int]func(Event)
+	next    int
 }
 
 // Open opens the workspace at dir with its store, creating the store on
@@ -182,7 +189,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(sd, 0o700); err != nil {
+		if err := checkStorePlace(root, sd); err != nil {
+			return nil, err
+		}
+		if err := store.MkdirPrivate(sd); err != nil {
 			return nil, fmt.Errorf("create store %s: %w", sd, err)
 		}
 		if real, err := filepath.EvalSymlinks(sd); err == nil {
@@ -226,6 +236,34 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkStorePlace refuses a store directory that is the workspace itself:
+// its saves would capture the store, and a restore would overwrite the
+// database with an old copy of itself. (A store below the workspace is
+// allowed: scans leave it out and restores never write it.)
+func checkStorePlace(root, sd string) error {
+	if resolvePath(sd) != root {
+		return nil
+	}
+	return withHint(fmt.Errorf("store %s is the workspace itself; ckpt keeps its store apart from the files it protects", sd),
+		fmt.Sprintf("drop --store and CKPT_STORE (the default store lives under $XDG_STATE_HOME/ckpt), or name a directory outside the workspace, e.g. --store %s",
+			filepath.Join(filepath.Dir(root), filepath.Base(root)+".ckpt")))
+}
+
+// resolvePath resolves the symlinks of p's longest existing prefix (p
+// itself may not exist yet).
+func resolvePath(p string) string {
+	rest := ""
+	for d := p; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if d == filepath.Dir(d) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }
 
 func canonicalDir(dir string) (string, error) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
 // ConfigFile is the name of the store's settings file, in the store
@@ -258,7 +259,14 @@ func WriteConfig(storeDir, key string, value *string) error {
 		}
 		fmt.Fprintf(&b, "%s = %s\n", name, strconv.Quote(f[name]))
 	}
-	if err := os.MkdirAll(storeDir, 0o700); err != nil {
+	if _, err := os.Stat(filepath.Join(storeDir, store.DBName)); err != nil {
+		// Settings may come before the store, in a new or empty
+		// directory, never in someone else's (--store ~).
+		if err := store.CheckNewStoreDir(storeDir); err != nil {
+			return err
+		}
+	}
+	if err := store.MkdirPrivate(storeDir); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, b.Bytes(), 0o600)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
@@ -15,6 +17,9 @@ type FsckProblem = store.Problem
 type FsckResult struct {
 	Checked  int64         `json:"checked"`
 	Problems []FsckProblem `json:"problems"`
+	// Warnings are findings that lose nothing (a stat cache that does not
+	// belong to the database, removed); they do not fail fsck.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // FsckError is returned when fsck finds problems; it wraps [ErrCorrupt].
@@ -52,8 +57,65 @@ func (r *Repo) Fsck(ctx context.Context) (*FsckResult, error) {
 	if err != nil {
 		return out, err
 	}
+	if w := r.checkCache(ctx); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	if len(out.Problems) > 0 {
 		return out, &FsckError{Problems: out.Problems}
 	}
 	return out, nil
+}
+
+// checkCache reports a stat cache that does not belong to the database —
+// another store's, one newer than the database (ckpt.db replaced by an
+// older copy), one naming trees the database lacks, a damaged one — and
+// removes it: it is only a cache, the next save rebuilds it. "" if the
+// cache is fine or absent.
+func (r *Repo) checkCache(ctx context.Context) string {
+	p := r.cachePath()
+	if p == "" {
+		return ""
+	}
+	c, err := scan.LoadCache(p)
+	if c == nil && err == nil {
+		return ""
+	}
+	why := ""
+	if err != nil {
+		why = "is damaged (" + err.Error() + ")"
+	} else {
+		defer c.Close()
+		info, err := r.st.Info(ctx)
+		if err != nil {
+			return ""
+		}
+		switch {
+		case c.Instance != info.Instance:
+			why = fmt.Sprintf("belongs to another store (instance %s; this one is %s)", c.Instance, info.Instance)
+		case c.Generation > info.Generation || c.Seq > info.CacheSeq:
+			why = fmt.Sprintf("is newer than the database (written at cache write %d, generation %d; the database has had %d, generation %d): ckpt.db was replaced by an older copy",
+				c.Seq, c.Generation, info.CacheSeq, info.Generation)
+		case c.Generation == info.Generation:
+			missing := 0
+			for _, id := range c.Trees() {
+				if id.IsZero() || id == object.EmptyTree {
+					continue
+				}
+				if ok, err := r.st.HasTree(ctx, id); err == nil && !ok {
+					missing++
+				}
+			}
+			if missing > 0 {
+				why = fmt.Sprintf("names %d tree(s) the database does not have", missing)
+			}
+		}
+	}
+	if why == "" {
+		return ""
+	}
+	msg := "stat cache " + p + " " + why
+	if r.dropCache() {
+		msg += "; removed (the next save rebuilds it)"
+	}
+	return msg
 }

@@ -121,7 +121,7 @@ func (r *Repo) openGit(ctx context.Context) error {
 		return withHint(fmt.Errorf("git backend: %w", err), "use the sqlite backend (--backend sqlite) for a workspace that is not the top of a git work tree")
 	}
 	sd := filepath.Join(lay.GitDir, GitStoreDir)
-	if err := os.MkdirAll(sd, 0o700); err != nil {
+	if err := store.MkdirPrivate(sd); err != nil {
 		return fmt.Errorf("create store %s: %w", sd, err)
 	}
 	if r.opts.Config == nil {
@@ -396,11 +396,20 @@ func (r *Repo) stampGitlinks(cp *object.Checkpoint, parent *store.Record) {
 	cp.Meta = meta
 }
 
-// keepNested stops a restore plan from touching nested repositories.
+// keepNested stops a restore plan from touching nested repositories and
+// the store (when it lies inside the workspace).
 func keepNested(plan *restore.Plan, res *scan.Result) {
 	if plan != nil && res != nil {
 		plan.KeepBelow(res.Nested, "a nested git repository (submodule); restores never touch it")
+		keepStore(plan, res.Excluded)
 	}
+}
+
+// keepStore makes every action at or below the store's paths a Keep: a
+// restore never writes or deletes the store, whatever an old or crafted
+// checkpoint holds there.
+func keepStore(plan *restore.Plan, excluded []string) {
+	plan.KeepBelow(excluded, "ckpt's store is here; restores never write it")
 }
 
 // checkGitOptions rejects git-only options on another backend.

@@ -46,8 +46,8 @@ func (r *Repo) recoverIfFree(ctx context.Context) error {
 		return err
 	}
 	unlock, err := r.st.Lock(ctx, 50*time.Millisecond, nil)
-	if errors.Is(err, store.ErrLocked) {
-		return nil
+	if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrNotWritable) {
+		return nil // a read-only store: reading commands still work
 	}
 	if err != nil {
 		return err

@@ -387,6 +387,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		if err != nil {
 			return err
 		}
+		keepStore(plan, c.r.exclude)
 		osroot, err := fsroot.Open(c.r.root)
 		if err != nil {
 			return err

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -109,8 +112,15 @@ func (r *Repo) cachePath() string {
 	return filepath.Join(r.storeDir, "statcache")
 }
 
-// loadCache returns the stat cache if it belongs to this store generation.
+// loadCache returns the stat cache if it belongs to this store: same
+// instance and generation, and not written after the database's last cache
+// write (a cache ahead of its database is left from a newer ckpt.db that
+// was replaced by an older copy, and names trees this one never had: it is
+// removed).
 func (r *Repo) loadCache(ctx context.Context) *scan.Cache {
+	if r.noCache.Load() {
+		return nil
+	}
 	info, err := r.st.Info(ctx)
 	if err != nil {
 		return nil
@@ -123,13 +133,38 @@ func (r *Repo) loadCache(ctx context.Context) *scan.Cache {
 	} else {
 		c, _ = scan.LoadCache(r.cachePath())
 	}
-	if c == nil || c.Instance != info.Instance || c.Generation != info.Generation {
+	if c == nil {
+		return nil
+	}
+	if c.Instance != info.Instance || c.Generation != info.Generation {
 		if r.storeDir != "" {
 			c.Close()
 		}
 		return nil
 	}
+	if c.Seq > info.CacheSeq {
+		if r.storeDir != "" {
+			c.Close()
+		}
+		r.dropCache()
+		return nil
+	}
 	return c
+}
+
+// dropCache removes the stat cache; if it cannot (a read-only store), this
+// Repo stops using it. It reports whether the cache is gone.
+func (r *Repo) dropCache() bool {
+	r.mu.Lock()
+	r.cache = nil
+	r.mu.Unlock()
+	if p := r.cachePath(); p != "" {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.noCache.Store(true)
+			return false
+		}
+	}
+	return true
 }
 
 // fsClock reads the file system's clock next to the workspace. It returns
@@ -147,6 +182,10 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 		Root: r.root, MaxFileSize: r.opts.MaxFileSize, Exclude: r.exclude,
 		Cache: cache, Sink: sink, Temp: r.ownTemps(ctx),
 		LoadTree: func(id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) },
+		// A cache naming trees the store lacks (ckpt.db put back from an
+		// older copy, its cache counter aside): the scan starts over
+		// without it, and it goes.
+		OnStaleCache: func() { r.dropCache() },
 	}
 	if tx, ok := sink.(store.Tx); ok {
 		o.LoadTree = tx.ReadTree
@@ -185,9 +224,15 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool) (*capture
 				o.Unchanged = watch.Unchanged(ans.Dirty)
 			}
 		}
-		cw, err = scan.NewCacheWriter(r.cachePath(), r.fsClock(), info.Generation, info.Instance, token)
+		// The new cache records the store's count of cache writes, bumped
+		// in this transaction (see loadCache).
+		seq := info.CacheSeq + 1
+		cw, err = scan.NewCacheWriterSeq(r.cachePath(), r.fsClock(), info.Generation, seq, info.Instance, token)
 		if err != nil {
 			cw = nil // the cache is an optimization; carry on without
+		} else if err := tx.SetMeta("cache_seq", strconv.FormatInt(seq, 10)); err != nil {
+			cw.Abort()
+			return nil, err
 		}
 	}
 	unchanged := o.Unchanged
@@ -442,6 +487,9 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 			e, res, err := scan.Path(ctx, r.scanOptions(ctx, tx, cache), p)
 			if err != nil {
 				var ie *scan.IgnoredError
+				if errors.As(err, &ie) && ie.Excluded != "" {
+					return withHint(err, "ckpt never checkpoints its own store; keep the store outside the workspace (the default) so it takes no room there")
+				}
 				if errors.As(err, &ie) {
 					return withHint(err, "ckpt only checkpoints what it would capture in a whole-tree save; add !"+ie.Path+" to .ckptignore to include it")
 				}

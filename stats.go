@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -185,6 +188,11 @@ type WorkspaceInfo struct {
 	Size      int64  `json:"size"`
 	// Exists reports whether the workspace directory still exists.
 	Exists bool `json:"exists"`
+	// Gone reports whether the workspace is provably gone (see
+	// [PruneWorkspaces]); a workspace neither existing nor gone is one
+	// ckpt cannot check, and Reason says why.
+	Gone   bool   `json:"gone"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Workspaces lists the stores under [StateDir] with their workspaces.
@@ -206,50 +214,114 @@ func Workspaces() ([]*WorkspaceInfo, error) {
 			continue
 		}
 		sd := filepath.Join(dir, de.Name())
-		ws := store.RecordedWorkspace(sd)
+		meta := store.RecordedMeta(sd)
+		ws := meta["workspace"]
 		if ws == "" {
 			continue
 		}
 		wi := &WorkspaceInfo{Workspace: ws, Store: sd, Size: dirSize(sd)}
-		if fi, err := os.Stat(ws); err == nil && fi.IsDir() {
-			wi.Exists = true
-		}
+		wi.Exists, wi.Gone, wi.Reason = workspaceState(ws, meta[store.WorkspaceDevKey])
 		out = append(out, wi)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Workspace < out[j].Workspace })
 	return out, nil
 }
 
-// PruneWorkspaces removes the stores of workspaces that no longer exist
-// (waiting for a store's lock, so none is in use) and returns them.
-func PruneWorkspaces(ctx context.Context) ([]*WorkspaceInfo, error) {
+// workspaceState decides whether the workspace ws exists, is provably
+// gone, or cannot be checked (and why). Provably gone: looking it up says
+// it does not exist (ENOENT, not EACCES or EIO), and its parent exists, can
+// be read, and is on the file system the workspace was on (dev, when the
+// store recorded it). A parent that is missing, or now on another file
+// system, is what a disk that is not mounted looks like.
+func workspaceState(ws, dev string) (exists, gone bool, reason string) {
+	fi, err := os.Stat(ws)
+	switch {
+	case err == nil && fi.IsDir():
+		return true, false, ""
+	case err == nil:
+		return false, false, fmt.Sprintf("%s is not a directory now (%s)", ws, fileKind(fi.Mode()))
+	case !errors.Is(err, syscall.ENOENT):
+		return false, false, fmt.Sprintf("cannot check %s: %v", ws, unwrapPath(err))
+	}
+	parent := filepath.Dir(ws)
+	pfi, err := os.Stat(parent)
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		return false, false, fmt.Sprintf("%s does not exist, but its parent %s does not exist either: a disk that is not mounted?", ws, parent)
+	case err != nil:
+		return false, false, fmt.Sprintf("%s does not exist, but its parent %s cannot be checked: %v", ws, parent, unwrapPath(err))
+	case !pfi.IsDir():
+		return false, false, fmt.Sprintf("%s does not exist, and its parent %s is not a directory", ws, parent)
+	}
+	f, err := os.Open(parent)
+	if err == nil {
+		_, err = f.Readdirnames(1)
+		f.Close()
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return false, false, fmt.Sprintf("%s does not exist, but its parent %s cannot be read: %v", ws, parent, unwrapPath(err))
+	}
+	if st, ok := pfi.Sys().(*syscall.Stat_t); ok && dev != "" && dev != strconv.FormatUint(uint64(st.Dev), 10) {
+		return false, false, fmt.Sprintf("%s was on another file system (device %s) than its parent %s is on now (device %d): a disk that is not mounted?",
+			ws, dev, parent, uint64(st.Dev))
+	}
+	return false, true, ""
+}
+
+func fileKind(m fs.FileMode) string {
+	if m.IsRegular() {
+		return "a file"
+	}
+	return m.Type().String()
+}
+
+// PruneWorkspaces removes the stores of workspaces that are provably gone
+// (see [WorkspaceInfo]), waiting for each store's lock so none is in use
+// and checking again under it. It returns the stores removed and those of
+// missing workspaces it kept, with the reason.
+func PruneWorkspaces(ctx context.Context) (removed, kept []*WorkspaceInfo, err error) {
 	all, err := Workspaces()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []*WorkspaceInfo
 	for _, w := range all {
 		if w.Exists {
 			continue
 		}
+		if !w.Gone {
+			kept = append(kept, w)
+			continue
+		}
 		st, err := store.OpenSQLite(ctx, w.Store, "")
 		if err != nil {
-			return out, fmt.Errorf("prune %s: %w", w.Store, err)
+			return removed, kept, fmt.Errorf("prune %s: %w", w.Store, err)
 		}
 		unlock, err := st.Lock(ctx, 5*time.Second, nil)
 		if err != nil {
 			st.Close()
-			return out, fmt.Errorf("prune %s: %w", w.Store, err)
+			return removed, kept, fmt.Errorf("prune %s: %w", w.Store, err)
 		}
 		st.Close()
+		// Again, now that nothing uses the store.
+		meta := store.RecordedMeta(w.Store)
+		if w.Exists, w.Gone, w.Reason = workspaceState(w.Workspace, meta[store.WorkspaceDevKey]); !w.Gone {
+			unlock()
+			if !w.Exists {
+				kept = append(kept, w)
+			}
+			continue
+		}
 		err = os.RemoveAll(w.Store)
 		unlock()
 		if err != nil {
-			return out, fmt.Errorf("prune %s: %w", w.Store, err)
+			return removed, kept, fmt.Errorf("prune %s: %w", w.Store, err)
 		}
-		out = append(out, w)
+		removed = append(removed, w)
 	}
-	return out, nil
+	return removed, kept, nil
 }
 
 func dirSize(dir string) int64 {

@@ -17,7 +17,9 @@ func newFsckCmd(e *env) *cobra.Command {
 		Short: "Verify every object and reference in the store",
 		Long: `Fsck re-hashes every object in the store (blobs, chunks, trees, checkpoints)
 and checks every tree entry, parent, ref and operation-log entry points to an
-object that exists. It prints each problem and exits with status 3 if any.`,
+object that exists. It prints each problem and exits with status 3 if any.
+A stat cache that does not belong to the database (left from a newer copy
+of it) is reported as a warning and removed; it is only a cache.`,
 		Example: `  ckpt fsck
   ckpt fsck --json`,
 		Args: cobra.NoArgs,
@@ -41,6 +43,9 @@ object that exists. It prints each problem and exits with status 3 if any.`,
 			for _, p := range res.Problems {
 				e.printf("%s\n", p)
 			}
+			for _, w := range res.Warnings {
+				e.warnf("warning: %s", w)
+			}
 			if err == nil && !e.quiet {
 				e.printf("checked %d objects: ok\n", res.Checked)
 			}
@@ -50,6 +55,6 @@ object that exists. It prints each problem and exits with status 3 if any.`,
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON: {checked, problems}")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON: {checked, problems, warnings}")
 	return c
 }

@@ -225,25 +225,38 @@ func newWorkspacesCmd(e *env) *cobra.Command {
 		Short: "List every workspace with a store, its size, and whether it still exists",
 		Long: `Workspaces lists the stores under the state directory ($XDG_STATE_HOME/ckpt,
 or ~/.local/state/ckpt): each workspace, its store's size, and whether the
-workspace directory still exists. --prune removes the stores of workspaces
-that no longer exist.`,
+workspace directory still exists ("exists"), is provably gone ("gone"), or
+cannot be checked ("unknown", with the reason on stderr). --prune removes
+the stores of workspaces that are provably gone: the directory does not
+exist, and its parent exists, can be read and is on the file system the
+workspace was on. The store of a workspace ckpt cannot stat (permission
+denied) or that may be on a disk that is not mounted is kept, and --prune
+says why.`,
 		Example: "  ckpt workspaces\n  ckpt workspaces --prune\n  ckpt workspaces --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if prune {
-				gone, err := ckpt.PruneWorkspaces(e.ctx)
+				gone, kept, err := ckpt.PruneWorkspaces(e.ctx)
 				for _, w := range gone {
 					if !e.quiet && !asJSON {
 						e.printf("removed store of %s (%s)\n", w.Workspace, humanize.IBytes(uint64(w.Size)))
+					}
+				}
+				if !asJSON {
+					for _, w := range kept {
+						e.warnf("kept the store of %s: %s", w.Workspace, w.Reason)
 					}
 				}
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					return e.printJSON(nonNil(gone))
+					return e.printJSON(struct {
+						Removed []*ckpt.WorkspaceInfo `json:"removed"`
+						Kept    []*ckpt.WorkspaceInfo `json:"kept"`
+					}{nonNil(gone), nonNil(kept)})
 				}
-				if len(gone) == 0 && !e.quiet {
+				if len(gone) == 0 && len(kept) == 0 && !e.quiet {
 					fmt.Fprintln(e.stderr, "ckpt: every workspace with a store still exists; nothing to prune")
 				}
 				return nil
@@ -264,8 +277,12 @@ that no longer exist.`,
 					continue
 				}
 				state := "exists"
-				if !w.Exists {
+				switch {
+				case w.Gone:
 					state = "gone"
+				case !w.Exists:
+					state = "unknown"
+					e.warnf("%s", w.Reason)
 				}
 				e.printf("%-8s %6s  %s\n", state, humanize.IBytes(uint64(w.Size)), w.Workspace)
 			}
@@ -273,6 +290,6 @@ that no longer exist.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.Flags().BoolVar(&prune, "prune", false, "remove the stores of workspaces that no longer exist")
+	c.Flags().BoolVar(&prune, "prune", false, "remove the stores of workspaces that are provably gone")
 	return c
 }

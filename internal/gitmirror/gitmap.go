@@ -62,6 +62,12 @@ func openMap(ctx context.Context, path string) (*gitmap, error) {
 }
 
 func openMapOnce(ctx context.Context, path string) (*gitmap, error) {
+	// Made 0600 before SQLite opens it (an empty file is a new database),
+	// so it and its -wal and -shm files are private whatever the umask.
+	if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+		f.Chmod(0o600)
+		f.Close()
+	}
 	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(120000)" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=mmap_size(1073741824)"
 	db, err := sql.Open("sqlite", dsn)

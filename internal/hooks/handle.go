@@ -478,6 +478,11 @@ func appendLog(path, line string) error {
 	if err != nil {
 		return err
 	}
+	// The log quotes payloads (prompts, paths): private, also when an
+	// older ckpt or a lax umask made it readable by others.
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		f.Chmod(fi.Mode().Perm() &^ 0o077)
+	}
 	_, err = f.WriteString(line)
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -24,8 +24,8 @@ import (
 //
 // Layout (fixed-size integers big-endian, varints unsigned LEB128):
 //
-//	header:  "CKPTSC05" | clock int64 | generation int64 | len(instance) u16 | instance |
-//	         len(watch) u16 | watch
+//	header:  "CKPTSC06" | clock int64 | generation int64 | seq int64 | len(instance) u16 |
+//	         instance | len(watch) u16 | watch
 //	block*:  entry* | CRC-32C of the block's entries u32
 //	entry:   varint len(name) | name | varint mode |
 //	         directory: id [32]
@@ -42,10 +42,12 @@ import (
 // gets there and verifies its checksum. The clock is the file system's time
 // taken before the scan that wrote the file; an entry is trusted only if
 // its mtime is older (git's racy-timestamp rule). A cache whose generation
-// or instance differs from the store's is ignored; so is a damaged one.
+// or instance differs from the store's is ignored; so is a damaged one,
+// and one whose seq (the store's count of cache writes when it was
+// written) is ahead of the store's: its database was rolled back.
 // Watch is the file-system watcher's token for the moment the scan that
 // wrote the file began ("" without a watcher; see internal/watch).
-const cacheMagic = "CKPTSC05"
+const cacheMagic = "CKPTSC06"
 
 const footerMagic = "CKPTSCEND"
 
@@ -57,7 +59,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type Cache struct {
 	Clock      int64
 	Generation int64
-	Instance   string
+	// Seq is the store's count of cache writes this cache was written at.
+	Seq      int64
+	Instance string
 	// Watch is the watcher token of the scan that wrote the cache.
 	Watch string
 	data  []byte // the whole file: mapped, or in memory
@@ -154,7 +158,7 @@ func parseCache(data []byte) (*Cache, error) {
 func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 	bad := func(what string) (*Cache, error) { return nil, fmt.Errorf("stat cache: %s", what) }
 	const footerLen = int64(8 + 4 + 4 + len(footerMagic))
-	hdrFixed := int64(len(cacheMagic) + 18)
+	hdrFixed := int64(len(cacheMagic) + 26)
 	if size < hdrFixed+footerLen {
 		return bad("too short")
 	}
@@ -174,7 +178,8 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 	c := &Cache{dirs: map[string]blockRef{}}
 	c.Clock = int64(binary.BigEndian.Uint64(hdr[8:]))
 	c.Generation = int64(binary.BigEndian.Uint64(hdr[16:]))
-	n := int64(binary.BigEndian.Uint16(hdr[24:]))
+	c.Seq = int64(binary.BigEndian.Uint64(hdr[24:]))
+	n := int64(binary.BigEndian.Uint16(hdr[32:]))
 	if hdrFixed+n > ioff {
 		return bad("bad header")
 	}
@@ -355,17 +360,24 @@ type CacheWriter struct {
 	err    error
 	// Clock is the file system's time when the writer was created (the
 	// mtime of its new temporary file).
-	Clock int64
-	clock int64
-	gen   int64
-	inst  string
+	Clock  int64
+	clock  int64
+	gen    int64
+	inst   string
+	hdrLen int64
 }
 
 // NewCacheWriter starts a cache file at path; path "" keeps it in memory
 // (see [CacheWriter.Cache]). clock 0 takes the clock from the temporary
 // file's mtime (see [FSClock]). watch is the watcher token of the scan
-// ("" when there is none).
+// ("" when there is none). The cache's Seq is 0.
 func NewCacheWriter(path string, clock, generation int64, instance, watch string) (*CacheWriter, error) {
+	return NewCacheWriterSeq(path, clock, generation, 0, instance, watch)
+}
+
+// NewCacheWriterSeq is [NewCacheWriter] for a cache recording seq, the
+// store's count of cache writes including this one.
+func NewCacheWriterSeq(path string, clock, generation, seq int64, instance, watch string) (*CacheWriter, error) {
 	cw := &CacheWriter{path: path, gen: generation, inst: instance}
 	var out io.Writer
 	if path == "" {
@@ -393,6 +405,7 @@ func NewCacheWriter(path string, clock, generation int64, instance, watch string
 	hd.WriteString(cacheMagic)
 	binary.Write(&hd, binary.BigEndian, clock)
 	binary.Write(&hd, binary.BigEndian, generation)
+	binary.Write(&hd, binary.BigEndian, seq)
 	binary.Write(&hd, binary.BigEndian, uint16(len(instance)))
 	hd.WriteString(instance)
 	binary.Write(&hd, binary.BigEndian, uint16(len(watch)))
@@ -400,7 +413,34 @@ func NewCacheWriter(path string, clock, generation int64, instance, watch string
 	cw.hdrCRC = crc32.Checksum(hd.Bytes(), castagnoli)
 	cw.w.Write(hd.Bytes())
 	cw.off = int64(hd.Len())
+	cw.hdrLen = cw.off
 	return cw, nil
+}
+
+// reset discards the blocks written so far, for a scan that starts over.
+func (w *CacheWriter) reset() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	if w.err = w.w.Flush(); w.err != nil {
+		return
+	}
+	if w.f != nil {
+		if w.err = w.f.Truncate(w.hdrLen); w.err == nil {
+			_, w.err = w.f.Seek(w.hdrLen, io.SeekStart)
+		}
+		w.w.Reset(w.f)
+	} else {
+		w.mem.Truncate(int(w.hdrLen))
+		w.w.Reset(w.mem)
+	}
+	w.index = w.index[:0]
+	w.off = w.hdrLen
 }
 
 // Cache returns the committed in-memory cache.

@@ -17,10 +17,16 @@ type IgnoredError struct {
 	Source  string // the ignore file, or "" for an always-excluded name
 	Line    int
 	Pattern string
+	// Excluded is the Options.Exclude path (the store) that Path is or
+	// lies in, if that is why.
+	Excluded string
 }
 
 // Error implements error.
 func (e *IgnoredError) Error() string {
+	if e.Excluded != "" {
+		return fmt.Sprintf("%s is never checkpointed: ckpt's store is at %s", e.Path, e.Excluded)
+	}
 	if e.Source == "" {
 		return fmt.Sprintf("%s is never checkpointed (ckpt always excludes .git, .ckpt and .decree)", e.Path)
 	}
@@ -109,6 +115,11 @@ func matcherFor(root *fsroot.Root, dir string) (*ignore.Matcher, error) {
 func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result, error) {
 	if !object.ValidPath(rel) {
 		return nil, nil, fmt.Errorf("invalid path %q", rel)
+	}
+	for _, ex := range opts.Exclude {
+		if rel == ex || strings.HasPrefix(rel, ex+"/") {
+			return nil, nil, &IgnoredError{Path: rel, Excluded: ex}
+		}
 	}
 	dir, name := "", rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {

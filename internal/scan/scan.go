@@ -125,6 +125,11 @@ type Options struct {
 	// not reported again, and Result.Files is then -1 (unknown), so only
 	// saves use it, never restores.
 	Unchanged func(rel string) bool
+	// OnStaleCache, if set, is called when Cache turns out to name trees
+	// the store does not have (the store's database was replaced by an
+	// older copy): the scan then starts over without the cache (and with
+	// CacheOut emptied), and the caller should drop the cache file.
+	OnStaleCache func()
 }
 
 // Progress is a snapshot of a running scan's counters.
@@ -163,6 +168,8 @@ type Result struct {
 	// Nested lists the nested repositories found (with
 	// Options.NestedRepos), sorted.
 	Nested []string
+	// Excluded is Options.Exclude: paths a restore must never write.
+	Excluded []string
 }
 
 // PathError is a failure to read a path of the workspace.
@@ -247,11 +254,19 @@ type scanner struct {
 
 	reused    map[string]bool // directories taken whole from the cache
 	rootTotal int64
+	// fromCache lists the directories whose tree id was taken from the
+	// cache (unchanged), to check they are in the store.
+	fromCache []cachedTree
 
 	// root is the workspace, opened once: every directory and file is
 	// opened relative to it without following any symlink, so a directory
 	// swapped for a symlink while the scan runs is never entered.
 	root *fsroot.Root
+}
+
+type cachedTree struct {
+	rel string
+	id  object.ID
 }
 
 // Scan walks opts.Root and returns its tree.
@@ -273,6 +288,7 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	s.cond = sync.NewCond(&s.mu)
 	s.res.Untracked = map[string]bool{}
+	s.res.Excluded = opts.Exclude
 	s.reused = map[string]bool{}
 	if opts.Sink == nil {
 		s.res.Trees = map[object.ID][]byte{}
@@ -280,12 +296,30 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 	return s
 }
 
-// scanFrom walks the tree below start (whose matcher is its parent's).
+// scanFrom walks the tree below start (whose matcher is its parent's). If
+// the cache names trees the store lacks, it walks again without it.
 func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
+	rel, m := start.rel, start.m
+	res, stale, err := scanOnce(ctx, opts, start)
+	if err != nil || !stale {
+		return res, err
+	}
+	opts.CacheOut.reset()
+	if opts.OnStaleCache != nil {
+		opts.OnStaleCache()
+	}
+	opts.Cache, opts.Unchanged = nil, nil
+	res, _, err = scanOnce(ctx, opts, &node{rel: rel, m: m})
+	return res, err
+}
+
+// scanOnce is one walk; stale reports that the cache named trees the store
+// does not have (the result is then not to be used).
+func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stale bool, err error) {
 	s := newScanner(ctx, opts)
 	defer s.cancel(nil)
 	if err := s.open(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer s.root.Close()
 	s.push(job{n: start, i: -1})
@@ -320,10 +354,13 @@ func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 		opts.Progress(s.progress())
 	}
 	if err := context.Cause(s.ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !s.finished {
-		return nil, errors.New("scan ended early")
+		return nil, false, errors.New("scan ended early")
+	}
+	if stale, err := s.staleCache(); err != nil || stale {
+		return nil, stale, err
 	}
 	s.res.Files, s.res.Bytes = s.files.Load(), s.bytes.Load()
 	if len(s.reused) > 0 {
@@ -334,7 +371,40 @@ func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 	sort.Slice(s.res.Skipped, func(i, j int) bool { return s.res.Skipped[i].Path < s.res.Skipped[j].Path })
 	sort.Strings(s.res.Temp)
 	sort.Strings(s.res.Nested)
-	return &s.res, nil
+	return &s.res, false, nil
+}
+
+// staleCache reports whether a tree taken from the cache is missing from
+// the store. Only the topmost such trees are looked up: a tree is stored
+// only with every tree below it.
+func (s *scanner) staleCache() (bool, error) {
+	if len(s.fromCache) == 0 {
+		return false, nil
+	}
+	taken := make(map[string]bool, len(s.fromCache))
+	for _, t := range s.fromCache {
+		taken[t.rel] = true
+	}
+	for _, t := range s.fromCache {
+		if i := strings.LastIndexByte(t.rel, '/'); t.rel != "" && taken[t.rel[:max(i, 0)]] {
+			continue // below another one taken from the cache
+		}
+		switch {
+		case s.opts.Sink != nil:
+			ok, err := s.opts.Sink.HasTree(t.id)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				return true, nil
+			}
+		case s.opts.LoadTree != nil:
+			if _, err := s.opts.LoadTree(t.id); err != nil {
+				return true, nil // a read error shows again, and is reported, without the cache
+			}
+		}
+	}
+	return false, nil
 }
 
 // open opens the workspace's root directory.
@@ -495,6 +565,7 @@ func (s *scanner) readDir(n *node) error {
 			continue
 		}
 		if len(s.exclude) > 0 && s.exclude[join(n.rel, name)] {
+			s.markUntracked(n.rel) // the directory is not empty
 			continue
 		}
 		if s.opts.own(n.rel, name) {
@@ -903,6 +974,9 @@ func (s *scanner) finalize(n *node) {
 		// Empty directories are not tracked.
 	case same:
 		id = n.cacheTree
+		s.rmu.Lock()
+		s.fromCache = append(s.fromCache, cachedTree{n.rel, id})
+		s.rmu.Unlock()
 	default:
 		t := object.Tree{Entries: make([]object.Entry, len(live))}
 		for i, e := range live {

@@ -175,7 +175,9 @@ func TestCacheAvoidsRereading(t *testing.T) {
 	if again.Hashed != 0 {
 		t.Fatalf("an unchanged tree re-read %d files", again.Hashed)
 	}
-	if f.treeReads != 0 || f.encoded != 0 {
+	// One lookup (counted as an encoding) checks that the root tree taken
+	// from the cache is in the store.
+	if f.treeReads != 0 || f.encoded != 1 {
 		t.Fatalf("an unchanged tree read %d trees from the store and encoded %d", f.treeReads, f.encoded)
 	}
 	if again.Root != first.Root {
@@ -187,9 +189,11 @@ func TestCacheAvoidsRereading(t *testing.T) {
 		t.Fatalf("one changed file: hashed %d", third.Hashed)
 	}
 	// Only the directories on the changed file's path are re-read: d/a, d
-	// and the root.
-	if f.treeReads > 3 || f.encoded != 3 {
-		t.Fatalf("one changed file read %d trees and encoded %d (want the 3 on its path)", f.treeReads, f.encoded)
+	// and the root. (The 25 other subdirectories of d, unchanged, are each
+	// looked up once: their trees, taken from the cache, must be in the
+	// store.)
+	if f.treeReads > 3 || f.encoded != 3+25 {
+		t.Fatalf("one changed file read %d trees and encoded %d (want the 3 on its path, and 25 lookups)", f.treeReads, f.encoded)
 	}
 }
 
@@ -360,5 +364,59 @@ func TestNestedRepos(t *testing.T) {
 	}
 	if got := paths(res); len(got) != 4 || len(res.Nested) != 0 {
 		t.Errorf("without NestedRepos: captured %q, nested %q", got, res.Nested)
+	}
+}
+
+// TestStaleCacheRescans: a cache naming trees the store does not have (its
+// database replaced by an older copy) is dropped and the scan starts over
+// without it, storing every tree; the result equals a scan without cache.
+func TestStaleCacheRescans(t *testing.T) {
+	f := newFixture(t)
+	f.write("a/x.txt", "x\n", 0o644)
+	f.write("a/b/y.txt", "y\n", 0o644)
+	f.write("c/z.txt", "z\n", 0o644)
+	f.write("top.txt", "t\n", 0o644)
+	first := f.scan()
+	waitClock(t, f.root)
+	f.scan() // the cache now trusts every entry
+	f.write("top.txt", "t2\n", 0o644)
+	other := store.NewMemory("") // the rolled-back database: no trees at all
+	stale := 0
+	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res *Result
+	err = other.Update(context.Background(), func(tx store.Tx) error {
+		var err error
+		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree,
+			OnStaleCache: func() { stale++ }, Workers: 2})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale != 1 {
+		t.Fatalf("OnStaleCache called %d times, want 1", stale)
+	}
+	if res.Root == first.Root {
+		t.Fatal("top.txt changed but the root did not")
+	}
+	// Every tree of the result is in the other store, and the new cache
+	// is complete and valid.
+	if err := tree.Walk(context.Background(), other.ReadTree, res.Root, nil, func(string, object.Entry) error { return nil }); err != nil {
+		t.Fatalf("walk the result in the store it was saved to: %v", err)
+	}
+	if err := cw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cw.Cache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range c.Trees() {
+		if ok, _ := other.HasTree(context.Background(), id); !ok && id != object.EmptyTree {
+			t.Fatalf("the new cache names tree %s, not in the store", id)
+		}
 	}
 }

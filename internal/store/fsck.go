@@ -6,21 +6,34 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 )
 
-// Fsck verifies every object and reference in the database.
+// Fsck verifies every object and reference in the database, as of one
+// moment: it reads in one read transaction, so saves, gc and other writers
+// committing while it runs never make a healthy store look corrupt (their
+// changes are not seen, and are checked by the next fsck).
 func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(done, total int64)) (int64, error) {
+	v, end, err := s.snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer end()
+	return v.fsck(ctx, report, progress)
+}
+
+func (s *SQLite) fsck(ctx context.Context, report func(Problem), progress func(done, total int64)) (int64, error) {
 	var total int64
 	for _, t := range []string{"blobs", "chunks", "trees", "checkpoints"} {
 		var n int64
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+t).Scan(&n); err != nil {
+		if err := s.reader().QueryRowContext(ctx, `SELECT count(*) FROM `+t).Scan(&n); err != nil {
 			return 0, s.wrap("fsck", err)
 		}
 		total += n
 	}
 	// SQLite's own structure first.
-	rows, err := s.db.QueryContext(ctx, `PRAGMA quick_check`)
+	rows, err := s.reader().QueryContext(ctx, `PRAGMA quick_check`)
 	if err != nil {
 		return 0, s.wrap("fsck", err)
 	}
@@ -56,6 +69,9 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 		}
 	})
 	if err != nil {
+		return done, err
+	}
+	if err := failpoint.Hit("fsck/between", "chunks"); err != nil {
 		return done, err
 	}
 	// Blobs.
@@ -116,6 +132,9 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 	if err != nil {
 		return done, err
 	}
+	if err := failpoint.Hit("fsck/between", "blobs"); err != nil {
+		return done, err
+	}
 	// Trees: verify, then check references once all trees are known.
 	type pending struct {
 		id object.ID
@@ -145,8 +164,11 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 		checkTreeRefs(p.id, p.t, blobs, trees, report)
 	}
 	all = nil
+	if err := failpoint.Hit("fsck/between", "trees"); err != nil {
+		return done, err
+	}
 	// Checkpoints.
-	rows, err = s.db.QueryContext(ctx, `SELECT `+cpCols+` FROM checkpoints`)
+	rows, err = s.reader().QueryContext(ctx, `SELECT `+cpCols+` FROM checkpoints`)
 	if err != nil {
 		return done, s.wrap("fsck", err)
 	}
@@ -179,9 +201,15 @@ func (s *SQLite) Fsck(ctx context.Context, report func(Problem), progress func(d
 			}
 		}
 	}
+	if err := failpoint.Hit("fsck/between", "checkpoints"); err != nil {
+		return done, err
+	}
 	// Refs and ops.
 	refs, err := s.Refs(ctx, "")
 	if err != nil {
+		return done, err
+	}
+	if err := failpoint.Hit("fsck/between", "refs"); err != nil {
 		return done, err
 	}
 	for _, r := range refs {
@@ -237,7 +265,7 @@ func checkTreeRefs(id object.ID, t *object.Tree, blobs, trees map[object.ID]bool
 }
 
 func (s *SQLite) each(ctx context.Context, q string, fn func(id object.ID, size int64, enc int, data []byte)) error {
-	rows, err := s.db.QueryContext(ctx, q)
+	rows, err := s.reader().QueryContext(ctx, q)
 	if err != nil {
 		return s.wrap("fsck", err)
 	}

@@ -206,7 +206,7 @@ func (s *SQLite) Sweep(ctx context.Context, p *SweepPlan) (SweepResult, error) {
 // Pruned reports whether gc deleted the checkpoint.
 func (s *SQLite) Pruned(ctx context.Context, id object.ID) (bool, error) {
 	var one int
-	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM pruned WHERE id=?`, id[:]).Scan(&one)
+	err := s.reader().QueryRowContext(ctx, `SELECT 1 FROM pruned WHERE id=?`, id[:]).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

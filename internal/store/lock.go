@@ -120,6 +120,9 @@ func (e *LockedError) Hint() string {
 // (e.g. "process", so two `ckpt process` never work on one inbox) without
 // waiting; it fails at once, naming the holder, when it is taken.
 func (s *SQLite) TryNamedLock(name string) (func(), error) {
+	if err := s.Writable(); err != nil {
+		return nil, err
+	}
 	l := newFileLock(filepath.Join(s.dir, name+".lock"))
 	unlock, err := l.acquire(context.Background(), 0, nil)
 	if err != nil {

@@ -65,9 +65,10 @@ func (m *Memory) Info(ctx context.Context) (Info, error) {
 	for _, b := range m.trees {
 		size += int64(len(b))
 	}
-	var gen int64
+	var gen, seq int64
 	fmt.Sscan(m.meta["generation"], &gen)
-	return Info{Backend: "memory", Workspace: m.workspace, Created: m.created, Size: size, Instance: fmt.Sprintf("mem-%p", m), Generation: gen}, nil
+	fmt.Sscan(m.meta["cache_seq"], &seq)
+	return Info{Backend: "memory", Workspace: m.workspace, Created: m.created, Size: size, Instance: fmt.Sprintf("mem-%p", m), Generation: gen, CacheSeq: seq}, nil
 }
 
 // Meta returns a setting.

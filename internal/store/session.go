@@ -96,6 +96,9 @@ func (s *SQLite) SessionList(ctx context.Context) ([]*SessionRow, error) {
 
 // PutSession creates or replaces a session document.
 func (s *SQLite) PutSession(ctx context.Context, row *SessionRow) error {
+	if err := s.Writable(); err != nil {
+		return err
+	}
 	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO sessions(id, updated, data) VALUES(?, ?, ?)`, row.ID, row.Updated.UnixNano(), row.Data)
 	return s.wrap("write session "+row.ID, err)
 }

@@ -3,12 +3,12 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +61,12 @@ type SQLite struct {
 	dir  string
 	db   *sql.DB
 	lock *fileLock
+	// readOnly, if not nil, says why the store cannot be written: it was
+	// opened read-only, and every write fails with a NotWritableError.
+	readOnly error
+	// rd, if set, is a read transaction all reads go through (a view made
+	// by snapshot).
+	rd querier
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
@@ -69,16 +75,33 @@ type SQLite struct {
 var _ Store = (*SQLite)(nil)
 
 // OpenSQLite opens (creating if needed) the store in dir for workspace.
-// A store created for another workspace is refused.
+// A store created for another workspace is refused. A new store's database
+// is created whole (see createDB); an existing ckpt.db that is empty, not
+// SQLite, or not a ckpt database is a [*CorruptError] naming it.
 func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := MkdirPrivate(dir); err != nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
+	tighten(dir)
 	path := filepath.Join(dir, DBName)
-	dsn := "file:" + path + "?_txlock=immediate&_pragma=busy_timeout(120000)" +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(0)" +
-		"&_pragma=cache_size(-1000)&_pragma=journal_size_limit(8388608)"
-	db, err := sql.Open("sqlite", dsn)
+	if err := checkDBFile(ctx, path); errors.Is(err, fs.ErrNotExist) {
+		// Refused before anything (the lock file) is written there.
+		if err := CheckNewStoreDir(dir); err != nil {
+			return nil, err
+		}
+		if err := dirWritable(dir); err != nil {
+			return nil, &NotWritableError{Store: dir, Err: err}
+		}
+		if err := createDB(ctx, dir, workspace); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	if why := storeWritable(dir); why != nil {
+		return openReadOnly(ctx, dir, workspace, why)
+	}
+	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
@@ -92,50 +115,43 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	return s, nil
 }
 
+// init checks an existing database: a ckpt store of a schema this ckpt
+// reads, for this workspace; a writable one gets the tables later
+// versions added.
 func (s *SQLite) init(ctx context.Context, workspace string) error {
-	// Probe writability of the directory first for a clear error.
-	if f, err := os.CreateTemp(s.dir, ".probe-*"); err != nil {
-		return fmt.Errorf("store directory %s is not writable: %w", s.dir, unwrapPathErr(err))
-	} else {
-		f.Close()
-		os.Remove(f.Name())
-	}
 	var ver string
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&ver)
-	if err == nil {
-		if ver != schemaVersion {
-			return &SchemaError{Store: s.dir, Version: ver}
-		}
+	if isNoTable(err) || errors.Is(err, sql.ErrNoRows) {
+		// A database, but not ckpt's: never made into a store in place.
+		return errNotCkptDB(filepath.Join(s.dir, DBName))
+	}
+	if err != nil {
+		return s.wrap("open store "+s.dir, err)
+	}
+	if ver != schemaVersion {
+		return &SchemaError{Store: s.dir, Version: ver}
+	}
+	if s.readOnly == nil {
 		if _, err := s.db.ExecContext(ctx, migrations); err != nil {
 			return s.wrap("open store "+s.dir, err)
 		}
-		var ws string
-		if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
-			workspace != "" && ws != workspace {
-			return &WorkspaceMismatchError{Store: s.dir, Recorded: ws, Workspace: workspace}
-		}
-		return nil
 	}
-	if !isNoTable(err) && !errors.Is(err, sql.ErrNoRows) {
-		return s.wrap("open store "+s.dir, err)
+	var ws string
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err == nil &&
+		workspace != "" && ws != workspace {
+		return &WorkspaceMismatchError{Store: s.dir, Recorded: ws, Workspace: workspace}
 	}
-	return s.update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.Exec(schema + migrations); err != nil {
-			return err
-		}
-		var inst [8]byte
-		rand.Read(inst[:])
-		now := fmt.Sprint(time.Now().UnixNano())
-		for k, v := range map[string]string{
-			"schema": schemaVersion, "workspace": workspace, "created": now,
-			"instance": hex.EncodeToString(inst[:]), "generation": "1",
-		} {
-			if _, err := tx.Exec(`INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)`, k, v); err != nil {
-				return err
+	if s.readOnly == nil && workspace != "" {
+		// Stores made before the workspace's device was recorded.
+		var dev string
+		err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key=?`, WorkspaceDevKey).Scan(&dev)
+		if d, ok := deviceOf(workspace); ok && errors.Is(err, sql.ErrNoRows) {
+			if _, err := s.db.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value) VALUES(?, ?)`, WorkspaceDevKey, d); err != nil {
+				return s.wrap("open store "+s.dir, err)
 			}
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // SchemaError: the store was written by a ckpt with another schema.
@@ -196,6 +212,9 @@ func (s *SQLite) wrap(op string, err error) error {
 }
 
 func (s *SQLite) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	if err := s.Writable(); err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap("begin transaction", err)
@@ -229,6 +248,47 @@ func (s *SQLite) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// querier runs queries: the pool, or one read transaction (fsck).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// reader is where reads go: the snapshot of a read transaction when this
+// is a view made by snapshot, else the pool.
+func (s *SQLite) reader() querier {
+	if s.rd != nil {
+		return s.rd
+	}
+	return s.db
+}
+
+// queryRow runs a one-row query: in the read transaction of a snapshot
+// view, else through a statement prepared on the pool.
+func (s *SQLite) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	if s.rd != nil {
+		return s.rd.QueryRowContext(ctx, q, args...), nil
+	}
+	st, err := s.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryRowContext(ctx, args...), nil
+}
+
+// snapshot returns a view of the store whose reads all see one consistent
+// state (a read transaction: in WAL mode, commits made meanwhile stay
+// invisible to it), and a function ending it. Only reads may be made
+// through the view.
+func (s *SQLite) snapshot(ctx context.Context) (*SQLite, func(), error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, s.wrap("begin read transaction", err)
+	}
+	v := &SQLite{dir: s.dir, db: s.db, lock: s.lock, readOnly: s.readOnly, rd: tx}
+	return v, func() { tx.Rollback() }, nil
+}
+
 // Dir returns the store directory.
 func (s *SQLite) Dir() string { return s.dir }
 
@@ -259,6 +319,8 @@ func (s *SQLite) Info(ctx context.Context) (Info, error) {
 			in.Instance = v
 		case "generation":
 			fmt.Sscan(v, &in.Generation)
+		case "cache_seq":
+			fmt.Sscan(v, &in.CacheSeq)
 		}
 	}
 	for _, n := range []string{DBName, DBName + "-wal", DBName + "-shm"} {
@@ -290,12 +352,12 @@ func (s *SQLite) HasTree(ctx context.Context, id object.ID) (bool, error) {
 }
 
 func (s *SQLite) has(ctx context.Context, table string, id object.ID) (bool, error) {
-	st, err := s.prepared(ctx, `SELECT 1 FROM `+table+` WHERE id=?`)
+	row, err := s.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE id=?`, id[:])
 	if err != nil {
 		return false, s.wrap("look up "+table, err)
 	}
 	var one int
-	err = st.QueryRowContext(ctx, id[:]).Scan(&one)
+	err = row.Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -318,9 +380,9 @@ func (s *SQLite) readRowDepth(ctx context.Context, table string, id object.ID) (
 	case "blobs":
 		q = `SELECT size, enc, data, depth FROM blobs WHERE id=?`
 	}
-	st, err := s.prepared(ctx, q)
+	row, err := s.queryRow(ctx, q, id[:])
 	if err == nil {
-		err = st.QueryRowContext(ctx, id[:]).Scan(&size, &enc, &data, &depth)
+		err = row.Scan(&size, &enc, &data, &depth)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil, 0, &NotFoundError{Kind: strings.TrimSuffix(table, "s"), ID: id}
@@ -655,7 +717,7 @@ func scanRef(sc interface{ Scan(...any) error }) (Ref, error) {
 
 // Refs lists refs by prefix.
 func (s *SQLite) Refs(ctx context.Context, prefix string) ([]Ref, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, id, symbolic, time, expires FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`, len(prefix), prefix)
+	rows, err := s.reader().QueryContext(ctx, `SELECT name, id, symbolic, time, expires FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`, len(prefix), prefix)
 	if err != nil {
 		return nil, s.wrap("list refs", err)
 	}
@@ -673,7 +735,7 @@ func (s *SQLite) Refs(ctx context.Context, prefix string) ([]Ref, error) {
 
 // Ops returns the op log after seq.
 func (s *SQLite) Ops(ctx context.Context, after int64) ([]Op, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, time, kind, before, after, target, checkpoint, detail FROM ops WHERE seq > ? ORDER BY seq`, after)
+	rows, err := s.reader().QueryContext(ctx, `SELECT seq, time, kind, before, after, target, checkpoint, detail FROM ops WHERE seq > ? ORDER BY seq`, after)
 	if err != nil {
 		return nil, s.wrap("read operation log", err)
 	}
@@ -717,11 +779,17 @@ func (s *SQLite) Journal(ctx context.Context) (*Journal, error) {
 
 // Lock takes the inter-process operation lock.
 func (s *SQLite) Lock(ctx context.Context, timeout time.Duration, waiting func(string)) (func(), error) {
+	if err := s.Writable(); err != nil {
+		return nil, err
+	}
 	return s.lock.acquire(ctx, timeout, waiting)
 }
 
 // Update runs fn in one transaction.
 func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
+	if err := s.Writable(); err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap("begin transaction", err)
@@ -1103,13 +1171,10 @@ func RecordedWorkspace(dir string) string {
 	if _, err := os.Stat(path); err != nil {
 		return ""
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		return ""
-	}
-	defer db.Close()
 	var ws string
-	if err := db.QueryRow(`SELECT value FROM meta WHERE key='workspace'`).Scan(&ws); err != nil {
+	if queryReadOnly(path, func(db *sql.DB) error {
+		return db.QueryRow(`SELECT value FROM meta WHERE key='workspace'`).Scan(&ws)
+	}) != nil {
 		return ""
 	}
 	return ws
@@ -1122,11 +1187,8 @@ func HasHistory(dir string) bool {
 	if _, err := os.Stat(path); err != nil {
 		return false
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		return false
-	}
-	defer db.Close()
-	var one int
-	return db.QueryRow(`SELECT 1 FROM checkpoints LIMIT 1`).Scan(&one) == nil
+	return queryReadOnly(path, func(db *sql.DB) error {
+		var one int
+		return db.QueryRow(`SELECT 1 FROM checkpoints LIMIT 1`).Scan(&one)
+	}) == nil
 }

@@ -54,6 +54,16 @@ func (e *CorruptError) Error() string {
 // Unwrap returns [ErrCorrupt].
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
+// Hint suggests what to do about a damaged database file (other kinds
+// have none: fsck and the object's id say enough).
+func (e *CorruptError) Hint() string {
+	if e.Kind != "database" {
+		return ""
+	}
+	return "the store's database is damaged or is not a ckpt database; put back a backup of it if you have one, " +
+		"or move the store directory aside (ckpt then starts a new, empty one there)"
+}
+
 // NotFoundError reports a missing object. It wraps [ErrNotFound].
 type NotFoundError struct {
 	Kind string
@@ -137,6 +147,11 @@ type Info struct {
 	// Generation changes whenever objects may have been deleted (gc, clear),
 	// invalidating caches that assume objects exist.
 	Generation int64
+	// CacheSeq counts stat cache writes: each transaction that writes a
+	// new cache bumps it (meta "cache_seq") and the cache records the new
+	// value, so a cache newer than its database (an older ckpt.db put
+	// back) is recognised.
+	CacheSeq int64
 }
 
 // Store is a checkpoint store. All methods are safe for concurrent use.

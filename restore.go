@@ -744,7 +744,7 @@ func (r *Repo) rollback(ctx context.Context, current object.ID, plan *restore.Pl
 	// Directories the apply created, if left empty.
 	if root, err := fsroot.Open(r.root); err == nil {
 		for i := len(oc.Made) - 1; i >= 0; i-- {
-			root.Remove(oc.Made[i]) // rmdir: only if empty
+			root.RemoveDir(oc.Made[i]) // only if empty
 		}
 		root.Close()
 	}

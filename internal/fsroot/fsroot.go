@@ -229,6 +229,21 @@ func (r *Root) Remove(rel string) error {
 	return nil
 }
 
+// RemoveDir removes the empty directory rel, and nothing else: a file or
+// symlink there fails with ENOTDIR, a directory with entries with
+// ENOTEMPTY (or EEXIST).
+func (r *Root) RemoveDir(rel string) error {
+	dirfd, base, done, err := r.parent(rel)
+	if err != nil {
+		return perr("rmdir", rel, err)
+	}
+	defer done()
+	if err := unix.Unlinkat(dirfd, base, unix.AT_REMOVEDIR); err != nil {
+		return perr("rmdir", rel, err)
+	}
+	return nil
+}
+
 // RemoveAll removes rel and everything below it, never following a
 // symlink. A missing rel is not an error.
 func (r *Root) RemoveAll(rel string) error {

@@ -101,8 +101,16 @@ func (p *Plan) PruneAlso(q *Plan) {
 			seen[a.Path] = true
 		}
 	}
+	below := func(d string) bool { // d lies below a path q's target has as a file
+		for x := path.Dir(d); x != "."; x = path.Dir(x) {
+			if seen[x] {
+				return true
+			}
+		}
+		return false
+	}
 	for _, d := range q.prune {
-		if !seen[d] && !p.targetDirs[d] {
+		if !seen[d] && !p.targetDirs[d] && !below(d) {
 			seen[d] = true
 			p.prune = append(p.prune, d)
 		}
@@ -454,7 +462,7 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 		if !out.Changed && errors.Is(err, ErrChanged) {
 			a.Root.RemoveAll(a.Stage)
 			for i := len(out.Made) - 1; i >= 0; i-- {
-				a.Root.Remove(out.Made[i]) // rmdir: only if still empty
+				a.Root.RemoveDir(out.Made[i]) // only if still empty
 			}
 			return nil, fmt.Errorf("%w: %w", ErrStage, err)
 		}
@@ -481,14 +489,16 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 	// A file or symlink that a target directory replaces: deleted above
 	// (it appears as a deletion). Prune emptied directories.
 	for _, d := range plan.prune {
-		err := a.Root.Remove(d)
+		err := a.Root.RemoveDir(d) // rmdir only: never a file someone put there
 		switch {
 		case err == nil:
 			out.Pruned = append(out.Pruned, d)
 			if err := changed(); err != nil {
 				return out, err
 			}
-		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+			// Gone, or no longer a directory (a file or symlink there, or
+			// above it, is not the restore's to remove).
 		case isNotEmpty(err):
 			// Empty directories (untracked, so not in the plan) may remain
 			// inside: they hold nothing and go too. Anything else was not
@@ -793,7 +803,7 @@ func removeEmptyDirs(root *fsroot.Root, p string) error {
 			}
 		}
 	}
-	return root.Remove(p)
+	return root.RemoveDir(p)
 }
 
 // realParents reports whether every parent directory of p is a real

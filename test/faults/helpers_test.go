@@ -172,3 +172,11 @@ func failpointEvery(name string, fn func(arg string)) (disarm func()) {
 
 // diffStates compares two workspace states ("" when equal).
 func diffStates(want, got treegen.State) string { return treegen.Diff(want, got) }
+
+// removeAll removes a workspace path and everything below it.
+func removeAll(t *testing.T, e *env, p string) {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(e.ws, filepath.FromSlash(p))); err != nil {
+		t.Fatal(err)
+	}
+}

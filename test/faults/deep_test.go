@@ -17,35 +17,7 @@ import (
 func TestDeeperThanPathMax(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	e.write(map[string]string{"top.txt": "top\n"})
-	root, err := fsroot.Open(e.ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	deep := strings.TrimSuffix(strings.Repeat("d/", 2100), "/")
-	if err := root.MkdirAll(deep, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeAt := func(p, data string) {
-		t.Helper()
-		f, err := root.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString(data)
-		f.Close()
-	}
-	readAt := func(p string) string {
-		t.Helper()
-		f, err := root.Open(p)
-		if err != nil {
-			return "<" + err.Error() + ">"
-		}
-		defer f.Close()
-		b, _ := io.ReadAll(f)
-		return string(b)
-	}
+	root, deep, writeAt, readAt := deepTree(t, e)
 	writeAt(deep+"/bottom.txt", "v1\n")
 	writeAt("d/d/shallow.txt", "s1\n")
 
@@ -105,25 +77,8 @@ func TestDeeperThanPathMax(t *testing.T) {
 // path is longer than PATH_MAX) are never taken from the cache unseen.
 func TestDeeperThanPathMaxWatched(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"top.txt": "top\n"})
-	root, err := fsroot.Open(e.ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	deep := strings.TrimSuffix(strings.Repeat("d/", 2100), "/")
-	if err := root.MkdirAll(deep, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(data string) {
-		t.Helper()
-		f, err := root.OpenFile(deep+"/bottom.txt", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString(data)
-		f.Close()
-	}
+	_, deep, writeAt, _ := deepTree(t, e)
+	write := func(data string) { writeAt(deep+"/bottom.txt", data) }
 	write("v1\n")
 	r := e.watchRepo()
 	saveMatchesFull(t, r, "first save with the watcher")
@@ -131,4 +86,42 @@ func TestDeeperThanPathMaxWatched(t *testing.T) {
 		write(fmt.Sprintf("v%d edited\n", i+2))
 		saveMatchesFull(t, r, fmt.Sprintf("save after deep edit %d", i+1))
 	}
+}
+
+// deepTree makes a workspace holding top.txt and a chain of 2,100
+// directories d/d/…/d (4,200 bytes, past PATH_MAX), and returns the
+// workspace opened as an fsroot, the chain's path, and a writer and a
+// reader of files by workspace-relative path (os's own calls fail there).
+func deepTree(t *testing.T, e *env) (*fsroot.Root, string, func(p, data string), func(p string) string) {
+	t.Helper()
+	e.write(map[string]string{"top.txt": "top\n"})
+	root, err := fsroot.Open(e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	deep := strings.TrimSuffix(strings.Repeat("d/", 2100), "/")
+	if err := root.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(p, data string) {
+		t.Helper()
+		f, err := root.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(data)
+		f.Close()
+	}
+	read := func(p string) string {
+		t.Helper()
+		f, err := root.Open(p)
+		if err != nil {
+			return "<" + err.Error() + ">"
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		return string(b)
+	}
+	return root, deep, write, read
 }

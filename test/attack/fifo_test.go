@@ -1,0 +1,61 @@
+package attack
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"golang.org/x/sys/unix"
+)
+
+// DEFECT. A FIFO where a directory the restore changed was makes the
+// restore hang for ever, holding the store's lock (every later ckpt
+// command waits, then fails after CKPT_LOCK_TIMEOUT). After its changes,
+// a small restore fsyncs the directories it changed: syncDirs
+// (internal/restore/restore.go) opens each with Root.Open, a plain
+// O_RDONLY open — no O_DIRECTORY, no O_NONBLOCK — and open(2) of a FIFO
+// blocks until a writer comes. An agent only has to make a FIFO named like
+// a directory the restore just pruned. (Scans open nothing that is not a
+// regular file; docs/guarantees.md: FIFOs are "never opened".) Fix: open
+// with O_DIRECTORY (Root.OpenDirFD), which fails at once on anything else.
+func TestFIFOWhereRestoreSyncsDirectory(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write(map[string]string{"a.txt": "a\n"})
+	r := e.open(ckpt.Options{})
+	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(map[string]string{"d/x.txt": "x\n"})
+	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(e.ws, "d")
+	// Change 1 deletes d/x.txt, change 2 prunes d: then d is a FIFO.
+	defer once("restore/change(2)", func(string) error {
+		if err := unix.Mkfifo(fifo, 0o644); err != nil {
+			t.Error(err)
+		}
+		return nil
+	})()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Restore(ctx, v1.Checkpoint.ID.String(), ckpt.RestoreOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Logf("restore: %v", err)
+	case <-time.After(3 * time.Second):
+		// Let it go: a writer opens the FIFO, and the restore's open returns.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		<-done
+		t.Fatal("the restore hung opening a FIFO where a directory it changed was")
+	}
+}

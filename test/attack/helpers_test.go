@@ -180,3 +180,12 @@ func removeAll(t *testing.T, e *env, p string) {
 		t.Fatal(err)
 	}
 }
+
+// runEnv runs ckpt with extra environment entries (CKPT_FAILPOINT=...).
+func (e *env) runEnv(extra []string, args ...string) (int, string, string) {
+	e.t.Helper()
+	saved := e.extra
+	e.extra = append(append([]string{}, saved...), extra...)
+	defer func() { e.extra = saved }()
+	return e.run(args...)
+}

@@ -662,9 +662,11 @@ func (a *Applier) syncDirs(out *Outcome) {
 		}
 	}
 	for d := range dirs {
-		if f, err := a.Root.Open(d); err == nil {
-			f.Sync()
-			f.Close()
+		// O_DIRECTORY: whatever replaced a directory meanwhile (a FIFO,
+		// whose open would block) is not opened.
+		if fd, err := a.Root.OpenDirFD(d); err == nil {
+			unix.Fsync(fd)
+			unix.Close(fd)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/cli"
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -188,4 +189,30 @@ func (e *env) runEnv(extra []string, args ...string) (int, string, string) {
 	e.extra = append(append([]string{}, saved...), extra...)
 	defer func() { e.extra = saved }()
 	return e.run(args...)
+}
+
+// inAnyCheckpoint reports whether some checkpoint holds p with content.
+func inAnyCheckpoint(t *testing.T, e *env, p, content string) bool {
+	t.Helper()
+	ctx := context.Background()
+	r, err := ckpt.Open(ctx, e.ws, ckpt.Options{Store: e.store, NoRecover: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cps, err := r.List(ctx, ckpt.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := object.Sum([]byte(content)).String()
+	for _, c := range cps {
+		m, err := r.Manifest(ctx, c.ID.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, ok := m.Files[p]; ok && f.SHA256 == want {
+			return true
+		}
+	}
+	return false
 }

@@ -96,8 +96,11 @@ func (e *env) write(files map[string]string) {
 func (e *env) read(p string) string {
 	e.t.Helper()
 	b, err := os.ReadFile(filepath.Join(e.ws, filepath.FromSlash(p)))
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return "<absent>"
+	}
+	if errors.Is(err, syscall.EISDIR) {
+		return "<a directory>"
 	}
 	if err != nil {
 		e.t.Fatal(err)

@@ -149,7 +149,7 @@ func TestKillEveryStepAndRecovery(t *testing.T) {
 			}
 			step := 1
 			if testing.Short() {
-				step = 3
+				step = 5
 			}
 			for i := 0; i < len(points); i += step {
 				point := points[i]
@@ -172,7 +172,7 @@ func TestKillEveryStepAndRecovery(t *testing.T) {
 					t.Fatalf("%s: after recovery the workspace is not the operation's result:\n%s", point, d)
 				}
 				checkAfter(t, e, outside, point)
-				if i == 0 || !testing.Short() && i%10 == 0 {
+				if i == 0 && !testing.Short() || i == 5 || !testing.Short() && i%10 == 0 {
 					checkEveryCheckpoint(t, e, point)
 				}
 			}

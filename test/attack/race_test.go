@@ -143,3 +143,33 @@ func TestRecoveryRacingWriters(t *testing.T) {
 	}
 	checkAfter(t, e, outside, "after undo")
 }
+
+// A restore stopped by an edit (paused at restore/before-replace of c.txt,
+// where the test edits it) is killed in the middle of its rollback: the
+// journal is still there, so the next command finishes the restore
+// forward, checkpointing the edit first. Nothing is lost and the
+// workspace is the target. This attack held.
+func TestKillDuringRollback(t *testing.T) {
+	e := newEnv(t)
+	e.write(map[string]string{"a.txt": "a1\n", "b.txt": "b1\n", "c.txt": "c1\n", "d.txt": "d1\n"})
+	e.must("save", "-q", "-m", "one")
+	want := e.snapshot()
+	e.write(map[string]string{"a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c2\n", "d.txt": "d2\n"})
+	e.must("save", "-q", "-m", "two")
+	// Changes 1 and 2 write a.txt and b.txt; the rollback's first change is 3.
+	release, wait := e.pauseAt("restore/before-replace(c.txt)=pause;restore/change=kill@3", "restore", "HEAD~1")
+	e.write(map[string]string{"c.txt": "the user's edit\n"})
+	release()
+	if code, out := wait(); code != -1 {
+		t.Fatalf("restore: exit %d, not killed in its rollback\n%s", code, out)
+	}
+	out := e.must("recover")
+	t.Logf("recover:\n%s", out)
+	if !inAnyCheckpoint(t, e, "c.txt", "the user's edit\n") {
+		t.Fatal("the edit that stopped the restore is in no checkpoint")
+	}
+	if d := diffStates(want, e.snapshot()); d != "" {
+		t.Fatalf("after recovery the workspace is not the target:\n%s", d)
+	}
+	e.must("fsck")
+}

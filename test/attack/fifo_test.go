@@ -59,3 +59,57 @@ func TestFIFOWhereRestoreSyncsDirectory(t *testing.T) {
 		t.Fatal("the restore hung opening a FIFO where a directory it changed was")
 	}
 }
+
+// DEFECT. The same blocking open, deterministically reachable: a restore
+// creating a file where the workspace has a tree of empty directories
+// (not recorded, so nothing to lose) removes them first, with
+// removeEmptyDirs (internal/restore/restore.go), which opens the path
+// with Root.Open — O_RDONLY, no O_DIRECTORY. A FIFO made there after the
+// restore checked the path (restore/before-change) hangs it for ever with
+// the store locked. onlyEmptyDirs opens the same way. Both should list
+// the directory with Root.ReadDir (O_DIRECTORY).
+func TestFIFOWhereEmptyDirectoryWas(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write(map[string]string{"a.txt": "a\n", "p": "p is a file\n"})
+	r := e.open(ckpt.Options{})
+	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(e.ws, "p"))
+	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	// Empty directories where the restore will create the file p.
+	if err := os.MkdirAll(filepath.Join(e.ws, "p", "q"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(e.ws, "p")
+	defer once("restore/before-change", func(string) error {
+		os.Remove(filepath.Join(fifo, "q"))
+		os.Remove(fifo)
+		if err := unix.Mkfifo(fifo, 0o644); err != nil {
+			t.Error(err)
+		}
+		return nil
+	})()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Restore(ctx, v1.Checkpoint.ID.String(), ckpt.RestoreOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Logf("restore: %v", err)
+	case <-time.After(3 * time.Second):
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		<-done
+		t.Fatal("the restore hung opening a FIFO where a tree of empty directories was")
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO made during the restore was replaced: %v %v", fi, err)
+	}
+}

@@ -2,6 +2,7 @@ package attack
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -111,5 +112,44 @@ func TestFIFOWhereEmptyDirectoryWas(t *testing.T) {
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO made during the restore was replaced: %v %v", fi, err)
+	}
+}
+
+// DEFECT. A diff against the working tree reads each changed file's
+// content after its scan (DiffResult.WritePatch → readWorking, diff.go)
+// with a plain O_RDONLY open. A FIFO put where the scan saw the file —
+// here between Repo.Diff and WritePatch, the two calls `ckpt diff` and the
+// MCP server make in a row — makes the diff hang for ever. The scan itself
+// opens with O_NONBLOCK and checks the type of what it opened; readWorking
+// should too (and fail "changed while read").
+func TestFIFOWhereDiffReadsAFile(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write(map[string]string{"f.txt": "one\n"})
+	r := e.open(ckpt.Options{})
+	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	e.write(map[string]string{"f.txt": "two\n"})
+	d, err := r.Diff(ctx, ckpt.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(e.ws, "f.txt")
+	os.Remove(fifo)
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.WritePatch(ctx, io.Discard) }()
+	select {
+	case err := <-done:
+		t.Logf("WritePatch: %v", err)
+	case <-time.After(3 * time.Second):
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		<-done
+		t.Fatal("the diff hung opening a FIFO where its scan saw a file")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -73,7 +74,7 @@ func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
 		return out, nil
 	}
 	var jd journalData
-	if err := json.Unmarshal(j.Data, &jd); err != nil || jd.Target.IsZero() {
+	if err := json.Unmarshal(j.Data, &jd); err != nil || jd.Target.IsZero() || !stageName.MatchString(jd.Stage) {
 		return nil, &store.CorruptError{Kind: "journal", Detail: fmt.Sprintf("cannot decode the interrupted %s's journal", j.Kind)}
 	}
 	out.Op = jd.Op
@@ -91,6 +92,10 @@ func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
 	out.Result = res
 	return out, nil
 }
+
+// stageName is the form of every staging directory's name (newStageName):
+// a journal naming anything else — a user's directory, .git — is corrupt.
+var stageName = regexp.MustCompile(`^\.ckpt-tmp-[0-9a-f]{12}$`)
 
 // removeTemps deletes the staging directories an interrupted restore left
 // in the workspace root: only those its journal names (stage and the

@@ -76,8 +76,12 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 		if errors.As(err, &ae) {
 			paths = []string{ae.Path}
 		}
+		pre := rec.Checkpoint // from run.json, which the workspace holds: any length
+		if len(pre) > 12 {
+			pre = pre[:12]
+		}
 		return false, withHint(&IntegrityError{Op: "revert " + rec.ID + " (" + err.Error() + ")", Paths: paths},
-			"the workspace no longer matches what the run left; nothing was changed. The state before the run is checkpoint "+rec.Checkpoint[:12]+" (ckpt restore "+rec.Checkpoint[:12]+")")
+			"the workspace no longer matches what the run left; nothing was changed. The state before the run is checkpoint "+pre+" (ckpt restore "+pre+")")
 	}
 	bad, err := t.mismatches(rv)
 	if err != nil {

@@ -662,9 +662,11 @@ func (a *Applier) syncDirs(out *Outcome) {
 		}
 	}
 	for d := range dirs {
-		if f, err := a.Root.Open(d); err == nil {
-			f.Sync()
-			f.Close()
+		// O_DIRECTORY: whatever replaced a directory meanwhile (a FIFO,
+		// whose open would block) is not opened.
+		if fd, err := a.Root.OpenDirFD(d); err == nil {
+			unix.Fsync(fd)
+			unix.Close(fd)
 		}
 	}
 }
@@ -767,12 +769,7 @@ func onlyEmptyDirs(root *fsroot.Root, p string, depth int) bool {
 	if depth > 64 {
 		return false
 	}
-	f, err := root.Open(p)
-	if err != nil {
-		return false
-	}
-	des, err := f.ReadDir(-1)
-	f.Close()
+	des, err := root.ReadDir(p) // O_DIRECTORY: never opens a FIFO put there
 	if err != nil {
 		return false
 	}
@@ -787,12 +784,7 @@ func onlyEmptyDirs(root *fsroot.Root, p string, depth int) bool {
 // removeEmptyDirs removes a tree of empty directories (rmdir only, so it
 // never deletes a file that appeared meanwhile).
 func removeEmptyDirs(root *fsroot.Root, p string) error {
-	f, err := root.Open(p)
-	if err != nil {
-		return err
-	}
-	des, err := f.ReadDir(-1)
-	f.Close()
+	des, err := root.ReadDir(p) // O_DIRECTORY: never opens a FIFO put there
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,83 @@
+package attack
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Symlink loops, links to /proc/self/root and out of the workspace, a hard
+// link to a file outside, and a FIFO where a tracked file was: saves
+// record the links as links and never open the FIFO; restores and undo
+// replace or delete the names only — the file outside, reached by the hard
+// link, is never written — and a FIFO in the way of a write is kept.
+// This attack held.
+func TestContainmentOddEntries(t *testing.T) {
+	e := newEnv(t)
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.write(map[string]string{"a.txt": "a1\n", "was-file": "a tracked file\n", "d/f": "f1\n"})
+	for name, target := range map[string]string{"loop1": "loop2", "loop2": "loop1", "self": "self", "root": "/proc/self/root", "cwd": "/proc/self/cwd/a.txt", "out": outside} {
+		if err := os.Symlink(target, filepath.Join(e.ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(secret, filepath.Join(e.ws, "hard.txt")); err != nil {
+		t.Fatal(err)
+	}
+	e.must("save", "-q", "-m", "one")
+	m := e.must("show", "--manifest", "HEAD")
+	for _, p := range []string{`"loop1"`, `"self"`, `"root"`, `"hard.txt"`} {
+		if !strings.Contains(m, p) {
+			t.Fatalf("%s not recorded:\n%s", p, m)
+		}
+	}
+	if strings.Contains(m, "secret.txt") || strings.Contains(m, "root/") {
+		t.Fatalf("a link was followed:\n%s", m)
+	}
+	// Change everything, the hard link's name included (a rename over it,
+	// as editors save), and put a FIFO where a tracked file was.
+	e.write(map[string]string{"a.txt": "a2\n", "d/f": "f2\n"})
+	tmp := filepath.Join(e.ws, "hard.txt.new")
+	os.WriteFile(tmp, []byte("edited in the workspace\n"), 0o644)
+	os.Rename(tmp, filepath.Join(e.ws, "hard.txt"))
+	os.Remove(filepath.Join(e.ws, "was-file"))
+	if err := unix.Mkfifo(filepath.Join(e.ws, "was-file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(e.ws, "root"))
+	os.Symlink("/", filepath.Join(e.ws, "root"))
+	e.must("save", "-q", "-m", "two")
+	code, out, errs := e.run("restore", "HEAD~1")
+	t.Logf("restore: exit %d\n%s%s", code, out, errs)
+	if code != 0 {
+		t.Fatalf("restore: exit %d", code)
+	}
+	if !strings.Contains(out+errs, "was-file") {
+		t.Errorf("the FIFO in the way was not reported")
+	}
+	if fi, err := os.Lstat(filepath.Join(e.ws, "was-file")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v %v", fi, err)
+	}
+	if got := e.read("hard.txt"); got != "outside\n" {
+		t.Fatalf("hard.txt = %q", got)
+	}
+	e.must("undo")
+	e.must("redo")
+	if b, _ := os.ReadFile(secret); string(b) != "outside\n" {
+		t.Fatalf("the file outside, once hard-linked, was written: %q", b)
+	}
+	if des, _ := os.ReadDir(outside); len(des) != 1 {
+		t.Fatalf("the directory outside holds %d entries", len(des))
+	}
+	if tgt, _ := os.Readlink(filepath.Join(e.ws, "root")); tgt != "/proc/self/root" {
+		t.Fatalf("root -> %q", tgt)
+	}
+	e.must("fsck")
+}

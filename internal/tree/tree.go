@@ -240,7 +240,9 @@ type Put func(id object.ID, data []byte) error
 // Overlay returns root with edits applied: each path is set to its entry (a
 // file, symlink or directory subtree) or removed (nil). Missing parent
 // directories are created; directories left empty are dropped (empty
-// directories are not tracked). New trees are passed to put.
+// directories are not tracked). A removal below a path that is itself
+// removed or set to a file or symlink changes nothing (a directory that
+// became a file: its old entries go with it). New trees are passed to put.
 func Overlay(ctx context.Context, l Loader, put Put, root object.ID, edits map[string]*object.Entry) (object.ID, error) {
 	paths := make([]string, 0, len(edits))
 	for p := range edits {
@@ -282,6 +284,18 @@ func overlayDir(ctx context.Context, l Loader, put Put, id object.ID, dir string
 		if group[0] == childPath {
 			cur = edits[childPath]
 			group = group[1:]
+			if cur == nil || !object.IsDir(cur.Mode) {
+				// Removals below a path removed or set to a file or
+				// symlink remove nothing more; writes below it still make
+				// it a directory.
+				kept := group[:0:0]
+				for _, p := range group {
+					if edits[p] != nil {
+						kept = append(kept, p)
+					}
+				}
+				group = kept
+			}
 		} else if exists {
 			cur = &entries[idx]
 		}

@@ -154,6 +154,35 @@ func TestOverlay(t *testing.T) {
 	}
 }
 
+// A directory that became a file: the file's edit and the removals of the
+// directory's old entries together give the file (in either order of the
+// edits' paths), as a restore's outcome lists them.
+func TestOverlayDirectoryToFile(t *testing.T) {
+	m := mem{}
+	root := m.build(map[string]string{"f/inner": "in", "f/sub/deep": "deep", "g": "g"})
+	file := m.build(map[string]string{"f": "now a file"})
+	e, _, err := Lookup(context.Background(), m.load, file, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edits := range []map[string]*object.Entry{
+		{"f": &e, "f/inner": nil, "f/sub/deep": nil},
+		{"f": nil, "f/inner": nil},
+	} {
+		got, err := Overlay(context.Background(), m.load, m.put, root, edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"g": "g"}
+		if edits["f"] != nil {
+			want["f"] = "now a file"
+		}
+		if wid := m.build(want); wid != got {
+			t.Fatalf("overlay %v gives %v, want %v", edits, m.flat(got), m.flat(wid))
+		}
+	}
+}
+
 func TestFilter(t *testing.T) {
 	f := NewFilter([]string{"a/b", "c"})
 	for p, want := range map[string]bool{"a/b": true, "a/b/x": true, "a/bc": false, "c": true, "c/d/e": true, "a": false, "b": false} {

@@ -190,7 +190,10 @@ func (t *revertTree) Read(p string) (*diff.Side, error) {
 		return nil, err
 	}
 	if object.IsDir(e.Mode) {
-		return nil, fmt.Errorf("%s is a directory", diff.QuotePath(p))
+		if gone, err := t.emptied(p, e); err != nil || gone {
+			return nil, err // a directory the edits emptied is absent
+		}
+		return nil, fmt.Errorf("%s: %w", diff.QuotePath(p), diff.ErrIsDir)
 	}
 	data, err := t.st.ReadBlob(t.ctx, e.ID)
 	if err != nil {
@@ -225,11 +228,53 @@ func (t *revertTree) Write(p string, s *diff.Side) error {
 			return err
 		}
 		if e != nil && object.IsDir(e.Mode) {
-			return fmt.Errorf("%s is a directory", diff.QuotePath(p))
+			if gone, err := t.emptied(p, e); err != nil {
+				return err
+			} else if !gone {
+				return fmt.Errorf("%s is a directory", diff.QuotePath(p))
+			}
 		}
 	}
 	t.edits[p] = &diff.Side{Mode: s.Mode, Content: bytes.Clone(s.Content)}
 	return nil
+}
+
+// Below lists the stored files below the directory dir.
+func (t *revertTree) Below(dir string) ([]string, error) {
+	e, err := t.lookup(dir)
+	if err != nil || e == nil || !object.IsDir(e.Mode) {
+		return nil, err
+	}
+	var out []string
+	err = tree.Walk(t.ctx, t.st.ReadTree, e.ID, nil, func(q string, _ object.Entry) error {
+		out = append(out, dir+"/"+q)
+		return nil
+	})
+	return out, err
+}
+
+var _ diff.DirTree = (*revertTree)(nil)
+
+// emptied reports whether the edits removed every file below the stored
+// directory e at p (a run that turned a file into a directory, reversed:
+// the directory's files go first, then the file comes back).
+func (t *revertTree) emptied(p string, e *object.Entry) (bool, error) {
+	all := true
+	err := tree.Walk(t.ctx, t.st.ReadTree, e.ID, nil, func(q string, _ object.Entry) error {
+		if s, ok := t.edits[p+"/"+q]; !ok || s != nil {
+			all = false
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	for q, s := range t.edits {
+		if s != nil && strings.HasPrefix(q, p+"/") {
+			return false, nil // something written below it since
+		}
+	}
+	return all, nil
 }
 
 // Remove records p's removal (directories it empties go with it).

@@ -22,6 +22,20 @@ type Tree interface {
 	Remove(path string) error
 }
 
+// ErrIsDir is wrapped by a [Tree]'s Read of a path that is a directory.
+var ErrIsDir = errors.New("is a directory")
+
+// DirTree is a [Tree] that can list the files below a directory. On one,
+// a patch may replace a directory with a file, provided it removes every
+// file the directory holds (a run that turned a file into a directory,
+// reversed).
+type DirTree interface {
+	Tree
+	// Below lists the files below the directory at dir (paths relative
+	// to the tree's root).
+	Below(dir string) ([]string, error)
+}
+
 // CheckPath reports whether p is safe to use as a path read from a diff:
 // relative, slash-separated, with no empty, "." or ".." component, no NUL
 // byte, and no ".git" component (in any letter case).
@@ -63,11 +77,22 @@ func ApplyTree(t Tree, p *Patch, reverse bool) (changed []string, err error) {
 		orig, cur *Side
 	}
 	state := map[string]*entry{}
+	// dirs: directories a file patch creates a file at; every file below
+	// must be removed by the patch (checked once all are computed).
+	dirs := map[string][]string{}
 	get := func(path string) (*Side, error) {
 		if e, ok := state[path]; ok {
 			return e.cur, nil
 		}
 		s, err := t.Read(path)
+		if dt, ok := t.(DirTree); ok && errors.Is(err, ErrIsDir) {
+			below, lerr := dt.Below(path)
+			if lerr != nil {
+				return nil, fmt.Errorf("apply %s: %w", QuotePath(path), lerr)
+			}
+			dirs[path] = below
+			s, err = nil, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("apply %s: %w", QuotePath(path), err)
 		}
@@ -135,6 +160,16 @@ func ApplyTree(t Tree, p *Patch, reverse bool) (changed []string, err error) {
 		}
 	}
 
+	for dir, below := range dirs {
+		if state[dir].cur == nil {
+			continue // nothing is put there
+		}
+		for _, f := range below {
+			if e, ok := state[f]; !ok || e.cur != nil {
+				return nil, &ApplyError{Path: dir, Err: ErrIsDir}
+			}
+		}
+	}
 	for path, e := range state {
 		if !sameSide(e.orig, e.cur) {
 			changed = append(changed, path)

@@ -72,7 +72,7 @@ type journalData struct {
 	Target   ID       `json:"target"`
 	Before   ID       `json:"before"`
 	Head     ID       `json:"head"` // HEAD before the operation (zero: none)
-	Paths    []string `json:"paths,omitempty"`
+	Paths    pathList `json:"paths,omitempty"`
 	Stage    string   `json:"stage"`
 	OpTarget int64    `json:"op_target,omitempty"`
 	Pre      bool     `json:"pre,omitempty"` // Before is a new pre-restore checkpoint
@@ -83,6 +83,34 @@ type journalData struct {
 	// Run, for a run's revert, is what the run's record says afterwards;
 	// it is written before the journal is cleared.
 	Run *runMark `json:"run,omitempty"`
+}
+
+// pathList is a list of paths whose JSON form keeps every name, non-UTF-8
+// ones included (each encoded as a [Path]): encoding/json would replace
+// invalid bytes with U+FFFD, and a journal must name exactly what it
+// restores.
+type pathList []string
+
+// MarshalJSON implements json.Marshaler.
+func (l pathList) MarshalJSON() ([]byte, error) {
+	ps := make([]Path, len(l))
+	for i, p := range l {
+		ps[i] = Path(p)
+	}
+	return json.Marshal(ps)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (l *pathList) UnmarshalJSON(b []byte) error {
+	var ps []Path
+	if err := json.Unmarshal(b, &ps); err != nil {
+		return err
+	}
+	*l = make(pathList, len(ps))
+	for i, p := range ps {
+		(*l)[i] = string(p)
+	}
+	return nil
 }
 
 // Restore makes the workspace (or opts.Paths) equal to the checkpoint rev
@@ -331,7 +359,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		// named after its staging directory.
 		if root, err := fsroot.Open(r.root); err == nil {
 			for _, t := range c.res.Temp {
-				if strings.HasPrefix(path.Base(t), j.Stage) {
+				if scan.OwnTemp(j.Stage, path.Base(t)) {
 					root.RemoveAll(t)
 				}
 			}

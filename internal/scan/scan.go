@@ -61,11 +61,37 @@ func (o *Options) own(rel, name string) bool {
 		return true
 	}
 	for _, t := range o.Temp {
-		if strings.HasPrefix(name, t) {
+		if OwnTemp(t, name) {
 			return true
 		}
 	}
 	return false
+}
+
+// OwnTemp reports whether name is one of the entries a restore with
+// staging directory stage makes: the stage itself, its rollback's
+// stage+"-back", and the copies either places next to a destination on
+// another file system, stage+"-N" and stage+"-back-N". Nothing else —
+// a user's "<stage>.md" included — is ckpt's.
+func OwnTemp(stage, name string) bool {
+	rest, ok := strings.CutPrefix(name, stage)
+	if !ok {
+		return false
+	}
+	rest = strings.TrimPrefix(rest, "-back")
+	if rest == "" {
+		return true
+	}
+	digits, ok := strings.CutPrefix(rest, "-")
+	if !ok || digits == "" {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultMaxFileSize is the default size limit (100 MiB).
@@ -91,9 +117,9 @@ type Options struct {
 	MaxFileSize int64
 	// Exclude lists relative paths never captured (the store, if inside).
 	Exclude []string
-	// Temp lists name prefixes of ckpt's own temporary entries (an
-	// interrupted restore's staging directory, from its journal): skipped
-	// at any depth and reported in Result.Temp.
+	// Temp lists the staging directories of ckpt's own restores (an
+	// interrupted one's, from its journal): the entries [OwnTemp] names
+	// are skipped at any depth and reported in Result.Temp.
 	Temp []string
 	// Cache is the previous stat cache (nil: hash everything).
 	Cache *Cache

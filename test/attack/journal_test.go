@@ -87,7 +87,8 @@ func TestJournalStageNamesUserDirectory(t *testing.T) {
 	}
 }
 
-// DEFECT. While a journal is pending, every name that merely starts with
+// DEFECT (fixed: scan.OwnTemp matches exactly). While a journal is
+// pending, every name that merely starts with
 // its staging directory's name, at any depth, is treated as ckpt's own:
 // the recovering scan skips it (so it is in no checkpoint) and recovery
 // removes it (restore.go, restoreAttempt: "Leftovers of the interrupted
@@ -121,8 +122,11 @@ func TestRecoveryRemovesLookalikeOfStage(t *testing.T) {
 	mine := "docs/" + stage + ".md"
 	e.write(map[string]string{mine: "the user's notes about the staging directory\n"})
 	e.must("recover")
-	if got := e.read(mine); got != "the user's notes about the staging directory\n" {
-		t.Fatalf("%s = %q after recover: a user's file was removed as a leftover", mine, got)
+	// Finishing the restore may remove a file created after the crash, but
+	// only once a checkpoint holds it ("found while recovering").
+	const notes = "the user's notes about the staging directory\n"
+	if got := e.read(mine); got != notes && !inAnyCheckpoint(t, e, mine, notes) {
+		t.Fatalf("%s = %q after recover, and in no checkpoint: a user's file was removed as a leftover", mine, got)
 	}
 	if got := e.read("a.txt"); got != "1\n" {
 		t.Fatalf("a.txt = %q after recover", got)

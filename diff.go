@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
@@ -152,11 +153,15 @@ func (r *Repo) readWorking(path string, mode uint32) ([]byte, error) {
 		}
 		return []byte(t), nil
 	}
-	f, err := root.OpenFile(path, os.O_RDONLY, 0)
+	// O_NONBLOCK: a FIFO put where the scan saw a file must not block.
+	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &PathError{Op: "read", Path: path, Err: unwrapPath(err)}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, &PathError{Op: "read", Path: path, Err: errors.New("no longer a regular file (it changed while ckpt read the workspace; run the command again)")}
+	}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, &PathError{Op: "read", Path: path, Err: unwrapPath(err)}

@@ -1059,11 +1059,15 @@ func matches(root *fsroot.Root, p string, e *object.Entry) bool {
 	if !fi.Mode().IsRegular() || uint32(fi.Mode().Perm()) != e.Mode&0o777 || fi.Size() != e.Size {
 		return false
 	}
-	f, err := root.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	// O_NONBLOCK: a FIFO swapped in since the lstat must not block.
+	f, err := root.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return false

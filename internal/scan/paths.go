@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/ignore"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"golang.org/x/sys/unix"
 )
 
 // IgnoredError reports that a path named explicitly is ignored.
@@ -77,7 +79,7 @@ func matcherFor(root *fsroot.Root, dir string) (*ignore.Matcher, error) {
 			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			f, err := root.Open(join(cur, name))
+			f, err := root.OpenFile(join(cur, name), os.O_RDONLY|unix.O_NONBLOCK, 0) // never block on a FIFO
 			var data []byte
 			if err == nil {
 				data, err = io.ReadAll(f)

@@ -234,7 +234,16 @@ func Workspaces() ([]*WorkspaceInfo, error) {
 // store recorded it). A parent that is missing, or now on another file
 // system, is what a disk that is not mounted looks like.
 func workspaceState(ws, dev string) (exists, gone bool, reason string) {
-	fi, err := os.Stat(ws)
+	fi, err := os.Lstat(ws)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// The recorded path has its symlinks resolved; a symlink there now
+		// (the workspace moved to another disk and linked back) may point
+		// to a disk that is not mounted.
+		if sfi, serr := os.Stat(ws); serr == nil && sfi.IsDir() {
+			return true, false, ""
+		}
+		return false, false, fmt.Sprintf("%s is a symlink now, to where nothing is (a disk that is not mounted?)", ws)
+	}
 	switch {
 	case err == nil && fi.IsDir():
 		return true, false, ""
@@ -264,7 +273,12 @@ func workspaceState(ws, dev string) (exists, gone bool, reason string) {
 	if err != nil {
 		return false, false, fmt.Sprintf("%s does not exist, but its parent %s cannot be read: %v", ws, parent, unwrapPath(err))
 	}
-	if st, ok := pfi.Sys().(*syscall.Stat_t); ok && dev != "" && dev != strconv.FormatUint(uint64(st.Dev), 10) {
+	if dev == "" {
+		// A store from before devices were recorded: an unmounted disk's
+		// empty mount point looks exactly like a removed workspace.
+		return false, false, fmt.Sprintf("%s does not exist, but its store does not record which file system it was on (made by an older ckpt), so it may be on a disk that is not mounted; if it is really gone, remove the store by hand", ws)
+	}
+	if st, ok := pfi.Sys().(*syscall.Stat_t); ok && dev != strconv.FormatUint(uint64(st.Dev), 10) {
 		return false, false, fmt.Sprintf("%s was on another file system (device %s) than its parent %s is on now (device %d): a disk that is not mounted?",
 			ws, dev, parent, uint64(st.Dev))
 	}

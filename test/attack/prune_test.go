@@ -82,11 +82,11 @@ func pruneEnv(t *testing.T) (e *env, parent, store string) {
 // prunedKeeps runs workspaces --prune and checks it kept the store.
 func prunedKeeps(t *testing.T, e *env, store string) {
 	t.Helper()
-	out := e.must("workspaces", "--prune")
+	code, out, errs := e.run("workspaces", "--prune")
 	if _, err := os.Stat(filepath.Join(store, "ckpt.db")); err != nil {
-		t.Fatalf("prune deleted the store of a workspace it cannot prove gone:\n%s", out)
+		t.Fatalf("prune deleted the store of a workspace it cannot prove gone (exit %d):\n%s%s", code, out, errs)
 	}
-	if !strings.Contains(out, "kept") {
-		t.Errorf("prune does not say why it kept the store:\n%s", out)
+	if code != 0 || !strings.Contains(errs, "kept the store of") {
+		t.Errorf("prune does not say why it kept the store (exit %d):\n%s%s", code, out, errs)
 	}
 }

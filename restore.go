@@ -68,14 +68,19 @@ func (r *RestoreResult) Changed() []Path {
 
 // journalData is what a restore records before it touches the workspace.
 type journalData struct {
-	Op       string   `json:"op"` // restore, undo, redo, switch, rewind, revert
-	Target   ID       `json:"target"`
-	Before   ID       `json:"before"`
-	Head     ID       `json:"head"` // HEAD before the operation (zero: none)
-	Paths    pathList `json:"paths,omitempty"`
-	Stage    string   `json:"stage"`
-	OpTarget int64    `json:"op_target,omitempty"`
-	Pre      bool     `json:"pre,omitempty"` // Before is a new pre-restore checkpoint
+	Op     string   `json:"op"` // restore, undo, redo, switch, rewind, revert
+	Target ID       `json:"target"`
+	Before ID       `json:"before"`
+	Head   ID       `json:"head"` // HEAD before the operation (zero: none)
+	Paths  pathList `json:"paths,omitempty"`
+	// Base, if set, is the workspace's tree the target was computed from
+	// (a revert, a rewind keeping the user's edits): a workspace that
+	// differs from it now makes the restore stop before it stores or
+	// writes anything (errBaseChanged), so the caller computes again.
+	Base     ID     `json:"base,omitempty"`
+	Stage    string `json:"stage"`
+	OpTarget int64  `json:"op_target,omitempty"`
+	Pre      bool   `json:"pre,omitempty"` // Before is a new pre-restore checkpoint
 	// Branch, if set, is the branch HEAD moves to (a switch, or undoing
 	// one); FromBranch is the branch it leaves.
 	Branch     string `json:"branch,omitempty"`
@@ -83,6 +88,33 @@ type journalData struct {
 	// Run, for a run's revert, is what the run's record says afterwards;
 	// it is written before the journal is cleared.
 	Run *runMark `json:"run,omitempty"`
+}
+
+// errBaseChanged: the workspace changed after a restore's target was
+// computed from it (see journalData.Base); nothing was stored or written.
+var errBaseChanged = errors.New("the workspace changed while ckpt computed the result")
+
+// computeAndRestore runs a restore of a target computed from the
+// workspace: compute returns the target and the workspace tree it was
+// computed from. If the workspace changes before the restore starts (an
+// edit made meanwhile, which the target would undo), it computes again,
+// at most three times.
+func (r *Repo) computeAndRestore(ctx context.Context, j journalData, compute func() (target, base ID, err error)) (*RestoreResult, error) {
+	for attempt := 1; ; attempt++ {
+		target, base, err := compute()
+		if err != nil {
+			return nil, err
+		}
+		j.Target, j.Base = target, base
+		res, err := r.restoreLocked(ctx, j, false)
+		if errors.Is(err, errBaseChanged) {
+			if attempt < 3 {
+				continue
+			}
+			return nil, withHint(fmt.Errorf("%s: %w; nothing was changed", j.Op, err), "the workspace kept changing; run the "+j.Op+" again once it is still")
+		}
+		return res, err
+	}
 }
 
 // pathList is a list of paths whose JSON form keeps every name, non-UTF-8
@@ -296,6 +328,9 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			return err
 		}
 		current = c.res.Root
+		if !recovering && !j.Base.IsZero() && current != j.Base {
+			return errBaseChanged
+		}
 		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
 		plan, err = restore.MakePlan(ctx, load, current, target.Tree, filter, c.res.Untracked)
 		if err != nil {

@@ -55,61 +55,80 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 	if err != nil {
 		return false, err
 	}
-	// The state being reverted: the workspace now, its files stored.
-	c, err := r.captureStored(ctx)
-	if err != nil {
-		return false, err
+	var nothing bool
+	compute := func() (target, base ID, err error) {
+		// The state being reverted: the workspace now, its files stored.
+		c, err := r.captureStored(ctx)
+		if err != nil {
+			return ID{}, ID{}, err
+		}
+		t := &revertTree{ctx: ctx, st: r.st, root: c.res.Root, edits: map[string]*diff.Side{}}
+		if bad, err := t.mismatches(rv); err != nil {
+			return ID{}, ID{}, err
+		} else if len(bad) == 0 {
+			nothing = true
+			return ID{}, ID{}, errNothingToRevert
+		}
+		if _, err := diff.ApplyTree(t, rv.patch, true); err != nil {
+			var ce *store.CorruptError
+			if errors.As(err, &ce) {
+				return ID{}, ID{}, err
+			}
+			var ae *diff.ApplyError
+			paths := []string{"changes.diff"}
+			if errors.As(err, &ae) {
+				paths = []string{ae.Path}
+			}
+			pre := rec.Checkpoint // from run.json, which the workspace holds: any length
+			if len(pre) > 12 {
+				pre = pre[:12]
+			}
+			return ID{}, ID{}, withHint(&IntegrityError{Op: "revert " + rec.ID + " (" + err.Error() + ")", Paths: paths},
+				"the workspace no longer matches what the run left; nothing was changed. The state before the run is checkpoint "+pre+" (ckpt restore "+pre+")")
+		}
+		bad, err := t.mismatches(rv)
+		if err != nil {
+			return ID{}, ID{}, err
+		}
+		if len(bad) > 0 {
+			return ID{}, ID{}, &IntegrityError{Op: "revert " + rec.ID + " (files do not match manifest.json; nothing was changed)", Paths: bad}
+		}
+		target, kept, err := r.storeReverted(ctx, t, c, rec.ID, why)
+		if err != nil {
+			return ID{}, ID{}, err
+		}
+		if len(kept) > 0 {
+			return ID{}, ID{}, &IntegrityError{Op: "revert " + rec.ID + " (ignored or untracked files are in the way; nothing was changed)", Paths: kept}
+		}
+		if err := failpoint.Hit("revert/before-change", rec.ID); err != nil {
+			return ID{}, ID{}, err
+		}
+		return target, c.res.Root, nil
 	}
-	t := &revertTree{ctx: ctx, st: r.st, root: c.res.Root, edits: map[string]*diff.Side{}}
-	if bad, err := t.mismatches(rv); err != nil {
-		return false, err
-	} else if len(bad) == 0 {
+	j := journalData{Op: "revert"}
+	if mark != nil {
+		m := *mark
+		j.Run = &m
+	}
+	_, err = r.computeAndRestore(ctx, j, func() (ID, ID, error) {
+		target, base, err := compute()
+		if err == nil && mark != nil && mark.Result == "" {
+			j.Run.Result = target.String()
+		}
+		return target, base, err
+	})
+	if nothing && errors.Is(err, errNothingToRevert) {
 		return false, nil
 	}
-	if _, err := diff.ApplyTree(t, rv.patch, true); err != nil {
-		var ce *store.CorruptError
-		if errors.As(err, &ce) {
-			return false, err
-		}
-		var ae *diff.ApplyError
-		paths := []string{"changes.diff"}
-		if errors.As(err, &ae) {
-			paths = []string{ae.Path}
-		}
-		pre := rec.Checkpoint // from run.json, which the workspace holds: any length
-		if len(pre) > 12 {
-			pre = pre[:12]
-		}
-		return false, withHint(&IntegrityError{Op: "revert " + rec.ID + " (" + err.Error() + ")", Paths: paths},
-			"the workspace no longer matches what the run left; nothing was changed. The state before the run is checkpoint "+pre+" (ckpt restore "+pre+")")
-	}
-	bad, err := t.mismatches(rv)
 	if err != nil {
-		return false, err
-	}
-	if len(bad) > 0 {
-		return false, &IntegrityError{Op: "revert " + rec.ID + " (files do not match manifest.json; nothing was changed)", Paths: bad}
-	}
-	target, kept, err := r.storeReverted(ctx, t, c, rec.ID, why)
-	if err != nil {
-		return false, err
-	}
-	if len(kept) > 0 {
-		return false, &IntegrityError{Op: "revert " + rec.ID + " (ignored or untracked files are in the way; nothing was changed)", Paths: kept}
-	}
-	if err := failpoint.Hit("revert/before-change", rec.ID); err != nil {
-		return false, err
-	}
-	if mark != nil && mark.Result == "" {
-		m := *mark
-		m.Result = target.String()
-		mark = &m
-	}
-	if _, err := r.restoreLocked(ctx, journalData{Op: "revert", Target: target, Run: mark}, false); err != nil {
 		return false, err
 	}
 	return true, nil
 }
+
+// errNothingToRevert: every affected path already holds its state from
+// before the run.
+var errNothingToRevert = errors.New("nothing to revert")
 
 // revert is a run's record of what to undo, read as untrusted input.
 type revert struct {

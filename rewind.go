@@ -130,14 +130,22 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, opts Rew
 func (c *Controller) rewindCode(ctx context.Context, s *Session, t *Turn, opts RewindOptions, out *RewindResult) error {
 	target := t.Begin
 	if opts.KeepUserEdits {
-		id, err := c.keepUserEdits(ctx, s, t.N, opts.DryRun, out)
+		if opts.DryRun {
+			_, _, err := c.keepUserEdits(ctx, s, t.N, true, out)
+			return err // keepUserEdits planned it, storing nothing
+		}
+		// The merge is computed from the workspace as it is; an edit made
+		// before the restore starts makes it compute again (the restore
+		// would otherwise undo that edit).
+		res, err := c.r.computeAndRestore(ctx, journalData{Op: "rewind"}, func() (ID, ID, error) {
+			out.Conflicts, out.Kept = nil, nil
+			return c.keepUserEdits(ctx, s, t.N, false, out)
+		})
 		if err != nil {
 			return err
 		}
-		if opts.DryRun {
-			return nil // keepUserEdits planned it, storing nothing
-		}
-		target = id
+		out.Restore = res
+		return nil
 	}
 	if opts.DryRun {
 		res, err := c.r.dryRun(ctx, target, nil)
@@ -168,7 +176,9 @@ func (c *Controller) rewindCode(ctx context.Context, s *Session, t *Turn, opts R
 // user added to is never replaced wholesale. The result is stored as a
 // checkpoint (kind restore) whose id is returned; a dry run stores nothing
 // and fills out.Restore with the plan.
-func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRun bool, out *RewindResult) (ID, error) {
+//
+// It returns the merged checkpoint and the workspace tree it merged.
+func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRun bool, out *RewindResult) (result, base ID, err error) {
 	// The current state. Its objects are committed first (not a dry run),
 	// so the merge reads the user's files from the store.
 	var (
@@ -181,13 +191,13 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		res, err := scan.Scan(ctx, c.r.scanOptions(ctx, nil, cache))
 		cache.Close()
 		if err != nil {
-			return ID{}, scanError(err)
+			return ID{}, ID{}, scanError(err)
 		}
 		nowTree, untracked, memTrees = res.Root, res.Untracked, res.Trees
 	} else {
 		c0, err := c.r.captureStored(ctx)
 		if err != nil {
-			return ID{}, err
+			return ID{}, ID{}, err
 		}
 		nowTree, untracked = c0.res.Root, c0.res.Untracked
 	}
@@ -244,13 +254,13 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 			if part.End != nil {
 				rec, err := c.r.st.Checkpoint(ctx, *part.End)
 				if err != nil {
-					return ID{}, err
+					return ID{}, ID{}, err
 				}
 				end = rec.Tree
 			}
 			beginRec, err := c.r.st.Checkpoint(ctx, part.Begin)
 			if err != nil {
-				return ID{}, err
+				return ID{}, ID{}, err
 			}
 			begin := beginRec.Tree
 			// Every lookup of this part sees the state before it.
@@ -314,7 +324,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 				return nil
 			})
 			if err != nil {
-				return ID{}, err
+				return ID{}, ID{}, err
 			}
 		}
 	}
@@ -345,8 +355,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 			edits[p] = e
 		}
 	}
-	var result ID
-	err := c.r.st.Update(ctx, func(tx store.Tx) error {
+	err = c.r.st.Update(ctx, func(tx store.Tx) error {
 		for id, data := range pending {
 			if err := tx.PutBlob(id, data); err != nil {
 				return err
@@ -408,12 +417,12 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		return errDryRun
 	})
 	if errors.Is(err, errDryRun) {
-		return ID{}, nil
+		return ID{}, ID{}, nil
 	}
 	if err != nil {
-		return ID{}, err
+		return ID{}, ID{}, err
 	}
-	return result, nil
+	return result, nowTree, nil
 }
 
 // kindOf is an entry's kind for comparing directory structure: absent,

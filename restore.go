@@ -754,7 +754,22 @@ func (r *Repo) rollback(ctx context.Context, current object.ID, plan *restore.Pl
 		case err != nil:
 			return false, err
 		case !ok:
-			return want == nil, nil
+			if want != nil {
+				return false, nil
+			}
+			// Absent, as the apply left it — unless someone put a file or
+			// symlink where one of its directories was: that is theirs, and
+			// putting p back would remove it.
+			for d := path.Dir(p); d != "."; d = path.Dir(d) {
+				e, ok, err := tree.Lookup(ctx, load, res.Root, d)
+				if err != nil {
+					return false, err
+				}
+				if ok && !object.IsDir(e.Mode) {
+					return false, nil
+				}
+			}
+			return true, nil
 		case want != nil:
 			return now.Mode == want.Mode && now.ID == want.ID, nil
 		case object.IsDir(now.Mode):

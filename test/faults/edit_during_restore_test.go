@@ -184,3 +184,37 @@ func inAnyCheckpoint(t *testing.T, r *ckpt.Repo, p, content string) bool {
 	}
 	return false
 }
+
+// Class 2, the rollback: a restore stops half-way because someone replaced
+// a directory with a file of theirs; putting back the files the restore
+// had deleted in that directory must not remove the user's file (found by
+// the chaos harness: the rollback's plan deleted it, and it was in no
+// checkpoint).
+func TestRollbackKeepsFileWhereDirectoryWas(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write(map[string]string{"t": "t1\n"})
+	r := e.open(ckpt.Options{})
+	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "target"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(map[string]string{"t": "t2\n", "d/x": "x\n", "d/y": "y\n"})
+	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "now"}); err != nil {
+		t.Fatal(err)
+	}
+	// After the restore's first change (d/y deleted), d becomes the
+	// user's file.
+	defer once("restore/change", func(string) error {
+		removeAll(t, e, "d")
+		e.write(map[string]string{"d": "mine\n"})
+		return nil
+	})()
+	_, err = r.Restore(ctx, v1.Checkpoint.ID.String(), ckpt.RestoreOptions{})
+	if !errors.Is(err, restore.ErrChanged) {
+		t.Fatalf("restore: %v, want ErrChanged", err)
+	}
+	if got := e.read("d"); got != "mine\n" && !inAnyCheckpoint(t, r, "d", "mine\n") {
+		t.Fatalf("d = %q and in no checkpoint: the rollback removed the user's file (%v)", got, err)
+	}
+}

@@ -31,19 +31,47 @@ func workspacePaths(e *env, r *ckpt.Repo, args []string) ([]string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(base, p)
 		}
-		p = filepath.Clean(p)
-		// Resolve symlinks in the directory part only: the path itself may
-		// be a symlink (recorded as such) or not exist.
-		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-			p = filepath.Join(dir, filepath.Base(p))
-		}
-		rel, err := filepath.Rel(r.Root(), p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		rel, ok := belowRoot(r.Root(), filepath.Clean(p))
+		if !ok {
 			return nil, usagef("path %s is outside the workspace %s", a, r.Root())
 		}
 		out = append(out, filepath.ToSlash(rel))
 	}
 	return out, nil
+}
+
+// belowRoot returns p relative to root (both absolute and clean; root has
+// its symlinks resolved). Symlinks are resolved only on the way to the
+// root — a path given through a link to the workspace — never below it:
+// a symlink inside the workspace is an entry of its own, and `a/e` where
+// a links to b names a/e, not b/e.
+func belowRoot(root, p string) (string, bool) {
+	if rel, ok := lexicallyBelow(root, p); ok {
+		return rel, true
+	}
+	parts := strings.Split(strings.TrimPrefix(p, string(os.PathSeparator)), string(os.PathSeparator))
+	cur := string(os.PathSeparator)
+	for i, c := range parts {
+		real, err := filepath.EvalSymlinks(filepath.Join(cur, c))
+		if err != nil {
+			return "", false // not on a way into the workspace
+		}
+		cur = real
+		if rel, ok := lexicallyBelow(root, cur); ok {
+			return filepath.Join(append([]string{rel}, parts[i+1:]...)...), true
+		}
+	}
+	return "", false
+}
+
+// lexicallyBelow returns p relative to root if p is root or lies below it
+// by its path alone.
+func lexicallyBelow(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		return "", false
+	}
+	return rel, true
 }
 
 // quotePath shows a path the way git does when it holds unusual bytes.

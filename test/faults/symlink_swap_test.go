@@ -138,3 +138,41 @@ func snapshotDir(t *testing.T, dir string) treegen.State {
 	}
 	return st
 }
+
+// Class 3, the command line: a path named through a symlink inside the
+// workspace is that path, not where the link points. `restore REV -- a/e`
+// where a now links to b restores a/e (the symlink a, kept by the
+// pre-restore checkpoint, makes way) and never touches b/e; where a links
+// outside, it is not refused as outside.
+func TestRestorePathNamedThroughSymlink(t *testing.T) {
+	for _, to := range []string{"b", "outside"} {
+		t.Run(to, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(map[string]string{"a/e": "a/e in REV\n", "b/keep": "keep\n"})
+			e.must("save", "-q", "-m", "rev")
+			removeAll(t, e, "a")
+			target := "b"
+			if to == "outside" {
+				target = t.TempDir()
+			}
+			if err := os.Symlink(target, filepath.Join(e.ws, "a")); err != nil {
+				t.Fatal(err)
+			}
+			e.write(map[string]string{"b/e": "mine\n"})
+			e.must("save", "-q", "-m", "now")
+			e.must("restore", "HEAD~1", "--", "a/e")
+			if got := e.read("b/e"); got != "mine\n" {
+				t.Fatalf("b/e, which was not named, = %q", got)
+			}
+			if fi, err := os.Lstat(filepath.Join(e.ws, "a")); err != nil || !fi.IsDir() {
+				t.Fatalf("a is %v, %v; want the directory of REV", fi, err)
+			}
+			if got := e.read("a/e"); got != "a/e in REV\n" {
+				t.Fatalf("a/e = %q", got)
+			}
+			if out := e.must("diff", "--name-only"); strings.TrimSpace(out) != "" {
+				t.Fatalf("HEAD does not match the disk: %s", out)
+			}
+		})
+	}
+}

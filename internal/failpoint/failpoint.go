@@ -94,6 +94,8 @@ func Enabled() bool {
 
 // Set arms a failpoint in this process: fn runs at every hit of name and
 // its error is returned by [Hit]. It returns a function that disarms it.
+// Some points (scan/read-dir) are hit from parallel workers: fn may run
+// concurrently with itself and must guard what it shares.
 func Set(name string, fn func(arg string) error) (disarm func()) {
 	envOnce.Do(loadEnv)
 	return set(name, fn)

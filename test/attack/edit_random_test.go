@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -101,7 +102,10 @@ func TestEditAtRandomFailpoints(t *testing.T) {
 				made = append(made, p)
 			}
 		}
+		var mu sync.Mutex // scan/read-dir fires from the scan's parallel workers
 		disarm := failpoint.Set(point, func(string) error {
+			mu.Lock()
+			defer mu.Unlock()
 			hit++
 			if hit == at {
 				edit()

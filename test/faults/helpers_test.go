@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -155,12 +156,11 @@ func (e *env) must(args ...string) string {
 // once arms a failpoint that runs fn at its first hit only (a rollback's
 // own restore hits the same points).
 func once(name string, fn func(arg string) error) (disarm func()) {
-	done := false
+	var done atomic.Bool // hits may come from parallel workers
 	return failpoint.Set(name, func(arg string) error {
-		if done {
+		if done.Swap(true) {
 			return nil
 		}
-		done = true
 		return fn(arg)
 	})
 }

@@ -74,7 +74,7 @@ func HeadCommit(dir string) (plumbing.Hash, error) {
 		}
 	}
 	common := gitDir
-	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if data, err := readRegular(filepath.Join(gitDir, "commondir"), maxRefSize); err == nil {
 		cd := strings.TrimSpace(string(data))
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(gitDir, cd)
@@ -88,7 +88,7 @@ func HeadCommit(dir string) (plumbing.Hash, error) {
 		if name == "HEAD" {
 			base = gitDir
 		}
-		data, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(name)))
+		data, err := readRegular(filepath.Join(base, filepath.FromSlash(name)), maxRefSize)
 		if err != nil && name != "HEAD" {
 			rr := &refReader{common: common}
 			h, found, err := rr.read(name)
@@ -106,6 +106,9 @@ func HeadCommit(dir string) (plumbing.Hash, error) {
 		s := strings.TrimSpace(string(data))
 		if target, ok := strings.CutPrefix(s, "ref:"); ok {
 			name = strings.TrimSpace(target)
+			if !validRefName(name) {
+				return plumbing.ZeroHash, fmt.Errorf("nested repository %s: HEAD names %q, not a valid ref", dir, name)
+			}
 			continue
 		}
 		if !plumbing.IsHash(s) {

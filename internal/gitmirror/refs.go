@@ -51,7 +51,10 @@ func (rr *refReader) loadPacked() error {
 // read returns the value of a ref (loose first, then packed); found is false
 // when it does not exist. Symbolic refs are not followed (ours never are).
 func (rr *refReader) read(name string) (h plumbing.Hash, found bool, err error) {
-	data, err := os.ReadFile(filepath.Join(rr.common, filepath.FromSlash(name)))
+	if !validRefName(name) {
+		return h, false, fmt.Errorf("%q is not a valid git ref name", name)
+	}
+	data, err := readRegular(filepath.Join(rr.common, filepath.FromSlash(name)), maxRefSize)
 	switch {
 	case err == nil:
 		s := strings.TrimSpace(string(data))
@@ -83,7 +86,7 @@ func isDirErr(err error) bool { return errors.Is(err, syscall.EISDIR) }
 // lines peel the previous tag and "#" lines are comments).
 func readPackedRefs(common string) (map[string]plumbing.Hash, error) {
 	out := map[string]plumbing.Hash{}
-	data, err := os.ReadFile(filepath.Join(common, "packed-refs"))
+	data, err := readRegular(filepath.Join(common, "packed-refs"), maxPackedRefsSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
@@ -242,7 +245,7 @@ func removePacked(common, name string) error {
 			os.Remove(lf.Name())
 		}
 	}()
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, maxPackedRefsSize)
 	if err != nil {
 		return err
 	}
@@ -283,4 +286,12 @@ func short(h plumbing.Hash) string {
 		return "absent"
 	}
 	return h.String()[:12]
+}
+
+// validRefName reports whether name is a ref ckpt may read: "refs/..."
+// by git's check-ref-format rules (no "..", no component starting with
+// '.', no control characters, ...). A symbolic ref naming anything else,
+// such as "../../../dev/zero", is refused before any file is opened.
+func validRefName(name string) bool {
+	return strings.HasPrefix(name, "refs/") && plumbing.ReferenceName(name).Validate() == nil
 }

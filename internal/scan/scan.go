@@ -1231,6 +1231,9 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// maxInfoExclude bounds the size of .git/info/exclude.
+const maxInfoExclude = 16 << 20
+
 // loadInfoExclude reads .git/info/exclude of the repository at root (a .git
 // directory, or a .git file pointing to a worktree's git dir).
 func loadInfoExclude(root string) *ignore.List {
@@ -1238,7 +1241,11 @@ func loadInfoExclude(root string) *ignore.List {
 	if path == "" {
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	// Read only a regular file, bounded: a FIFO or a device planted there
+	// must not hang or exhaust a save. One that is not readable has no
+	// rules (git's own reading skips it too), so more is captured, never
+	// less.
+	data, err := fsroot.ReadRegular(path, maxInfoExclude)
 	if err != nil {
 		return nil
 	}
@@ -1255,7 +1262,7 @@ func InfoExcludePath(root string) string {
 	}
 	gitDir := gitPath
 	if fi.Mode().IsRegular() {
-		data, err := os.ReadFile(gitPath)
+		data, err := fsroot.ReadRegular(gitPath, 64<<10)
 		if err != nil {
 			return ""
 		}
@@ -1268,7 +1275,7 @@ func InfoExcludePath(root string) string {
 		if !filepath.IsAbs(gitDir) {
 			gitDir = filepath.Join(root, gitDir)
 		}
-		if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		if c, err := fsroot.ReadRegular(filepath.Join(gitDir, "commondir"), 64<<10); err == nil {
 			cd := strings.TrimSpace(string(c))
 			if !filepath.IsAbs(cd) {
 				cd = filepath.Join(gitDir, cd)

@@ -117,6 +117,9 @@ func (r *Repo) openGit(ctx context.Context) error {
 			g.notes = append(g.notes, fmt.Sprintf("%s was not a git repository: initialised one (branch main) to hold the git backend's snapshots; your files are not committed", r.root))
 		}
 	}
+	if errors.Is(err, gitmirror.ErrUnsupported) {
+		return withHint(fmt.Errorf("git backend: %w", err), "the sqlite backend (--backend sqlite) works with any repository")
+	}
 	if err != nil {
 		return withHint(fmt.Errorf("git backend: %w", err), "use the sqlite backend (--backend sqlite) for a workspace that is not the top of a git work tree")
 	}

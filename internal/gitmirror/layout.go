@@ -1,8 +1,6 @@
 package gitmirror
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -14,10 +12,16 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 )
 
 // ErrNoRepository means the workspace is not the top of a git work tree.
 var ErrNoRepository = errors.New("not a git repository")
+
+// ErrUnsupported is wrapped by the error for a repository this package
+// must not write: SHA-256 object names, reftable refs, a newer format, or
+// a config git itself cannot read.
+var ErrUnsupported = errors.New("unsupported git repository")
 
 // Layout locates a work tree's git directories.
 type Layout struct {
@@ -72,7 +76,7 @@ func Find(dir string) (Layout, error) {
 		return l, fmt.Errorf("%s is neither a directory nor a gitdir file", dotgit)
 	}
 	l.CommonDir = l.GitDir
-	if data, err := os.ReadFile(filepath.Join(l.GitDir, "commondir")); err == nil {
+	if data, err := readRegular(filepath.Join(l.GitDir, "commondir"), maxRefSize); err == nil {
 		cd := strings.TrimSpace(string(data))
 		if !filepath.IsAbs(cd) {
 			cd = filepath.Join(l.GitDir, cd)
@@ -88,9 +92,21 @@ func Find(dir string) (Layout, error) {
 	return l, nil
 }
 
+// Bounds on what ckpt reads from a git directory. Metadata is read only
+// if it is a regular file (never a FIFO or a device someone planted),
+// and never past these sizes.
+const (
+	maxRefSize        = 64 << 10  // HEAD, a loose ref, commondir, a .git file
+	maxConfigSize     = 16 << 20  // config
+	maxPackedRefsSize = 512 << 20 // packed-refs
+)
+
+// readRegular reads git metadata: a regular file, at most limit bytes.
+func readRegular(path string, limit int64) ([]byte, error) { return fsroot.ReadRegular(path, limit) }
+
 // readGitFile reads a .git file ("gitdir: PATH", relative to its directory).
 func readGitFile(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, maxRefSize)
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
@@ -107,31 +123,43 @@ func readGitFile(path string) (string, error) {
 }
 
 // checkFormat refuses repositories whose object or ref storage this
-// package cannot write: SHA-256 object names, or the reftable ref backend.
+// package cannot write: SHA-256 object names (or a SHA-256 compatibility
+// map), the reftable ref backend, or a format version git itself would not
+// read. It reads the config by git's own syntax rules, and refuses a
+// config git would refuse rather than guess what it says.
 func checkFormat(common string) error {
-	data, err := os.ReadFile(filepath.Join(common, "config"))
-	if err != nil {
+	path := filepath.Join(common, "config")
+	data, err := readRegular(path, maxConfigSize)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil // git works without a config; so do we
 	}
-	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			section = strings.ToLower(strings.Trim(line, "[] \t"))
-			continue
-		}
-		if section != "extensions" {
-			continue
-		}
-		k, v, _ := strings.Cut(line, "=")
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.ToLower(strings.TrimSpace(v))
+	if err != nil {
+		return fmt.Errorf("%w: git repository %s: %w", ErrUnsupported, common, err)
+	}
+	vars, err := parseConfig(string(data))
+	if err != nil {
+		return fmt.Errorf("%w: git repository %s: %s: %w (git cannot read it either; fix the file or use the sqlite backend)", ErrUnsupported, common, path, err)
+	}
+	// The last setting wins, as in git.
+	got := map[string]configVar{}
+	for _, v := range vars {
 		switch {
-		case k == "objectformat" && v != "sha1":
-			return fmt.Errorf("git repository %s uses %s object names; the git backend writes SHA-1 repositories only (use the sqlite backend)", common, v)
-		case k == "refstorage" && v != "files":
-			return fmt.Errorf("git repository %s keeps refs in %s; the git backend writes the files ref format only (use the sqlite backend)", common, v)
+		case v.section == "core" && v.name == "repositoryformatversion",
+			v.section == "extensions":
+			got[v.section+"."+v.name] = v
 		}
+	}
+	if v, ok := got["core.repositoryformatversion"]; ok && (v.bare || v.value != "0" && v.value != "1") {
+		return fmt.Errorf("%w: git repository %s has repository format version %q; the git backend writes versions 0 and 1 only (use the sqlite backend)", ErrUnsupported, common, v.value)
+	}
+	if v, ok := got["extensions.objectformat"]; ok && (v.bare || v.value != "sha1") {
+		return fmt.Errorf("%w: git repository %s uses %q object names (extensions.objectformat, %s line %d); the git backend writes SHA-1 repositories only (use the sqlite backend)", ErrUnsupported, common, v.value, path, v.line)
+	}
+	if v, ok := got["extensions.compatobjectformat"]; ok {
+		return fmt.Errorf("%w: git repository %s keeps a %q compatibility map (extensions.compatobjectformat, %s line %d); the git backend cannot maintain it (use the sqlite backend)", ErrUnsupported, common, v.value, path, v.line)
+	}
+	if v, ok := got["extensions.refstorage"]; ok && (v.bare || v.value != "files") {
+		return fmt.Errorf("%w: git repository %s keeps refs in %q (extensions.refstorage, %s line %d); the git backend writes the files ref format only (use the sqlite backend)", ErrUnsupported, common, v.value, path, v.line)
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ type Options struct {
 	// into the repository (see docs/git-backend.md).
 	Backend string
 	// GitRefPrefix, for the git backend, sets the ref namespace (default
-	// refs/ckpt; "refs/sandbox" gives seed 002's refs). It is saved in the
+	// refs/ckpt; "refs/sandbox" gives the sandbox snapshot tools' refs). It is saved in the
 	// store's config.toml.
 	GitRefPrefix string
 	// MaxFileSize: files larger are skipped and reported (0: 100 MiB).
@@ -190,6 +190,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 			return nil, err
 		}
 		if err := checkStorePlace(root, sd); err != nil {
+			return nil, err
+		}
+		if err := checkStoreOwner(sd); err != nil {
 			return nil, err
 		}
 		if err := store.MkdirPrivate(sd); err != nil {

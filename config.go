@@ -79,7 +79,7 @@ var configKeys = []ConfigKey{
 			c.Backend = v
 			return nil
 		}},
-	{Name: "git_ref_prefix", Kind: "string", Doc: "ref namespace of the git backend (refs/sandbox reproduces seed 002's refs)",
+	{Name: "git_ref_prefix", Kind: "string", Doc: "ref namespace of the git backend (refs/sandbox reproduces the sandbox snapshot tools' refs)",
 		get: func(c *Config) string { return c.GitRefPrefix },
 		set: func(c *Config, v string) error {
 			v = strings.TrimSuffix(v, "/")
@@ -269,7 +269,14 @@ func WriteConfig(storeDir, key string, value *string) error {
 	if err := store.MkdirPrivate(storeDir); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, b.Bytes(), 0o600)
+	if err := writeFileAtomic(path, b.Bytes(), 0o600); err != nil {
+		return err
+	}
+	if key == "summarizer" && value != nil {
+		// The user set this command here: it may run (see trust.go).
+		return approveCommand(storeDir, *value)
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -124,6 +124,9 @@ func (r *Repo) openGit(ctx context.Context) error {
 		return withHint(fmt.Errorf("git backend: %w", err), "use the sqlite backend (--backend sqlite) for a workspace that is not the top of a git work tree")
 	}
 	sd := filepath.Join(lay.GitDir, GitStoreDir)
+	if err := checkStoreOwner(sd); err != nil {
+		return err
+	}
 	if err := store.MkdirPrivate(sd); err != nil {
 		return fmt.Errorf("create store %s: %w", sd, err)
 	}

@@ -673,6 +673,11 @@ func (r *Repo) summarize(ctx context.Context, tr *transcript) (string, error) {
 	if cmdline == "" {
 		return builtinSummary(tr), nil
 	}
+	if r.opts.Config == nil && r.storeDir != "" {
+		if err := checkApproved(r.storeDir, "summarizer", cmdline); err != nil {
+			return "", err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)

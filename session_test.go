@@ -287,9 +287,15 @@ func TestForkAndSummarize(t *testing.T) {
 	if readFile(t, ws, "f.txt") != "0\n" {
 		t.Fatalf("rewind to summary turn: %q", readFile(t, ws, "f.txt"))
 	}
-	cfg := DefaultConfig()
-	cfg.Summarizer = `python3 -c 'import json,sys; t=json.load(sys.stdin); print("custom:", ",".join(x["prompt"] for x in t["turns"]))'`
-	r.cfg = cfg
+	// A summarizer the user sets with `ckpt config` (WriteConfig) runs.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	cmd := `python3 -c 'import json,sys; t=json.load(sys.stdin); print("custom:", ",".join(x["prompt"] for x in t["turns"]))'`
+	if err := WriteConfig(r.StoreDir(), "summarizer", &cmd); err != nil {
+		t.Fatal(err)
+	}
+	if r.cfg, err = LoadConfig(r.StoreDir()); err != nil {
+		t.Fatal(err)
+	}
 	sr, err = c.Summarize(ctx, 2, SummarizeFrom)
 	if err != nil {
 		t.Fatal(err)
@@ -297,7 +303,19 @@ func TestForkAndSummarize(t *testing.T) {
 	if sr.Summary != "custom: three" {
 		t.Fatalf("command summary %q", sr.Summary)
 	}
-	r.cfg.Summarizer = "exit 3"
+	// One that is only in config.toml — it came with the files — does not.
+	r.cfg.Summarizer = "touch planted"
+	if _, err := c.Summarize(ctx, 1, SummarizeFrom); !errors.Is(err, ErrUnapprovedCommand) || !strings.Contains(Hint(err), "ckpt config summarizer 'touch planted'") {
+		t.Fatalf("unapproved summarizer: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "planted")); err == nil {
+		t.Fatal("the unapproved summarizer ran")
+	}
+	fail := "exit 3"
+	if err := WriteConfig(r.StoreDir(), "summarizer", &fail); err != nil {
+		t.Fatal(err)
+	}
+	r.cfg.Summarizer = fail
 	if _, err := c.Summarize(ctx, 1, SummarizeFrom); err == nil || !strings.Contains(err.Error(), `summarizer "exit 3" failed`) {
 		t.Fatalf("failing summarizer: %v", err)
 	}

@@ -45,7 +45,7 @@
 // snapshot may expire ([SnapshotOptions.TTL], [Config.SnapshotTTL]);
 // [Repo.ExpireSnapshots] deletes the expired ones. [FormatSnapshotCreated],
 // [FormatSnapshotList], [FormatSnapshotRestored], [FormatSnapshotDiff] and
-// [FormatSnapshotDeleted] give seed 002's responses, which the ckpt
+// [FormatSnapshotDeleted] give the sandbox snapshot tools' responses, which the ckpt
 // snapshot commands and the MCP tools share.
 //
 // # Integrity and errors

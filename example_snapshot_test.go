@@ -12,7 +12,7 @@ import (
 )
 
 // Name the state before a risky change, look at what the change did, and
-// roll back: seed 002's snapshot flow, with its exact responses.
+// roll back: the sandbox snapshot tools' snapshot flow, with its exact responses.
 func ExampleRepo_SnapshotCreate() {
 	ctx := context.Background()
 	ws, _ := os.MkdirTemp("", "ckpt-example")

@@ -65,7 +65,7 @@ func TestPropertyGitExport(t *testing.T) {
 				if d := treegen.Diff(want, got); d != "" {
 					t.Fatalf("seed %d step %d: commit %s differs from the checkpoint:\n%s", seed, step, sha, d)
 				}
-				// The very tree git itself writes for the workspace (seed 002's
+				// The very tree git itself writes for the workspace (the sandbox snapshot tools'
 				// method: a temporary index, git add --all, write-tree).
 				if ours, theirs := strings.TrimSpace(git(t, ws, "rev-parse", sha+"^{tree}")), gitWriteTree(t, ws); ours != theirs {
 					t.Fatalf("seed %d step %d: tree %s, git write-tree gives %s", seed, step, ours, theirs)

@@ -12,7 +12,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
-// Named snapshots (seed 002): a snapshot is a whole-tree checkpoint with a
+// Named snapshots (the sandbox snapshot tools): a snapshot is a whole-tree checkpoint with a
 // name, kept under the ref "snapshots/NAME" until it is deleted or, with a
 // lifetime, until it expires and [Repo.ExpireSnapshots] drops it.
 
@@ -180,7 +180,7 @@ func (r *Repo) gitCommitOrEmpty(ctx context.Context, id ID) string {
 }
 
 // ID is the snapshot's id as responses show it: the git commit on the git
-// backend (as seed 002's refs/sandbox snapshots are), the checkpoint's id
+// backend (as the sandbox snapshot tools' refs/sandbox snapshots are), the checkpoint's id
 // otherwise.
 func (s *Snapshot) ID() string {
 	if s.Commit != "" {
@@ -402,7 +402,7 @@ func (r *Repo) deleteSnapshots(ctx context.Context, refs []store.Ref, why string
 	return nil
 }
 
-// Responses of the snapshot commands and MCP tools: seed 002's text, shared
+// Responses of the snapshot commands and MCP tools: the sandbox snapshot tools' text, shared
 // by every frontend so that they are byte-identical. None ends with a
 // newline except a diff (a patch ends with one); the CLI adds one to the
 // others.

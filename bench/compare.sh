@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times ckpt against git status, cat | sha256sum, seed 002's temp-index
+# Times ckpt against git status, cat | sha256sum, the sandbox snapshot tools' temp-index
 # snapshots and a Gemini-style shadow repository on the same generated
 # tree, in one run, and prints medians and ratios (docs/benchmarks.md);
 # ckpt is timed on both its sqlite and its git backend.

@@ -7,7 +7,7 @@
 //   - git status on the tree committed to its own repository (the floor a
 //     per-turn checkpoint is compared with);
 //   - cat | sha256sum of every file (the floor for a cold checkpoint);
-//   - seed 002's snapshot: a temporary GIT_INDEX_FILE, git add --all,
+//   - the sandbox snapshot tools' snapshot: a temporary GIT_INDEX_FILE, git add --all,
 //     write-tree, commit-tree, update-ref; and its restore: read-tree into a
 //     temporary index, checkout-index -a -f, remove extra files;
 //   - a Gemini-CLI-style shadow repository (separate git dir, work tree =
@@ -47,7 +47,7 @@ var (
 	ckptBin  = flag.String("ckpt", "ckpt", "ckpt binary")
 	turns    = flag.Int("turns", 5, "agent turns to measure")
 	reps     = flag.Int("reps", 5, "repetitions of repeatable measurements (median reported)")
-	seedRest = flag.Bool("seed002-restore", true, "measure seed 002's restore (slow: rewrites every file)")
+	seedRest = flag.Bool("sandbox-restore", true, "measure the sandbox snapshot tools' restore (slow: rewrites every file)")
 	jsonOut  = flag.String("json", "", "also write results as JSON to this file")
 )
 
@@ -243,8 +243,8 @@ func run() (err error) {
 	// triggers git's auto-gc); pack it (untimed) so the turns below see the
 	// steady state, with git's default gc settings.
 	mustBash(gitEnv, work, fmt.Sprintf("git --git-dir=%q gc -q", shadow))
-	// seed 002's snapshot of the state before the first turn (untimed).
-	mustBash(gitEnv, work, seed002Snapshot(0))
+	// the sandbox snapshot tools' snapshot of the state before the first turn (untimed).
+	mustBash(gitEnv, work, sandboxSnapshot(0))
 	// ckpt's git backend: its first checkpoint exports the whole tree into
 	// the workspace's repository (most objects are already there, committed).
 	settle()
@@ -295,11 +295,11 @@ func run() (err error) {
 		shadowGrowth = append(shadowGrowth, du(shadow)-g0)
 
 		settle()
-		d, _, err = bash(gitEnv, work, seed002Snapshot(t))
+		d, _, err = bash(gitEnv, work, sandboxSnapshot(t))
 		check(err)
-		record("seed-002 snapshot (20-file turn)", d, 0)
+		record("sandbox tools snapshot (20-file turn)", d, 0)
 
-		// The git backend (with its watcher): a named snapshot, as seed 002's
+		// The git backend (with its watcher): a named snapshot, as the sandbox snapshot tools'
 		// snapshot_create: checkpoint + export of the new objects, a commit
 		// and its refs (refs/ckpt/snapshots/turnN and the timeline's).
 		settle()
@@ -330,11 +330,11 @@ func run() (err error) {
 
 		if *seedRest && t == 1 {
 			settle()
-			d, _, err = bash(gitEnv, work, seed002Restore(fmt.Sprintf("refs/sandbox/snapshots/turn%d", t-1)))
+			d, _, err = bash(gitEnv, work, sandboxRestore(fmt.Sprintf("refs/sandbox/snapshots/turn%d", t-1)))
 			check(err)
-			record("seed-002 restore (20-file turn)", d, 0)
+			record("sandbox tools restore (20-file turn)", d, 0)
 			must2(sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD"))
-			// seed 002's restore rewrote every file: let the git backend's
+			// the sandbox snapshot tools' restore rewrote every file: let the git backend's
 			// stat cache see them again (untimed; nothing to record), as the
 			// sqlite backend's did in the restore above.
 			must2(sh(ckptGitEnv, work, *ckptBin, "save", "-q"))
@@ -361,18 +361,18 @@ func must2(_ time.Duration, _ int64, _ string, err error) {
 	}
 }
 
-// seed002Snapshot is seed 002's snapshot_create: a temporary index, git add
+// sandboxSnapshot is the sandbox snapshot tools' snapshot_create: a temporary index, git add
 // --all, write-tree, commit-tree, update-ref.
-func seed002Snapshot(t int) string {
+func sandboxSnapshot(t int) string {
 	return fmt.Sprintf(`idx=$(mktemp -u) && export GIT_INDEX_FILE=$idx
 git add --all && tree=$(git write-tree) && c=$(git commit-tree $tree -m "snapshot turn%d")
 git update-ref refs/sandbox/snapshots/turn%d $c && rm -f $idx`, t, t)
 }
 
-// seed002Restore is seed 002's snapshot_restore: inventory, read-tree into a
+// sandboxRestore is the sandbox snapshot tools' snapshot_restore: inventory, read-tree into a
 // temporary index, checkout-index -a -f, remove what the snapshot lacks,
 // prune empty directories.
-func seed002Restore(rev string) string {
+func sandboxRestore(rev string) string {
 	return fmt.Sprintf(`idx=$(mktemp -u) && export GIT_INDEX_FILE=$idx
 before=$(mktemp) && after=$(mktemp)
 git ls-files -z > /dev/null
@@ -399,8 +399,8 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 		return 0
 	}
 	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "ckpt git snapshot create (cold)", "shadow repo (cold)",
-		"ckpt save (20-file turn)", "ckpt save, watch mode (20-file turn)", "ckpt git snapshot create, watch mode (20-file turn)", "shadow repo (20-file turn)", "seed-002 snapshot (20-file turn)",
-		"ckpt restore (20-file turn)", "ckpt git snapshot restore (20-file turn)", "shadow repo restore (20-file turn)", "seed-002 restore (20-file turn)"}
+		"ckpt save (20-file turn)", "ckpt save, watch mode (20-file turn)", "ckpt git snapshot create, watch mode (20-file turn)", "shadow repo (20-file turn)", "sandbox tools snapshot (20-file turn)",
+		"ckpt restore (20-file turn)", "ckpt git snapshot restore (20-file turn)", "shadow repo restore (20-file turn)", "sandbox tools restore (20-file turn)"}
 	fmt.Printf("corpus: %d files, %.0f MB; %s\n\n", c.Files, float64(c.Bytes)/1e6, time.Now().UTC().Format("2006-01-02"))
 	fmt.Println("| measurement | median | min | runs | peak RSS |")
 	fmt.Println("|---|---:|---:|---:|---:|")
@@ -435,7 +435,7 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 	fmt.Println("|---|---:|---|")
 	turn := get("ckpt save (20-file turn)")
 	fmt.Printf("| ckpt turn / git status | %s | <= 1.0 |\n", ratio(turn, get("git status")))
-	fmt.Printf("| seed-002 snapshot / ckpt turn | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), turn))
+	fmt.Printf("| sandbox tools snapshot / ckpt turn | %s | >= 10 |\n", ratio(get("sandbox tools snapshot (20-file turn)"), turn))
 	fmt.Printf("| shadow repo turn / ckpt turn | %s | >= 2 |\n", ratio(get("shadow repo (20-file turn)"), turn))
 	fmt.Printf("| ckpt cold / cat+sha256sum | %s | <= 2 |\n", ratio(get("ckpt save (cold)"), get("cat | sha256sum (all files)")))
 	if sg > 0 {
@@ -444,14 +444,14 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 	rest := get("ckpt restore (20-file turn)")
 	fmt.Printf("| ckpt restore / shadow restore | %s | <= 1.0 |\n", ratio(rest, get("shadow repo restore (20-file turn)")))
 	fmt.Printf("| ckpt restore / ckpt turn | %s | <= 2.0 |\n", ratio(rest, turn))
-	fmt.Printf("| seed-002 restore / ckpt restore | %s | (seed-002: 21 s measured) |\n", ratio(get("seed-002 restore (20-file turn)"), rest))
+	fmt.Printf("| sandbox tools restore / ckpt restore | %s | (sandbox tools: 21 s measured) |\n", ratio(get("sandbox tools restore (20-file turn)"), rest))
 	gturn, grest := get("ckpt git snapshot create, watch mode (20-file turn)"), get("ckpt git snapshot restore (20-file turn)")
-	fmt.Printf("| seed-002 snapshot / ckpt git snapshot (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), gturn))
-	fmt.Printf("| seed-002 restore / ckpt git restore (20-file turn) | %s | >= 10 |\n", ratio(get("seed-002 restore (20-file turn)"), grest))
+	fmt.Printf("| sandbox tools snapshot / ckpt git snapshot (20-file turn) | %s | >= 10 |\n", ratio(get("sandbox tools snapshot (20-file turn)"), gturn))
+	fmt.Printf("| sandbox tools restore / ckpt git restore (20-file turn) | %s | >= 10 |\n", ratio(get("sandbox tools restore (20-file turn)"), grest))
 	wturn := get("ckpt save, watch mode (20-file turn)")
 	fmt.Printf("| ckpt turn / ckpt turn in watch mode | %s | |\n", ratio(turn, wturn))
 	fmt.Printf("| git status / ckpt turn in watch mode | %s | |\n", ratio(get("git status"), wturn))
-	fmt.Printf("| seed-002 snapshot / ckpt turn in watch mode | %s | >= 10 |\n", ratio(get("seed-002 snapshot (20-file turn)"), wturn))
+	fmt.Printf("| sandbox tools snapshot / ckpt turn in watch mode | %s | >= 10 |\n", ratio(get("sandbox tools snapshot (20-file turn)"), wturn))
 	fmt.Printf("| ckpt git turn / ckpt sqlite turn, both in watch mode (cost of the export) | %s | |\n", ratio(gturn, wturn))
 	fmt.Printf("| ckpt git restore / ckpt sqlite restore | %s | |\n", ratio(grest, rest))
 	if r := results["ckpt save (cold)"]; r != nil {

@@ -161,7 +161,7 @@ restore that does not verify).`,
 	pf.StringVarP(&e.dir, "dir", "C", "", "run as if started in `DIR`")
 	pf.StringVar(&e.store, "store", "", "store `DIR` (default: $CKPT_STORE, else under $XDG_STATE_HOME/ckpt)")
 	pf.StringVar(&e.backend, "backend", "", "store `BACKEND`: sqlite or git (default: $CKPT_BACKEND, else the store's setting, else detected)")
-	pf.StringVar(&e.gitPrefix, "git-ref-prefix", "", "git backend's ref namespace `PREFIX` (default refs/ckpt; refs/sandbox: seed 002's), saved")
+	pf.StringVar(&e.gitPrefix, "git-ref-prefix", "", "git backend's ref namespace `PREFIX` (default refs/ckpt; refs/sandbox: the sandbox snapshot tools'), saved")
 	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print only ids, or nothing")
 	pf.StringVar(&e.maxFileSize, "max-file-size", "", "skip files larger than `SIZE` (default 100MiB; e.g. 10MiB, 1GiB)")
 	pf.StringVar(&e.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal), json (progress and events as JSON lines), none")

@@ -30,7 +30,7 @@ agent (Claude Code, Codex, Gemini CLI, Cursor, ...) to call. Tools:
   checkpoint_list {limit?, kind?}   checkpoint_diff {from?, to?, paths?}
   checkpoint_restore {rev, paths?}   undo {}   redo {}
 
-The four snapshot tools of seed 002 answer exactly what 'ckpt snapshot'
+The four snapshot tools of the sandbox snapshot tools answer exactly what 'ckpt snapshot'
 prints; errors come back as tool errors with the text ckpt prints on stderr.
 
 The workspace is --workspace DIR if given; otherwise the workspace found

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The snapshot commands print seed 002's responses byte for byte; the text
+// The snapshot commands print the sandbox snapshot tools' responses byte for byte; the text
 // comes from the engine's Format functions, which the MCP tools use too.
 
 func newSnapshotCmd(e *env) *cobra.Command {
@@ -103,7 +103,7 @@ checkpoint named NAME and prints
 
   snapshot NAME created: <checkpoint id>
 
-(on the git backend the id is the git commit's, 40 hex digits, as seed 002
+(on the git backend the id is the git commit's, 40 hex digits, as the sandbox snapshot tools
 printed it: git show takes it; ckpt commands take the NAME).
 
 The description is stored as the checkpoint's message. Reusing the name of an

@@ -1,5 +1,5 @@
 // Package mcpserver serves ckpt's engine as MCP tools (the Model Context
-// Protocol, with the official Go SDK): seed 002's snapshot_create,
+// Protocol, with the official Go SDK): the sandbox snapshot tools' snapshot_create,
 // snapshot_list, snapshot_restore and snapshot_diff with their exact
 // responses, plus snapshot_delete, checkpoint_list, checkpoint_diff,
 // checkpoint_restore, undo and redo. Tools call the engine in-process; the

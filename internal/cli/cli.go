@@ -147,7 +147,11 @@ Revisions: a checkpoint id or any unique prefix of 4+ hex digits, HEAD, HEAD~N,
 or a snapshot, tag or branch name.
 
 Exit status: 0 ok, 1 error, 2 usage, 3 integrity failure (corrupt store or a
-restore that does not verify).`,
+restore that does not verify), 130 or 143 ended by Ctrl-C or SIGTERM (what was
+cut short is finished or rolled back by the next command).
+
+A store another user owns is refused unless CKPT_SAFE_STORE lists it
+(':'-separated directories, or '*').`,
 		Example: `  ckpt save -m "before refactor"   # checkpoint the workspace
   ckpt diff                         # what changed since the last checkpoint
   ckpt list                         # checkpoints, newest first

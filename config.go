@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -379,7 +380,10 @@ func ParseSize(s string) (int64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(lower, 64)
-	if err != nil || f < 0 {
+	// ParseFloat also reads "inf", "nan" and hex floats: sizes are
+	// decimal numbers that fit in an int64.
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(lower, "xXpPnN") ||
+		f*float64(mult) >= math.MaxInt64 {
 		return 0, fmt.Errorf("invalid size %q (e.g. 500MiB, 1GiB)", s)
 	}
 	return int64(f * float64(mult)), nil

@@ -37,7 +37,12 @@ func TestParseFormatSize(t *testing.T) {
 			t.Errorf("round trip of %d via %q", got, FormatSize(got))
 		}
 	}
-	for _, bad := range []string{"-1", "lots", "1XB"} {
+	for in, want := range map[string]int64{"10mib": 10 << 20, "10MIB": 10 << 20, "10 MiB": 10 << 20, "3kb": 3000} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"-1", "lots", "1XB", "inf", "NaN", "0x10", "1e30", "9999999TiB", ""} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) accepted", bad)
 		}

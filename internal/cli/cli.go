@@ -241,7 +241,11 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 		return nil, usagef("unknown backend %q: want sqlite or git", opts.Backend)
 	}
 	if e.maxFileSize != "" {
-		n, err := parseSize(e.maxFileSize)
+		// One size parser for every flag and setting: 10mib is 10 MiB.
+		n, err := ckpt.ParseSize(e.maxFileSize)
+		if err == nil && n <= 0 {
+			err = fmt.Errorf("want a size above 0, not %q", e.maxFileSize)
+		}
 		if err != nil {
 			return nil, usagef("--max-file-size: %v", err)
 		}
@@ -304,27 +308,6 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	}
 	e.repo = r
 	return r, nil
-}
-
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
-	mult := int64(1)
-	num := strings.TrimSpace(s)
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			mult = u.mult
-			num = strings.TrimSpace(strings.TrimSuffix(num, u.suffix))
-			break
-		}
-	}
-	var n int64
-	if _, err := fmt.Sscan(num, &n); err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid size %q (want e.g. 500KiB, 10MiB, 1GiB)", s)
-	}
-	return n * mult, nil
 }
 
 // printJSON writes v as indented JSON.

@@ -36,6 +36,12 @@ Names: letters, digits, '_', '-', '.', and '/' for groups (feature/x); no
 	return c
 }
 
+// deleted is the --json answer of a deletion.
+type deleted struct {
+	Deleted string `json:"deleted"`
+	Kind    string `json:"kind"`
+}
+
 func runBranch(e *env, o *branchOptions, args []string) error {
 	r, err := e.open(o.json)
 	if err != nil {
@@ -49,7 +55,10 @@ func runBranch(e *env, o *branchOptions, args []string) error {
 		if err := r.DeleteBranch(e.ctx, args[0]); err != nil {
 			return err
 		}
-		if !e.quiet && !o.json {
+		if o.json {
+			return e.printJSON(deleted{Deleted: args[0], Kind: "branch"})
+		}
+		if !e.quiet {
 			e.printf("deleted branch %s\n", args[0])
 		}
 		return nil
@@ -180,7 +189,10 @@ gc. An existing tag is moved only with --force. 'ckpt tags' lists them.`,
 				if err := r.DeleteTag(e.ctx, args[0]); err != nil {
 					return err
 				}
-				if !e.quiet && !o.json {
+				if o.json {
+					return e.printJSON(deleted{Deleted: args[0], Kind: "tag"})
+				}
+				if !e.quiet {
 					e.printf("deleted tag %s\n", args[0])
 				}
 				return nil

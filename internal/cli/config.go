@@ -73,6 +73,14 @@ func (e *env) storeDir(key string) (string, error) {
 	return ckpt.ConfigDir(ws, ckpt.Options{Store: sd, Backend: backend}, key)
 }
 
+// configRow is one setting in --json output.
+type configRow struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Set   bool   `json:"set"`
+	Doc   string `json:"doc,omitempty"`
+}
+
 func runConfig(e *env, o *configOptions, args []string) error {
 	// bsd holds the backend setting; sd every other one (they differ once
 	// a git backend store exists).
@@ -96,7 +104,15 @@ func runConfig(e *env, o *configOptions, args []string) error {
 			if _, err := new(ckpt.Config).Get(args[0]); err != nil {
 				return usagef("%v", err) // an unknown key, as for ckpt config KEY
 			}
-			return ckpt.WriteConfig(dir, args[0], nil)
+			if err := ckpt.WriteConfig(dir, args[0], nil); err != nil {
+				return err
+			}
+			if o.json {
+				dc := ckpt.DefaultConfig()
+				def, _ := dc.Get(args[0])
+				return e.printJSON(configRow{Key: args[0], Value: def, Set: false})
+			}
+			return nil
 		}
 		v := args[1]
 		if err := new(ckpt.Config).Set(args[0], v); err != nil {
@@ -107,6 +123,12 @@ func runConfig(e *env, o *configOptions, args []string) error {
 		}
 		if args[0] == "backend" {
 			e.noteBackendSwitch(bsd, v)
+		}
+		if o.json {
+			c := ckpt.DefaultConfig()
+			c.Set(args[0], v)
+			norm, _ := c.Get(args[0])
+			return e.printJSON(configRow{Key: args[0], Value: norm, Set: true})
 		}
 		return nil
 	}
@@ -139,17 +161,11 @@ func runConfig(e *env, o *configOptions, args []string) error {
 		e.printf("%s\n", v)
 		return nil
 	}
-	type row struct {
-		Key   string `json:"key"`
-		Value string `json:"value"`
-		Set   bool   `json:"set"`
-		Doc   string `json:"doc"`
-	}
-	var rows []row
+	var rows []configRow
 	for _, k := range ckpt.ConfigKeys() {
 		v, _ := cfg.Get(k.Name)
 		_, isSet := set[k.Name]
-		rows = append(rows, row{k.Name, v, isSet, k.Doc})
+		rows = append(rows, configRow{k.Name, v, isSet, k.Doc})
 	}
 	if o.json {
 		return e.printJSON(rows)

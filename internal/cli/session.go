@@ -88,13 +88,18 @@ the conversation. --all also shows messages a rewind or summary hid.`,
 	newc.Flags().StringVar(&agent, "agent", "", "the agent it records (claude-code, gemini, codex)")
 	newc.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
+	var delDry, delJSON bool
 	del := &cobra.Command{
-		Use:     "delete ID",
-		Short:   "Delete a session (its checkpoints stay until gc drops them)",
-		Example: "  ckpt session delete 3fa2",
+		Use:   "delete ID",
+		Short: "Delete a session (its checkpoints stay until gc drops them)",
+		Long: `Delete removes a session's record: its turns and messages. The checkpoints its
+turns made stay in the history until gc's retention drops them, so the code of
+every turn can still be restored by id. --dry-run names the session and what
+would go, and deletes nothing.`,
+		Example: "  ckpt session delete 3fa2 --dry-run\n  ckpt session delete 3fa2",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(false)
+			r, err := e.open(delJSON)
 			if err != nil {
 				return err
 			}
@@ -102,15 +107,32 @@ the conversation. --all also shows messages a rewind or summary hid.`,
 			if err != nil {
 				return err
 			}
-			if err := r.DeleteSession(e.ctx, s.ID); err != nil {
-				return err
+			if !delDry {
+				if err := r.DeleteSession(e.ctx, s.ID); err != nil {
+					return err
+				}
 			}
-			if !e.quiet {
-				e.printf("deleted session %s\n", s.ID)
+			if delJSON {
+				return e.printJSON(struct {
+					Deleted string `json:"deleted"`
+					Title   string `json:"title"`
+					Turns   int    `json:"turns"`
+					DryRun  bool   `json:"dry_run,omitempty"`
+				}{s.ID, s.Title, len(s.Turns), delDry})
 			}
+			if e.quiet {
+				return nil
+			}
+			verb := "deleted"
+			if delDry {
+				verb = "would delete"
+			}
+			e.printf("%s session %s (%q, %d turns); its checkpoints stay until gc drops them\n", verb, s.ID, s.Title, len(s.Turns))
 			return nil
 		},
 	}
+	del.Flags().BoolVarP(&delDry, "dry-run", "n", false, "say what would be deleted, delete nothing")
+	del.Flags().BoolVar(&delJSON, "json", false, "print JSON: {deleted, title, turns, dry_run}")
 	c.AddCommand(list, show, newc, del)
 	return c
 }
@@ -307,6 +329,9 @@ func newTurnCmd(e *env) *cobra.Command {
 		Example: "  ckpt turn message --role assistant -m \"done\"\n  ckpt turn message --role tool --tool Bash -m \"go test ./...\"",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("message") {
+				return usagef("turn message needs the text: -m TEXT")
+			}
 			c, err := ctl(asJSON)
 			if err != nil {
 				return err

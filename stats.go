@@ -292,11 +292,17 @@ func fileKind(m fs.FileMode) string {
 	return m.Type().String()
 }
 
+// PruneOptions configure [PruneWorkspaces].
+type PruneOptions struct {
+	// DryRun lists what would be removed (as removed) and removes nothing.
+	DryRun bool
+}
+
 // PruneWorkspaces removes the stores of workspaces that are provably gone
 // (see [WorkspaceInfo]), waiting for each store's lock so none is in use
 // and checking again under it. It returns the stores removed and those of
 // missing workspaces it kept, with the reason.
-func PruneWorkspaces(ctx context.Context) (removed, kept []*WorkspaceInfo, err error) {
+func PruneWorkspaces(ctx context.Context, opts PruneOptions) (removed, kept []*WorkspaceInfo, err error) {
 	all, err := Workspaces()
 	if err != nil {
 		return nil, nil, err
@@ -307,6 +313,10 @@ func PruneWorkspaces(ctx context.Context) (removed, kept []*WorkspaceInfo, err e
 		}
 		if !w.Gone {
 			kept = append(kept, w)
+			continue
+		}
+		if opts.DryRun {
+			removed = append(removed, w)
 			continue
 		}
 		st, err := store.OpenSQLite(ctx, w.Store, "")

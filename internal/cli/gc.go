@@ -219,7 +219,7 @@ otherwise --yes is required.`,
 }
 
 func newWorkspacesCmd(e *env) *cobra.Command {
-	var asJSON, prune bool
+	var asJSON, prune, dryRun bool
 	c := &cobra.Command{
 		Use:   "workspaces [--prune]",
 		Short: "List every workspace with a store, its size, and whether it still exists",
@@ -232,14 +232,21 @@ exist, and its parent exists, can be read and is on the file system the
 workspace was on. The store of a workspace ckpt cannot stat (permission
 denied) or that may be on a disk that is not mounted is kept, and --prune
 says why.`,
-		Example: "  ckpt workspaces\n  ckpt workspaces --prune\n  ckpt workspaces --json",
+		Example: "  ckpt workspaces\n  ckpt workspaces --prune --dry-run\n  ckpt workspaces --prune\n  ckpt workspaces --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dryRun && !prune {
+				return usagef("--dry-run goes with --prune")
+			}
 			if prune {
-				gone, kept, err := ckpt.PruneWorkspaces(e.ctx)
+				gone, kept, err := ckpt.PruneWorkspaces(e.ctx, ckpt.PruneOptions{DryRun: dryRun})
+				verb := "removed"
+				if dryRun {
+					verb = "would remove"
+				}
 				for _, w := range gone {
 					if !e.quiet && !asJSON {
-						e.printf("removed store of %s (%s)\n", w.Workspace, humanize.IBytes(uint64(w.Size)))
+						e.printf("%s store of %s (%s)\n", verb, w.Workspace, humanize.IBytes(uint64(w.Size)))
 					}
 				}
 				if !asJSON {
@@ -254,7 +261,8 @@ says why.`,
 					return e.printJSON(struct {
 						Removed []*ckpt.WorkspaceInfo `json:"removed"`
 						Kept    []*ckpt.WorkspaceInfo `json:"kept"`
-					}{nonNil(gone), nonNil(kept)})
+						DryRun  bool                  `json:"dry_run,omitempty"`
+					}{nonNil(gone), nonNil(kept), dryRun})
 				}
 				if len(gone) == 0 && len(kept) == 0 && !e.quiet {
 					fmt.Fprintln(e.stderr, "ckpt: every workspace with a store still exists; nothing to prune")
@@ -291,5 +299,6 @@ says why.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	c.Flags().BoolVar(&prune, "prune", false, "remove the stores of workspaces that are provably gone")
+	c.Flags().BoolVarP(&dryRun, "dry-run", "n", false, "with --prune: say which stores would be removed, remove nothing")
 	return c
 }

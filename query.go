@@ -256,6 +256,17 @@ type Status struct {
 	Session *SessionStatus `json:"session,omitempty"`
 }
 
+// MarshalJSON writes the paths as [Path] does, so a non-UTF-8 name
+// round-trips.
+func (s *Status) MarshalJSON() ([]byte, error) {
+	type plain Status
+	return json.Marshal(struct {
+		Workspace Path `json:"workspace"`
+		Store     Path `json:"store"`
+		*plain
+	}{Path(s.Workspace), Path(s.Store), (*plain)(s)})
+}
+
 // SessionStatus summarizes the current session.
 type SessionStatus struct {
 	ID    string `json:"id"`

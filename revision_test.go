@@ -140,3 +140,56 @@ func TestResolveHexNamedRef(t *testing.T) {
 		t.Fatalf("a longer prefix: %v %v", id, err)
 	}
 }
+
+// A workspace whose path is not UTF-8 keeps its exact bytes in the JSON
+// of status, stats and workspaces (encoded as Path encodes names), rather
+// than turning into U+FFFD.
+func TestNonUTF8WorkspaceJSON(t *testing.T) {
+	ctx := context.Background()
+	ws := filepath.Join(t.TempDir(), "caf\xe9")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	r, err := Open(ctx, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.Status(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := r.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wss, err := Workspaces()
+	if err != nil || len(wss) != 1 {
+		t.Fatalf("workspaces: %v %v", wss, err)
+	}
+	for name, v := range map[string]any{"status": st, "stats": stats, "workspaces": wss[0]} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Workspace Path `json:"workspace"`
+			Store     Path `json:"store"`
+		}
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Workspace) != ws || string(got.Store) != r.StoreDir() {
+			t.Errorf("%s JSON: workspace %q store %q, want %q %q\n%s", name, got.Workspace, got.Store, ws, r.StoreDir(), data)
+		}
+	}
+	data, _ := json.Marshal(stats)
+	if !strings.Contains(string(data), `"ratio":`) {
+		t.Errorf("stats JSON lost its ratio: %s", data)
+	}
+}

@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -193,6 +194,29 @@ type WorkspaceInfo struct {
 	// ckpt cannot check, and Reason says why.
 	Gone   bool   `json:"gone"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// MarshalJSON writes the paths as [Path] does, so a non-UTF-8 name
+// round-trips, and adds the ratio.
+func (s *StoreStats) MarshalJSON() ([]byte, error) {
+	type plain StoreStats
+	return json.Marshal(struct {
+		Workspace Path `json:"workspace"`
+		Store     Path `json:"store"`
+		*plain
+		Ratio float64 `json:"ratio"`
+	}{Path(s.Workspace), Path(s.Store), (*plain)(s), s.Ratio()})
+}
+
+// MarshalJSON writes the paths as [Path] does, so a non-UTF-8 name
+// round-trips.
+func (w *WorkspaceInfo) MarshalJSON() ([]byte, error) {
+	type plain WorkspaceInfo
+	return json.Marshal(struct {
+		Workspace Path `json:"workspace"`
+		Store     Path `json:"store"`
+		*plain
+	}{Path(w.Workspace), Path(w.Store), (*plain)(w)})
 }
 
 // Workspaces lists the stores under [StateDir] with their workspaces.

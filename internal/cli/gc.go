@@ -115,7 +115,8 @@ func newStatsCmd(e *env) *cobra.Command {
 snapshots, the oldest and newest checkpoint, HEAD's files, what the
 checkpoints would take as full copies (logical), the distinct content
 (unique), what the store holds after compression and deltas (stored), the
-store's size on disk, the resulting ratio, and HEAD's largest files.`,
+store's size on disk, the resulting ratio, and HEAD's largest files. With -q it
+prints nothing; its exit status says whether the store could be read.`,
 		Example: "  ckpt stats\n  ckpt stats --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -128,10 +129,10 @@ store's size on disk, the resulting ratio, and HEAD's largest files.`,
 				return err
 			}
 			if asJSON {
-				return e.printJSON(struct {
-					*ckpt.StoreStats
-					Ratio float64 `json:"ratio"`
-				}{s, s.Ratio()})
+				return e.printJSON(s) // with its ratio
+			}
+			if e.quiet {
+				return nil // read the store, print nothing: the status says it could
 			}
 			var kinds []string
 			for _, k := range []string{"manual", "turn", "run", "edit", "pre-restore", "restore"} {

@@ -14,7 +14,12 @@ func newStatusCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show the workspace, its store, HEAD and unsaved changes",
+		Long: `Status shows the workspace, its store and backend, HEAD, the current session,
+an interrupted operation awaiting recovery, and the changes since HEAD (A added,
+M modified, D deleted) with the paths the scan skipped. With -q it prints only
+the change lines, and nothing when the workspace equals HEAD.`,
 		Example: `  ckpt status
+  ckpt status -q
   ckpt status --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runStatus(e, o) },
@@ -35,6 +40,14 @@ func runStatus(e *env, o *statusOptions) error {
 	}
 	if o.json {
 		return e.printJSON(s)
+	}
+	if e.quiet {
+		// Only the changes, one per line, as the full report lists them;
+		// nothing for a workspace equal to HEAD.
+		for _, c := range s.Changes {
+			e.printf("%s %s\n", statusLetter(c.Status), displayPath(c.Path))
+		}
+		return nil
 	}
 	e.printf("workspace: %s\n", s.Workspace)
 	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, humanSize(s.StoreSize), s.Checkpoints)

@@ -52,14 +52,20 @@ func (e *RevisionError) Hint() string {
 	if e.pruned {
 		return "gc removed it (retention: `ckpt config keep`, `max_age`, `max_size`); `ckpt list` shows the checkpoints kept"
 	}
-	return "`ckpt list` shows checkpoints; revisions are ids (any unique prefix of 4+ hex digits), HEAD, HEAD~N, or snapshot, tag and branch names"
+	return "`ckpt list` shows checkpoints; revisions are ids (any unique prefix of 4+ hex digits), HEAD, HEAD~N, @last (the newest checkpoint), or snapshot, tag and branch names"
 }
+
+// LastRevision names the newest checkpoint of any kind — the first row of
+// `ckpt list`, a partial one included — whatever HEAD is: what CodeBuddy's
+// rewindToLast and restoreLast restore. '@' cannot start a ref name.
+const LastRevision = "@last"
 
 // refNamespaces are searched, in order, for a bare name.
 var refNamespaces = []string{"snapshots/", "tags/", "branches/"}
 
 // Resolve returns the checkpoint a revision names: a full id or a unique
-// prefix of at least 4 hex digits, HEAD, a snapshot, tag or branch name
+// prefix of at least 4 hex digits, HEAD, @last ([LastRevision]), a
+// snapshot, tag or branch name
 // (bare, or qualified as snapshots/NAME, tags/NAME, branches/NAME), each
 // optionally followed by ~N (N parents back, first parent) or ^.
 func (r *Repo) Resolve(ctx context.Context, rev string) (ID, error) {
@@ -121,9 +127,25 @@ func (r *Repo) resolveBase(ctx context.Context, full, base string) (ID, error) {
 	if base == "HEAD" || base == "@" {
 		ref, err := r.st.Ref(ctx, "HEAD")
 		if errors.Is(err, store.ErrNotFound) {
+			if recs, lerr := r.st.Checkpoints(ctx, store.ListFilter{Limit: 1}); lerr == nil && len(recs) > 0 {
+				// Only partial checkpoints (an edit tool's `ckpt save
+				// PATH`): they do not move HEAD, but they are there.
+				return ID{}, withHint(&RevisionError{Rev: full, Reason: "no whole-workspace checkpoint yet (only partial ones, which do not move HEAD)"},
+					"`ckpt restore "+LastRevision+"` restores the newest checkpoint of any kind; `ckpt list` shows them; `ckpt save` records the whole workspace")
+			}
 			return ID{}, withHint(&RevisionError{Rev: full, Reason: "no checkpoints yet"}, "run `ckpt save` to record the first checkpoint")
 		}
 		return ref.ID, err
+	}
+	if base == LastRevision {
+		recs, err := r.st.Checkpoints(ctx, store.ListFilter{Limit: 1})
+		if err != nil {
+			return ID{}, err
+		}
+		if len(recs) == 0 {
+			return ID{}, withHint(&RevisionError{Rev: full, Reason: "no checkpoints yet"}, "run `ckpt save` to record the first checkpoint")
+		}
+		return recs[0].ID, nil
 	}
 	for _, ns := range refNamespaces {
 		if strings.HasPrefix(base, ns) {

@@ -144,7 +144,8 @@ the repository's .git/ckpt instead, and snapshots and the timeline are also
 detached git commits under refs/ckpt/ (HEAD, branches, index, stash untouched).
 
 Revisions: a checkpoint id or any unique prefix of 4+ hex digits, HEAD, HEAD~N,
-or a snapshot, tag or branch name.
+@last (the newest checkpoint of any kind, a partial one included), or a
+snapshot, tag or branch name.
 
 Exit status: 0 ok, 1 error, 2 usage, 3 integrity failure (corrupt store or a
 restore that does not verify), 130 or 143 ended by Ctrl-C or SIGTERM (what was

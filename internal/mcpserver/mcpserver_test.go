@@ -313,7 +313,7 @@ func TestTools(t *testing.T) {
 		}
 	}
 	s.wantErr("checkpoint_restore", args{"rev": "nosuch"}, "ckpt: unknown revision \"nosuch\": no checkpoint, snapshot, tag or branch has that name\n"+
-		"ckpt: hint: `ckpt list` shows checkpoints; revisions are ids (any unique prefix of 4+ hex digits), HEAD, HEAD~N, or snapshot, tag and branch names")
+		"ckpt: hint: `ckpt list` shows checkpoints; revisions are ids (any unique prefix of 4+ hex digits), HEAD, HEAD~N, @last (the newest checkpoint), or snapshot, tag and branch names")
 	s.wantErr("redo", nil, "ckpt: nothing to redo\nckpt: hint: redo follows undo; a new save or restore after an undo starts a new timeline")
 	if text, isErr := s.call("snapshot_restore", args{}); !isErr || !strings.Contains(text, `missing properties: ["name"]`) {
 		t.Errorf("missing name: %v %q", isErr, text)

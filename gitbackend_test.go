@@ -569,7 +569,7 @@ func TestGitBackendRefPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := git(t, dir, "for-each-ref", "--format=%(refname)", "refs/sandbox/snapshots/*"); got != "refs/sandbox/snapshots/s1\n" {
-		t.Errorf("the sandbox snapshot tools refs: %q", got)
+		t.Errorf("the sandbox snapshot tools' refs: %q", got)
 	}
 	r.Close()
 	// Remembered in config.toml; changing it moves the refs.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,8 +65,15 @@ type ListOptions struct {
 	Kind  string // "": all kinds
 }
 
-// List returns checkpoints, newest first.
+// Kinds are the kinds of checkpoint, as [ListOptions.Kind] takes them.
+var Kinds = []string{KindManual, KindTurn, KindRun, KindPreRestore, KindEdit, KindRestore}
+
+// List returns checkpoints, newest first. An unknown Kind is a
+// [*NameError] (nothing would ever match it).
 func (r *Repo) List(ctx context.Context, opts ListOptions) ([]*Checkpoint, error) {
+	if opts.Kind != "" && !slices.Contains(Kinds, opts.Kind) {
+		return nil, &NameError{Kind: "checkpoint kind", Name: opts.Kind, Reason: "want one of " + strings.Join(Kinds, ", ")}
+	}
 	recs, err := r.st.Checkpoints(ctx, store.ListFilter{Limit: opts.Limit, Kind: opts.Kind})
 	if err != nil {
 		return nil, err

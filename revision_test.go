@@ -116,7 +116,7 @@ func TestResolveNames(t *testing.T) {
 	}
 }
 
-// A ref whose name is also the start of a checkpoint id (the sandbox snapshot tools allows
+// A ref whose name is also the start of a checkpoint id (the sandbox snapshot tools allow
 // snapshot names like "cafe") is ambiguous, not silently the ref.
 func TestResolveHexNamedRef(t *testing.T) {
 	ctx := context.Background()

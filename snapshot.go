@@ -12,7 +12,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
-// Named snapshots (the sandbox snapshot tools): a snapshot is a whole-tree checkpoint with a
+// Named snapshots (as the sandbox snapshot tools make them): a snapshot is a whole-tree checkpoint with a
 // name, kept under the ref "snapshots/NAME" until it is deleted or, with a
 // lifetime, until it expires and [Repo.ExpireSnapshots] drops it.
 

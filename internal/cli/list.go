@@ -37,7 +37,7 @@ kind, +added ~modified -deleted against its parent, message, and the names
 }
 
 // listKinds are the kinds --kind takes.
-var listKinds = []string{ckpt.KindManual, ckpt.KindTurn, ckpt.KindRun, ckpt.KindPreRestore, ckpt.KindEdit, ckpt.KindRestore}
+var listKinds = ckpt.Kinds
 
 func runList(e *env, o *listOptions) error {
 	if o.kind != "" && !slices.Contains(listKinds, o.kind) {

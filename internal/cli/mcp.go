@@ -29,14 +29,19 @@ agent (Claude Code, Codex, Gemini CLI, Cursor, ...) to call. Tools:
   snapshot_restore {name}   snapshot_diff {name}   snapshot_delete {name}
   checkpoint_list {limit?, kind?}   checkpoint_diff {from?, to?, paths?}
   checkpoint_restore {rev, paths?}   undo {}   redo {}
+  session_turns {session?}
+  session_rewind {turn, session?, scope?, keep_user_edits?, dry_run?}
 
-The four snapshot tools of the sandbox snapshot tools answer exactly what 'ckpt snapshot'
-prints; errors come back as tool errors with the text ckpt prints on stderr.
+The four snapshot tools answer exactly what the sandbox snapshot tools answer
+(and 'ckpt snapshot' prints); errors come back as tool errors with the text ckpt prints on stderr.
 
 The workspace is --workspace DIR if given; otherwise the workspace found
 from the client's first file:// root, or from the current directory (or -C
 DIR), as for every other command (so 'ckpt snapshot list' run there shows
-the agent's snapshots). --store, --backend and CKPT_STORE apply.
+the agent's snapshots). Every global flag (--store, --backend,
+--git-ref-prefix, --max-file-size, ...) and CKPT_STORE apply. On the git
+backend a tool whose change is safe in the store but whose git ref update
+failed is a tool error, as the command exits 1.
 
 Messages are JSON-RPC, one per line, each at most 16 MiB (not counting
 the line ending). Bad input never ends the server: a line that is not
@@ -78,16 +83,18 @@ func runMCP(e *env, o *mcpOptions) error {
 			// workspace is used as is; a client's root, or the current
 			// directory (dir ""), is where discovery starts, so the CLI
 			// run there finds the same workspace and store.
-			sub := &env{ctx: e.ctx, stdin: e.stdin, stdout: io.Discard, stderr: e.stderr,
-				dir: e.dir, store: e.store, backend: e.backend, quiet: e.quiet,
-				maxFileSize: e.maxFileSize}
+			// Every global flag (--store, --backend, --git-ref-prefix,
+			// --max-file-size, ...) reaches the server: a copy of the
+			// command's env, without its open repository and output.
+			sub := *e
+			sub.stdout, sub.repo, sub.bar, sub.workspace = io.Discard, nil, nil, ""
 			switch {
 			case dir != "" && dir == ws:
 				sub.workspace = dir
 			case dir != "":
 				sub.dir = dir
 			}
-			return sub.open(true)
+			return (&sub).open(true)
 		},
 	})
 	defer srv.Close()

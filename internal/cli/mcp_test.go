@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -150,5 +151,92 @@ func TestMCPMatchesCLI(t *testing.T) {
 	}
 	if serverErr.Len() > 0 {
 		t.Errorf("ckpt mcp wrote to stderr: %s", serverErr.String())
+	}
+}
+
+// Every global flag reaches ckpt mcp (--git-ref-prefix put refs under
+// refs/ckpt before); a git ref update that fails after a tool's change is
+// a tool error, never "created"; an unknown checkpoint kind is an error;
+// and ckpt mcp --help names every tool the server lists.
+func TestMCPFlagsErrorsAndHelp(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("git", append([]string{"-C", ws}, args...)...)
+		c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	git("add", "a.txt")
+	git("commit", "-q", "-m", "user's commit")
+	t.Setenv("CKPT_STORE", "")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var serverErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := Main(ctx, []string{"--backend", "git", "--git-ref-prefix", "refs/sandbox", "mcp", "--workspace", ws}, inR, outW, &serverErr)
+		outW.Close()
+		done <- code
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); inW.Close(); <-done }()
+	tool := func(name string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	}
+
+	if text, isErr := tool("snapshot_create", map[string]any{"name": "s1"}); isErr {
+		t.Fatalf("snapshot_create s1: %s", text)
+	}
+	if refs := git("for-each-ref", "--format=%(refname)", "refs/sandbox/snapshots/"); refs != "refs/sandbox/snapshots/s1" {
+		t.Fatalf("--git-ref-prefix did not reach ckpt mcp: refs %q", refs)
+	}
+	if refs := git("for-each-ref", "refs/ckpt/"); refs != "" {
+		t.Fatalf("refs under refs/ckpt: %q", refs)
+	}
+
+	// A ref ckpt did not write is in the way of s2: the snapshot is safe in
+	// the store, but the tool fails as the CLI would.
+	git("update-ref", "refs/sandbox/snapshots/s2", "HEAD")
+	text, isErr := tool("snapshot_create", map[string]any{"name": "s2"})
+	if !isErr || strings.Contains(text, "created") || !strings.Contains(text, "refs/sandbox") {
+		t.Fatalf("snapshot_create with its ref in the way: error %v: %s", isErr, text)
+	}
+	if text, isErr := tool("snapshot_list", nil); isErr {
+		t.Fatalf("a read-only tool after the failure: %s", text)
+	}
+
+	if text, isErr := tool("checkpoint_list", map[string]any{"kind": "bogus"}); !isErr || !strings.Contains(text, `invalid checkpoint kind name "bogus"`) {
+		t.Fatalf("checkpoint_list with an unknown kind: error %v: %s", isErr, text)
+	}
+
+	var help bytes.Buffer
+	Main(ctx, []string{"mcp", "--help"}, nil, &help, &help)
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if !strings.Contains(help.String(), tl.Name+" {") {
+			t.Errorf("ckpt mcp --help does not list %s", tl.Name)
+		}
 	}
 }

@@ -219,7 +219,17 @@ func handler[In any](s *Server, fn func(context.Context, *ckpt.Repo, In) (string
 		if err != nil {
 			return toolError(err), nil, nil
 		}
+		before := r.GitSyncError()
 		text, err := fn(ctx, r, in)
+		if err == nil {
+			// On the git backend an operation succeeds in the store even
+			// when updating the git refs after it fails: the CLI then exits
+			// 1, and so the tool fails (a new error: a read-only tool
+			// leaves the last one as it was).
+			if serr := r.GitSyncError(); serr != nil && serr != before {
+				err = serr
+			}
+		}
 		if err != nil {
 			return toolError(err), nil, nil
 		}

@@ -11,7 +11,7 @@ import (
 
 // Tool arguments. Fields without omitempty are required.
 
-// SnapshotCreateArgs are snapshot_create's arguments (the sandbox snapshot tools, plus force
+// SnapshotCreateArgs are snapshot_create's arguments (as the sandbox snapshot tools take them, plus force
 // and ttl).
 type SnapshotCreateArgs struct {
 	Name        string `json:"name" jsonschema:"the snapshot's name; must match ^[A-Za-z0-9_][A-Za-z0-9_.-]*$ (e.g. before-refactor)"`

@@ -15,12 +15,13 @@ import (
 
 type mcpOptions struct {
 	workspace string
+	sandbox   bool
 }
 
 func newMCPCmd(e *env) *cobra.Command {
 	o := &mcpOptions{}
 	c := &cobra.Command{
-		Use:   "mcp [--workspace DIR]",
+		Use:   "mcp [--workspace DIR] [--sandbox]",
 		Short: "Serve snapshots and undo to an agent over MCP (stdio)",
 		Long: `Mcp serves ckpt as a Model Context Protocol server on stdin/stdout, for an
 agent (Claude Code, Codex, Gemini CLI, Cursor, ...) to call. Tools:
@@ -49,19 +50,40 @@ UTF-8 JSON is answered with a parse error (-32700), JSON that is not a
 request (a number, {}, a batch) or a longer line with an invalid-request
 error (-32600), and the server reads on.
 
+--sandbox answers as the sandbox snapshot tools do, for agents written
+against them: the git backend with refs under refs/sandbox (each snapshot
+a detached commit at refs/sandbox/snapshots/NAME, its id the commit's 40
+hex digits), a repository initialised with 'git init -b main' on first use
+if the workspace is not one, and the user's HEAD, branch, index and stash
+untouched. It is --backend git --git-ref-prefix refs/sandbox.
+
 Register it with an agent, e.g.:
   claude mcp add ckpt -- ckpt mcp`,
 		Example: `  ckpt mcp
   ckpt mcp --workspace ~/src/project
+  ckpt mcp --sandbox
   claude mcp add ckpt -- ckpt mcp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runMCP(e, o) },
 	}
 	c.Flags().StringVar(&o.workspace, "workspace", "", "serve this workspace `DIR` (default: the client's root, else the current directory)")
+	c.Flags().BoolVar(&o.sandbox, "sandbox", false, "answer as the sandbox snapshot tools: git backend, refs under refs/sandbox")
 	return c
 }
 
+// sandboxPrefix is where the sandbox snapshot tools keep their refs.
+const sandboxPrefix = "refs/sandbox"
+
 func runMCP(e *env, o *mcpOptions) error {
+	if o.sandbox {
+		if e.backend != "" && e.backend != ckpt.BackendGit {
+			return usagef("--sandbox uses the git backend, not --backend %s", e.backend)
+		}
+		if e.gitPrefix != "" && e.gitPrefix != sandboxPrefix {
+			return usagef("--sandbox keeps refs under %s, not --git-ref-prefix %s", sandboxPrefix, e.gitPrefix)
+		}
+		e.backend, e.gitPrefix = ckpt.BackendGit, sandboxPrefix
+	}
 	ws := o.workspace
 	if ws != "" {
 		if !filepath.IsAbs(ws) && e.dir != "" {

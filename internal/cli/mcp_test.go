@@ -240,3 +240,93 @@ func TestMCPFlagsErrorsAndHelp(t *testing.T) {
 		}
 	}
 }
+
+// ckpt mcp --sandbox answers as the sandbox snapshot tools document, byte
+// for byte: a lazy `git init -b main`, 40-hex commit ids, refs under
+// refs/sandbox/snapshots/, their list, diff and restore responses, and
+// the user's HEAD untouched.
+func TestMCPSandbox(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	t.Setenv("CKPT_STORE", "")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("CKPT_NOW", "2026-04-23T12:30:00Z")
+	git := func(args ...string) string {
+		t.Helper()
+		c := exec.Command("git", append([]string{"-C", ws}, args...)...)
+		c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("v1\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var serverErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := Main(ctx, []string{"mcp", "--sandbox", "--workspace", ws}, inR, outW, &serverErr)
+		outW.Close()
+		done <- code
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); inW.Close(); <-done }()
+	tool := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if res.IsError {
+			t.Fatalf("%s: %s", name, text)
+		}
+		return text
+	}
+
+	if got := tool("snapshot_list", nil); got != "no snapshots" {
+		t.Fatalf("empty list: %q", got)
+	}
+	got := tool("snapshot_create", map[string]any{"name": "s1", "description": "before refactor"})
+	sha := git("rev-parse", "refs/sandbox/snapshots/s1")
+	if want := "snapshot s1 created: " + sha; got != want || len(sha) != 40 {
+		t.Fatalf("create: %q, want %q", got, want)
+	}
+	if head := git("symbolic-ref", "HEAD"); head != "refs/heads/main" {
+		t.Fatalf("the lazy git init made HEAD %s, want refs/heads/main", head)
+	}
+	if err := exec.Command("git", "-C", ws, "rev-parse", "--verify", "-q", "HEAD").Run(); err == nil {
+		t.Fatal("the user's branch got a commit")
+	}
+	if msg := git("log", "-1", "--format=%B", sha); !strings.HasPrefix(msg, "before refactor") {
+		t.Fatalf("the snapshot commit's message: %q", msg)
+	}
+	if got, want := tool("snapshot_list", nil), "s1\t"+sha[:12]+"\t2026-04-23T12:30:00+00:00\tbefore refactor"; got != want {
+		t.Fatalf("list: %q, want %q", got, want)
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("v2\n"), 0o644)
+	// The document's example has index 626799f..e5c5594: v1's blob, and an
+	// illustrative one; git's own id of "v2\n" is what git diff prints.
+	v2 := git("hash-object", "a.txt")[:7]
+	if got, want := tool("snapshot_diff", map[string]any{"name": "s1"}), "diff --git a/a.txt b/a.txt\nindex 626799f.."+v2+" 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-v1\n+v2"; strings.TrimSuffix(got, "\n") != want {
+		t.Fatalf("diff: %q, want %q", got, want)
+	}
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b2\n"), 0o644)
+	if got, want := tool("snapshot_restore", map[string]any{"name": "s1"}), "restored snapshot s1 (2 file(s) changed):\na.txt\nb.txt"; strings.TrimSuffix(got, "\n") != want {
+		t.Fatalf("restore: %q, want %q", got, want)
+	}
+	if got := tool("snapshot_diff", map[string]any{"name": "s1"}); got != "no differences" {
+		t.Fatalf("diff after restore: %q", got)
+	}
+	if refs := git("for-each-ref", "--format=%(refname)", "refs/sandbox/snapshots/"); refs != "refs/sandbox/snapshots/s1" {
+		t.Fatalf("refs: %q", refs)
+	}
+}

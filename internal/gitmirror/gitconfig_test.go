@@ -105,3 +105,33 @@ func TestParseConfigAgainstGit(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseConfig: any bytes parse or are refused, never panic, and what
+// parses names only lower-case sections and variable names of git's
+// alphabet.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		"[core]\n\trepositoryformatversion = 1\n[extensions] objectformat = sha256\n",
+		"[extensions \"x\"]\n\tobjectformat = \"a\\\"b\" ; c\n",
+		"[a.B]\nk = v\\\nw\n", "\xef\xbb\xbfk", "[", "k = \"", "[x]\nk\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vars, err := parseConfig(string(data))
+		if err != nil {
+			if !strings.Contains(err.Error(), "bad config line") {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		for _, v := range vars {
+			if v.name == "" || strings.ToLower(v.name) != v.name || !isAlpha(v.name[0]) {
+				t.Fatalf("variable name %q", v.name)
+			}
+			if v.bare && v.value != "" {
+				t.Fatalf("bare variable with value %q", v.value)
+			}
+		}
+	})
+}

@@ -171,11 +171,11 @@ func (m *Model) menuView() ([]string, string) {
 	} else {
 		body = append(body, line, "  "+promptLine(t.Prompt), "")
 	}
-	for it := Item(0); it < numItems; it++ {
-		if it == m.item {
-			body = append(body, m.st.sel.Render("> "+it.String()))
-		} else {
-			body = append(body, "  "+it.String())
+	if compact && m.height-len(body)-int(numItems)-1 < minPreviewRows {
+		body = append(body, m.menuRows()...)
+	} else {
+		for it := Item(0); it < numItems; it++ {
+			body = append(body, m.menuCell(it))
 		}
 	}
 	// What the highlighted action will change, in the rows left above the
@@ -197,6 +197,39 @@ func (m *Model) menuView() ([]string, string) {
 		footer = "↑/↓ choose · esc back"
 	}
 	return body, footer
+}
+
+// minPreviewRows is the room a short window keeps for the preview: with
+// less, the menu lists its actions side by side rather than one a line.
+const minPreviewRows = 3
+
+// menuCell is an action as the menu shows it, the highlighted one marked.
+func (m *Model) menuCell(it Item) string {
+	if it == m.item {
+		return m.st.sel.Render("> " + it.String())
+	}
+	return "  " + it.String()
+}
+
+// menuRows lays the actions out side by side, in rows as wide as the
+// window.
+func (m *Model) menuRows() []string {
+	var rows []string
+	row, w := "", 0
+	for it := Item(0); it < numItems; it++ {
+		cw := 2 + len(it.String())
+		if w > 0 && w+1+cw > m.width {
+			rows = append(rows, row)
+			row, w = "", 0
+		}
+		if w > 0 {
+			row += " "
+			w++
+		}
+		row += m.menuCell(it)
+		w += cw
+	}
+	return append(rows, row)
 }
 
 func (m *Model) verb() string {

@@ -639,9 +639,7 @@ its prompt, the files it changed and how it ended.`,
 			if asJSON {
 				return e.printJSON(res)
 			}
-			if !e.quiet {
-				e.printf("summarized turns %d-%d into turn %d:\n%s\n", res.First, res.Last, res.Turn.N, res.Summary)
-			}
+			printSummary(e, res)
 			return nil
 		},
 	}
@@ -650,4 +648,10 @@ its prompt, the files it changed and how it ended.`,
 	c.Flags().BoolVar(&upto, "upto", false, "summarize every turn up to and including TURN")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
+}
+
+func printSummary(e *env, res *ckpt.SummarizeResult) {
+	if !e.quiet {
+		e.printf("summarized turns %d-%d into turn %d:\n%s\n", res.First, res.Last, res.Turn.N, res.Summary)
+	}
 }

@@ -233,8 +233,11 @@ func (m *Model) menuRows() []string {
 }
 
 func (m *Model) verb() string {
-	if m.item == ItemFork {
+	switch {
+	case m.item == ItemFork:
 		return "fork"
+	case m.item.Direction() != "":
+		return "summarize"
 	}
 	return "rewind"
 }
@@ -248,6 +251,18 @@ func (m *Model) busyText() string {
 		return fmt.Sprintf("Rewinding the conversation to before turn %d…", t)
 	case ItemCode:
 		return fmt.Sprintf("Rewinding the code to the start of turn %d…", t)
+	case ItemSummarizeFrom, ItemSummarizeUpto:
+		what := fmt.Sprintf("turn %d and every later turn", t)
+		if m.result.Item == ItemSummarizeUpto {
+			what = fmt.Sprintf("every turn up to turn %d", t)
+		}
+		if p := m.previews[previewKey{turn: t, item: m.result.Item}]; p != nil && p.summary != nil {
+			what = turnRange(p.summary.first(), p.summary.last())
+			if p.summary.summarizer != "" {
+				return fmt.Sprintf("Summarizing %s: running %s…", what, printable(p.summary.summarizer))
+			}
+		}
+		return fmt.Sprintf("Summarizing %s…", what)
 	}
 	return fmt.Sprintf("Rewinding code and conversation to the start of turn %d…", t)
 }
@@ -275,6 +290,9 @@ func (m *Model) previewLines(t ckpt.TurnInfo, room int, heading bool) []string {
 	}
 	// In little room, say it in fewer words: the files count most.
 	short := room < 8
+	if p.summary != nil {
+		return append(out, m.summaryLines(p.summary, room-len(out), short)...)
+	}
 	r := p.rewind
 	var text []string // descriptive lines, before the files
 	var after []string
@@ -362,6 +380,60 @@ func (m *Model) previewLines(t ckpt.TurnInfo, room int, heading bool) []string {
 	}
 	out = append(out, files...)
 	return append(out, after...)
+}
+
+// summaryLines says what a summary will replace, in at most room lines:
+// the turns (listed as the list shows them), then what stays the same.
+func (m *Model) summaryLines(p *summaryPreview, room int, short bool) []string {
+	var text, turns, after []string
+	become := "become"
+	if len(p.turns) == 1 {
+		become = "becomes"
+	}
+	if short {
+		text = m.wrap(fmt.Sprintf("Summary: %s %s one message:", turnRange(p.first(), p.last()), become))
+	} else {
+		text = m.wrap(fmt.Sprintf("Summary: %s (%d message(s)) %s one summary message, in turn %d:",
+			turnRange(p.first(), p.last()), p.messages, become, p.first()))
+	}
+	nw := len(strconv.Itoa(p.last()))
+	for _, t := range p.turns {
+		turns = append(turns, fmt.Sprintf("  %*d  %s", nw, t.N, promptLine(t.Prompt)))
+	}
+	if !short {
+		switch {
+		case p.later == 1:
+			after = append(after, m.wrap(fmt.Sprintf("Turn %d becomes turn %d.", p.last()+1, p.first()+1))...)
+		case p.later > 1:
+			after = append(after, m.wrap(fmt.Sprintf("Turns %d-%d become turns %d-%d.", p.last()+1, p.last()+p.later, p.first()+1, p.first()+p.later))...)
+		}
+		if p.summarizer == "" {
+			after = append(after, m.wrap("The built-in summarizer writes it (offline: per turn, its prompt, the files it changed and how it ended).")...)
+		} else {
+			after = append(after, m.wrap("Your summarizer writes it, on Enter: "+printable(p.summarizer))...)
+		}
+		after = append(after, m.styleLines(m.st.dim, m.wrap(fmt.Sprintf(
+			"The files stay as they are; the messages are kept, hidden (ckpt session show --all); rewinding to turn %d still works.", p.first())))...)
+	}
+	left := room - len(text) - len(after)
+	if len(turns) > left && len(after) > 0 {
+		// The turns first: the notes below them go.
+		after = nil
+		left = room - len(text)
+	}
+	if len(turns) > left {
+		keep := max(0, left-1)
+		turns = append(turns[:keep:keep], m.st.dim.Render(fmt.Sprintf("  … and %d more", len(turns)-keep)))
+	}
+	return append(append(text, turns...), after...)
+}
+
+// turnRange names turns first to last: "turn 2", "turns 2-5".
+func turnRange(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("turn %d", first)
+	}
+	return fmt.Sprintf("turns %d-%d", first, last)
 }
 
 func (m *Model) styleLines(s lipgloss.Style, lines []string) []string {

@@ -396,8 +396,11 @@ its messages). --dry-run shows what would change.
 
 Without TURN, on a terminal, rewind opens the picker: the session's turns,
 newest first. Enter on a turn opens [code+conversation] [conversation]
-[code] [fork from here] [cancel] and shows what the highlighted one would
-change; Enter again does it. Esc goes back, Esc Esc or q quits, u toggles
+[code] [fork from here] [summarize from here] [summarize up to here]
+[cancel] and shows what the highlighted one would change (for a summary:
+the turns it replaces and which summarizer writes it); Enter again does it
+and prints what 'ckpt rewind TURN', 'ckpt fork TURN' or 'ckpt summarize
+TURN --from|--upto' prints. Esc goes back, Esc Esc or q quits, u toggles
 --keep-user-edits (the flags set where the picker starts).`,
 		Example: `  ckpt rewind                       # the picker
   ckpt rewind 3                     # code back to the start of turn 3

@@ -11,6 +11,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -678,6 +679,7 @@ func (r *Repo) summarize(ctx context.Context, tr *transcript) (string, error) {
 			return "", err
 		}
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
@@ -686,7 +688,16 @@ func (r *Repo) summarize(ctx context.Context, tr *transcript) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Env = append(os.Environ(), "CKPT_WORKSPACE="+r.root)
+	// Stopping it stops what the shell started too (a pipeline, a model's
+	// client), which would otherwise hold its output open and keep Run
+	// waiting: it runs in its own process group, killed as a whole.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
+		if parent.Err() != nil {
+			return "", fmt.Errorf("summarizer %q stopped: %w", cmdline, parent.Err())
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg != "" {
 			msg = ": " + firstLine(msg, 300)

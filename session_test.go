@@ -321,6 +321,51 @@ func TestForkAndSummarize(t *testing.T) {
 	}
 }
 
+// Cancelling a summary stops the summarizer and whatever it started (a
+// child holding its output open would keep it waiting), and changes
+// nothing.
+func TestSummarizerStopsWithItsChildren(t *testing.T) {
+	r, ws := openTest(t, map[string]string{"f.txt": "0\n"})
+	c := newCtl(t, r, "s")
+	turn(t, c, "one", func() { writeFile(t, ws, "f.txt", "1\n") })
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	cmd := "touch started; sleep 60; echo never"
+	if err := WriteConfig(r.StoreDir(), "summarizer", &cmd); err != nil {
+		t.Fatal(err)
+	}
+	r.cfg.Summarizer = cmd
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Summarize(ctx, 1, SummarizeFrom)
+		done <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the summarizer did not start")
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped") {
+			t.Errorf("error %v, want the summarizer stopped, context.Canceled", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Summarize still runs 20s after its context was cancelled")
+	}
+	s, err := c.Session(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Turns) != 1 || s.Turns[0].Summary {
+		t.Errorf("turns %+v, want turn 1 as it was", s.Turns)
+	}
+}
+
 // gc keeps every turn checkpoint of a kept session, whatever --keep says,
 // and removes sessions idle for longer than max_age (then their
 // checkpoints follow the usual rules).

@@ -6,7 +6,8 @@ import (
 )
 
 // runPicker runs the rewind picker (internal/tui) on the terminal, then
-// prints what it did as `ckpt rewind TURN` and `ckpt fork TURN` do.
+// prints what it did as `ckpt rewind TURN`, `ckpt fork TURN` and
+// `ckpt summarize TURN` do.
 func runPicker(e *env, ctl *ckpt.Controller, o *rewindOptions) error {
 	opts := tui.Options{KeepUserEdits: o.keep}
 	switch {
@@ -33,6 +34,8 @@ func runPicker(e *env, ctl *ckpt.Controller, o *rewindOptions) error {
 		return printRewind(e, false, res.Rewind)
 	case res.Fork != nil:
 		printFork(e, ctl.ID(), res.Turn, res.Fork)
+	case res.Summary != nil:
+		printSummary(e, res.Summary)
 	}
 	return nil
 }

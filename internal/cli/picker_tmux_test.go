@@ -247,4 +247,110 @@ func TestPickerInTmux(t *testing.T) {
 	if out := r.run("session", "show"); strings.Contains(out, "   3  ") || !strings.Contains(out, "   2  ") {
 		t.Errorf("the conversation was not rewound to before turn 3:\n%s", out)
 	}
+
+	// Two more turns: the session is 1 rename, 2 clean up, 3 docs, 4 ship.
+	r.run("turn", "begin", "-m", "write the docs")
+	write("docs.md", "# docs\n")
+	r.run("turn", "message", "--role", "assistant", "-m", "Wrote docs.md.")
+	r.run("turn", "end")
+	r.run("turn", "begin", "-m", "ship it")
+	r.run("turn", "message", "--role", "assistant", "-m", "Shipped.")
+	r.run("turn", "end")
+	// turns is what session show lists under "turns:", as "N prompt".
+	turns := func(out string) string {
+		_, list, _ := strings.Cut(out, "turns:\n")
+		list, _, _ = strings.Cut(list, "conversation:")
+		var ts []string
+		for _, l := range strings.Split(strings.TrimSpace(list), "\n") {
+			if f := strings.Fields(l); len(f) >= 6 {
+				ts = append(ts, f[0]+" "+strings.Join(f[6:], " "))
+			}
+		}
+		return strings.Join(ts, "; ")
+	}
+	files := func() string { return read("main.go") + read("notes.txt") + read("bin/app") + read("docs.md") }
+	before := files()
+
+	// [summarize up to here] on turn 2: the preview names the turns, Enter
+	// runs the (built-in) summarizer, the picker prints the summary.
+	x.start("upto", r.ws, rewind)
+	x.waitFor("upto", "> 4  ", "ship it")
+	x.keys("upto", "Down", "Down")
+	x.waitFor("upto", "> 2  ")
+	x.keys("upto", "Enter")
+	x.waitFor("upto", "[summarize up to here]")
+	x.keys("upto", "End", "Up")
+	screen = x.waitFor("upto", "> [summarize up to here]", "Summary: turns 1-2 (2 message(s)) become one summary message, in turn 1:",
+		"Turns 3-4 become turns 2-3.", "The built-in summarizer writes it", "enter summarize")
+	if lineOf(screen, "  1  rename one to two") < 0 || lineOf(screen, "  2  clean up and build") < 0 {
+		t.Errorf("the preview does not list turns 1 and 2:\n%s", screen)
+	}
+	x.keys("upto", "Enter")
+	screen = x.waitFor("upto", "exit status 0")
+	if !strings.Contains(screen, "summarized turns 1-2 into turn 1:\nSummary of turns 1-2:\n- Turn 1: rename one to two") {
+		t.Errorf("after summarize up to here the terminal shows:\n%s", screen)
+	}
+	out := r.run("session", "show")
+	if got, want := turns(out), "1 (summary of turns 1-2); 2 write the docs; 3 ship it"; got != want || !strings.Contains(out, "[1] summary: Summary of turns 1-2:") {
+		t.Errorf("after summarize up to here the turns are %q, want %q, and the summary:\n%s", got, want, out)
+	}
+
+	// [summarize from here] on turn 2 (write the docs): turns 2-3 go.
+	x.start("from", r.ws, rewind)
+	x.waitFor("from", "> 3  ", "ship it")
+	x.keys("from", "Down")
+	x.waitFor("from", "> 2  ")
+	x.keys("from", "Enter")
+	x.waitFor("from", "[summarize from here]")
+	x.keys("from", "End", "Up", "Up")
+	x.waitFor("from", "> [summarize from here]", "Summary: turns 2-3 (4 message(s)) become one summary message, in turn 2:",
+		"  2  write the docs", "  3  ship it")
+	x.keys("from", "Enter")
+	screen = x.waitFor("from", "exit status 0")
+	if !strings.Contains(screen, "summarized turns 2-3 into turn 2:\nSummary of turns 2-3:\n- Turn 2: write the docs") {
+		t.Errorf("after summarize from here the terminal shows:\n%s", screen)
+	}
+	out = r.run("session", "show")
+	if got, want := turns(out), "1 (summary of turns 1-2); 2 (summary of turns 2-3)"; got != want || !strings.Contains(out, "[2] summary: Summary of turns 2-3:") {
+		t.Errorf("after summarize from here the turns are %q, want %q, and the summary:\n%s", got, want, out)
+	}
+	if files() != before {
+		t.Error("summarizing changed the files")
+	}
+
+	// A summarizer that fails: the picker shows the error, the session
+	// stays, ckpt exits 1.
+	r.run("config", "summarizer", "echo the model is down >&2; exit 3")
+	x.start("fail", r.ws, rewind)
+	x.waitFor("fail", "> 2  ")
+	x.keys("fail", "Enter")
+	x.waitFor("fail", "[summarize from here]")
+	x.keys("fail", "End", "Up", "Up")
+	x.waitFor("fail", "> [summarize from here]", "Your summarizer writes it, on Enter: echo the model is down >&2; exit 3")
+	x.keys("fail", "Enter")
+	x.waitFor("fail", `Error: summarizer "echo the model is down >&2; exit 3" failed: exit status 3: the model is down`,
+		"hint: fix the command", "press any key to exit")
+	x.keys("fail", "x")
+	x.waitFor("fail", "exit status 1")
+	// One nobody set on this machine (config.toml came with the files)
+	// does not run.
+	if err := os.WriteFile(filepath.Join(r.store, "config.toml"), []byte("summarizer = \"touch planted\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x.start("unapproved", r.ws, rewind)
+	x.waitFor("unapproved", "> 2  ")
+	x.keys("unapproved", "Enter")
+	x.waitFor("unapproved", "[summarize up to here]")
+	x.keys("unapproved", "End", "Up")
+	x.waitFor("unapproved", "> [summarize up to here]", "Your summarizer writes it, on Enter: touch planted")
+	x.keys("unapproved", "Enter")
+	x.waitFor("unapproved", "was not set with `ckpt config` on this machine", "press any key to exit")
+	x.keys("unapproved", "x")
+	x.waitFor("unapproved", "exit status 1")
+	if read("planted") != "<absent>" {
+		t.Error("the summarizer nobody approved ran")
+	}
+	if got := r.run("session", "show"); got != out {
+		t.Errorf("a failed summary changed the session:\n%s\nwant:\n%s", got, out)
+	}
 }

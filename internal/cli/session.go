@@ -396,8 +396,11 @@ its messages). --dry-run shows what would change.
 
 Without TURN, on a terminal, rewind opens the picker: the session's turns,
 newest first. Enter on a turn opens [code+conversation] [conversation]
-[code] [fork from here] [cancel] and shows what the highlighted one would
-change; Enter again does it. Esc goes back, Esc Esc or q quits, u toggles
+[code] [fork from here] [summarize from here] [summarize up to here]
+[cancel] and shows what the highlighted one would change (for a summary:
+the turns it replaces and which summarizer writes it); Enter again does it
+and prints what 'ckpt rewind TURN', 'ckpt fork TURN' or 'ckpt summarize
+TURN --from|--upto' prints. Esc goes back, Esc Esc or q quits, u toggles
 --keep-user-edits (the flags set where the picker starts).`,
 		Example: `  ckpt rewind                       # the picker
   ckpt rewind 3                     # code back to the start of turn 3
@@ -639,9 +642,7 @@ its prompt, the files it changed and how it ended.`,
 			if asJSON {
 				return e.printJSON(res)
 			}
-			if !e.quiet {
-				e.printf("summarized turns %d-%d into turn %d:\n%s\n", res.First, res.Last, res.Turn.N, res.Summary)
-			}
+			printSummary(e, res)
 			return nil
 		},
 	}
@@ -650,4 +651,10 @@ its prompt, the files it changed and how it ended.`,
 	c.Flags().BoolVar(&upto, "upto", false, "summarize every turn up to and including TURN")
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return c
+}
+
+func printSummary(e *env, res *ckpt.SummarizeResult) {
+	if !e.quiet {
+		e.printf("summarized turns %d-%d into turn %d:\n%s\n", res.First, res.Last, res.Turn.N, res.Summary)
+	}
 }

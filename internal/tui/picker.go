@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,17 +16,23 @@ import (
 // Item is an entry of the action menu.
 type Item int
 
-// The action menu, in the order it lists them (Claude Code's).
+// The action menu, in the order it lists them (Claude Code's, as
+// Reasonix has it).
 const (
-	ItemBoth         Item = iota // [code+conversation]
-	ItemConversation             // [conversation]
-	ItemCode                     // [code]
-	ItemFork                     // [fork from here]
-	ItemCancel                   // [cancel]
+	ItemBoth          Item = iota // [code+conversation]
+	ItemConversation              // [conversation]
+	ItemCode                      // [code]
+	ItemFork                      // [fork from here]
+	ItemSummarizeFrom             // [summarize from here]
+	ItemSummarizeUpto             // [summarize up to here]
+	ItemCancel                    // [cancel]
 	numItems
 )
 
-var itemLabels = [numItems]string{"[code+conversation]", "[conversation]", "[code]", "[fork from here]", "[cancel]"}
+var itemLabels = [numItems]string{
+	"[code+conversation]", "[conversation]", "[code]", "[fork from here]",
+	"[summarize from here]", "[summarize up to here]", "[cancel]",
+}
 
 // String returns the item's label as the menu shows it.
 func (it Item) String() string {
@@ -35,7 +42,7 @@ func (it Item) String() string {
 	return itemLabels[it]
 }
 
-// Scope returns the rewind scope of a rewind item ("" for fork and cancel).
+// Scope returns the rewind scope of a rewind item ("" for the others).
 func (it Item) Scope() ckpt.Scope {
 	switch it {
 	case ItemBoth:
@@ -44,6 +51,17 @@ func (it Item) Scope() ckpt.Scope {
 		return ckpt.ScopeConversation
 	case ItemCode:
 		return ckpt.ScopeCode
+	}
+	return ""
+}
+
+// Direction returns the direction of a summarize item ("" for the others).
+func (it Item) Direction() ckpt.Direction {
+	switch it {
+	case ItemSummarizeFrom:
+		return ckpt.SummarizeFrom
+	case ItemSummarizeUpto:
+		return ckpt.SummarizeUpto
 	}
 	return ""
 }
@@ -83,9 +101,11 @@ type Result struct {
 	NoTurns bool
 	// Session is the session picked from (nil if it could not be read).
 	Session *ckpt.Session
-	// Rewind reports a rewind; Fork a fork.
-	Rewind *ckpt.RewindResult
-	Fork   *ckpt.ForkResult
+	// Rewind reports a rewind; Fork a fork; Summary a summary (the text
+	// and the turns it replaced).
+	Rewind  *ckpt.RewindResult
+	Fork    *ckpt.ForkResult
+	Summary *ckpt.SummarizeResult
 	// Err is the Controller's error, when loading the session or the
 	// action failed (the picker showed it first).
 	Err error
@@ -115,8 +135,22 @@ type previewKey struct {
 type preview struct {
 	rewind       *ckpt.RewindResult // code and conversation (fork: the code side)
 	forkMessages int                // fork: messages the new session keeps
+	summary      *summaryPreview    // summarize
 	err          error
 }
+
+// summaryPreview is what a summary would replace. The summary itself is
+// not known before the summarizer runs, which is the action.
+type summaryPreview struct {
+	turns      []*ckpt.Turn // the turns it replaces, oldest first
+	messages   int          // their messages, hidden once summarized
+	later      int          // the turns after them (renumbered)
+	summarizer string       // the command ("": the built-in summarizer)
+}
+
+// first and last are the turns summarized.
+func (p *summaryPreview) first() int { return p.turns[0].N }
+func (p *summaryPreview) last() int  { return p.turns[len(p.turns)-1].N }
 
 // Messages the model's commands send back.
 type (
@@ -130,9 +164,10 @@ type (
 		p   *preview
 	}
 	doneMsg struct {
-		rewind *ckpt.RewindResult
-		fork   *ckpt.ForkResult
-		err    error
+		rewind  *ckpt.RewindResult
+		fork    *ckpt.ForkResult
+		summary *ckpt.SummarizeResult
+		err     error
 	}
 	escExpiredMsg struct{ seq int }
 )
@@ -310,7 +345,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.fail(msg.err)
 			return m, nil
 		}
-		m.result.Rewind, m.result.Fork = msg.rewind, msg.fork
+		m.result.Rewind, m.result.Fork, m.result.Summary = msg.rewind, msg.fork, msg.summary
 		m.state = stateDone
 		return m, tea.Quit
 	case escExpiredMsg:
@@ -326,7 +361,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) fail(err error) {
 	m.err = err
 	m.result.Err = err
-	m.result.Cancelled = m.result.Rewind == nil && m.result.Fork == nil
+	m.result.Cancelled = m.result.Rewind == nil && m.result.Fork == nil && m.result.Summary == nil
 	m.state = stateFailed
 }
 
@@ -446,9 +481,12 @@ func (m *Model) perform() tea.Cmd {
 	return m.async(func() tea.Msg {
 		defer cancel()
 		var d doneMsg
-		if item == ItemFork {
+		switch {
+		case item == ItemFork:
 			d.fork, d.err = ctl.Fork(ctx, turn)
-		} else {
+		case item.Direction() != "":
+			d.summary, d.err = ctl.Summarize(ctx, turn, item.Direction())
+		default:
 			d.rewind, d.err = ctl.Rewind(ctx, turn, item.Scope(), ckpt.RewindOptions{KeepUserEdits: keep})
 		}
 		return d
@@ -494,11 +532,43 @@ func (m *Model) ensurePreview() tea.Cmd {
 					}
 				}
 			}
+		case ItemSummarizeFrom, ItemSummarizeUpto:
+			p.summary, p.err = previewSummary(ctx, ctl, k.turn, k.item.Direction())
 		default:
 			p.rewind, p.err = ctl.Rewind(ctx, k.turn, k.item.Scope(), ckpt.RewindOptions{KeepUserEdits: k.keep, DryRun: true})
 		}
 		return previewMsg{key: k, p: p}
 	})
+}
+
+// previewSummary reads what [ckpt.Controller.Summarize] would replace —
+// the turn and every later one (from), or every turn up to it (upto) —
+// and which summarizer would write the summary. It runs none: a
+// summarizer may be slow or cost money, so it runs only on Enter.
+func previewSummary(ctx context.Context, ctl *ckpt.Controller, turn int, dir ckpt.Direction) (*summaryPreview, error) {
+	s, err := ctl.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if turn < 1 || turn > len(s.Turns) {
+		return nil, fmt.Errorf("session %s has no turn %d (it has %d)", s.ID, turn, len(s.Turns))
+	}
+	p := &summaryPreview{summarizer: strings.TrimSpace(ctl.Repo().Config().Summarizer)}
+	if dir == ckpt.SummarizeFrom {
+		p.turns = s.Turns[turn-1:]
+	} else {
+		p.turns, p.later = s.Turns[:turn], len(s.Turns)-turn
+	}
+	msgs, err := ctl.Messages(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, msg := range msgs {
+		if msg.Turn >= p.first() && msg.Turn <= p.last() {
+			p.messages++
+		}
+	}
+	return p, nil
 }
 
 // listRows is how many turns the list shows at once.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ func updating() bool { return flag.Lookup("update").Value.String() == "true" }
 type fixture struct {
 	t     *testing.T
 	ws    string
+	store string
 	repo  *ckpt.Repo
 	ctl   *ckpt.Controller
 	clock time.Time
@@ -49,10 +51,10 @@ const longPrompt = "add a README that explains what the project does, how to bui
 func newFixture(t *testing.T, turns int) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{t: t, ws: t.TempDir(), clock: t0, keys: t0}
+	f := &fixture{t: t, ws: t.TempDir(), store: filepath.Join(t.TempDir(), "store"), clock: t0, keys: t0}
 	f.write("main.go", "package main\n\nfunc main() { println(\"one\") }\n")
 	f.write("notes.txt", "keep me\n")
-	r, err := ckpt.Open(ctx, f.ws, ckpt.Options{Store: filepath.Join(t.TempDir(), "store"), Now: func() time.Time { return f.clock }})
+	r, err := ckpt.Open(ctx, f.ws, ckpt.Options{Store: f.store, Now: func() time.Time { return f.clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func (f *fixture) send(m *Model, msg tea.Msg) {
 var keyNames = map[string]tea.KeyType{
 	"up": tea.KeyUp, "down": tea.KeyDown, "enter": tea.KeyEnter, "esc": tea.KeyEsc,
 	"ctrl+c": tea.KeyCtrlC, "home": tea.KeyHome, "end": tea.KeyEnd, "tab": tea.KeyTab,
-	"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown,
+	"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "shift+tab": tea.KeyShiftTab,
 }
 
 func key(name string) tea.KeyMsg {
@@ -318,7 +320,9 @@ func TestNavigation(t *testing.T) {
 		want Item
 	}{
 		{"up", ItemBoth}, {"down", ItemConversation}, {"j", ItemCode}, {"tab", ItemFork},
-		{"down", ItemCancel}, {"down", ItemCancel}, {"k", ItemFork}, {"home", ItemBoth}, {"end", ItemCancel},
+		{"down", ItemSummarizeFrom}, {"l", ItemSummarizeUpto}, {"down", ItemCancel}, {"down", ItemCancel},
+		{"k", ItemSummarizeUpto}, {"h", ItemSummarizeFrom}, {"shift+tab", ItemFork}, {"home", ItemBoth},
+		{"end", ItemCancel}, {"up", ItemSummarizeUpto}, {"left", ItemSummarizeFrom}, {"right", ItemSummarizeUpto},
 	} {
 		f.press(m, c.key)
 		if m.item != c.want {
@@ -342,6 +346,10 @@ func TestMenuShowsWhatWillChange(t *testing.T) {
 	golden(t, "menu_code", m.View())
 	f.press(m, "down")
 	golden(t, "menu_fork", m.View())
+	f.press(m, "down")
+	golden(t, "menu_summarize_from", m.View())
+	f.press(m, "down")
+	golden(t, "menu_summarize_upto", m.View())
 	f.press(m, "down")
 	golden(t, "menu_cancel", m.View())
 	// Previews are dry runs: nothing changed.
@@ -454,7 +462,7 @@ func TestQuitKeys(t *testing.T) {
 			f := newFixture(t, 3)
 			m := f.picker(100, 30, Options{})
 			f.press(m, keys...)
-			if m.state != stateDone || !m.result.Cancelled || m.result.Rewind != nil || m.result.Fork != nil {
+			if m.state != stateDone || !m.result.Cancelled || m.result.Rewind != nil || m.result.Fork != nil || m.result.Summary != nil {
 				t.Fatalf("state %d, result %+v; want quit, cancelled", m.state, m.result)
 			}
 			f.unchanged()
@@ -532,7 +540,7 @@ func TestRewindBoth(t *testing.T) {
 func TestFork(t *testing.T) {
 	f := newFixture(t, 3)
 	m := f.picker(100, 30, Options{})
-	f.press(m, "down", "enter", "end", "up", "enter") // turn 2, [fork from here]
+	f.press(m, "down", "enter", "end", "up", "up", "up", "enter") // turn 2, [fork from here]
 	r := m.Result()
 	if r.Fork == nil || r.Item != ItemFork || r.Turn != 2 || r.Rewind != nil {
 		t.Fatalf("result %+v, want a fork from turn 2", r)
@@ -554,6 +562,145 @@ func TestFork(t *testing.T) {
 	// The original session is untouched.
 	if n := len(f.session().Turns); n != 3 {
 		t.Errorf("the original session has %d turns, want 3", n)
+	}
+}
+
+// prompts lists the session's turns as "N:prompt".
+func (f *fixture) prompts() []string {
+	var out []string
+	for _, t := range f.session().Turns {
+		out = append(out, fmt.Sprintf("%d:%s", t.N, t.Prompt))
+	}
+	return out
+}
+
+// unchangedFiles checks that the files are as the three turns left them.
+func (f *fixture) unchangedFiles() {
+	f.t.Helper()
+	for p, want := range map[string]string{
+		"main.go":   "package main\n\nfunc main() { println(\"two\") }\n",
+		"notes.txt": "<absent>", "bin/app": "built\n", "README.md": "# demo\n",
+	} {
+		if got := f.read(p); got != want {
+			f.t.Errorf("%s = %q, want %q (a summary changes no file)", p, got, want)
+		}
+	}
+}
+
+func TestSummarizeFrom(t *testing.T) {
+	f := newFixture(t, 3)
+	m := f.picker(100, 30, Options{})
+	f.press(m, "down", "enter", "end", "up", "up") // turn 2, [summarize from here]
+	if m.item != ItemSummarizeFrom {
+		t.Fatalf("%s highlighted, want %s", m.item, ItemSummarizeFrom)
+	}
+	f.press(m, "enter")
+	r := m.Result()
+	if r.Err != nil || r.Cancelled || r.Summary == nil || r.Item != ItemSummarizeFrom || r.Turn != 2 || r.Rewind != nil || r.Fork != nil {
+		t.Fatalf("result %+v, want turns 2-3 summarized", r)
+	}
+	if r.Summary.First != 2 || r.Summary.Last != 3 || r.Summary.Turn.N != 2 || !strings.HasPrefix(r.Summary.Summary, "Summary of turns 2-3:") {
+		t.Errorf("summary %+v, want turns 2-3 into turn 2 by the built-in summarizer", r.Summary)
+	}
+	if got := fmt.Sprint(f.prompts()); got != "[1:rename one to two 2:(summary of turns 2-3)]" {
+		t.Errorf("turns %s, want turn 1 and the summary of 2-3", got)
+	}
+	var roles []string
+	for _, msg := range f.messages() {
+		roles = append(roles, fmt.Sprintf("%d:%s", msg.Turn, msg.Role))
+	}
+	if got := fmt.Sprint(roles); got != "[1:user 1:assistant 2:summary]" {
+		t.Errorf("conversation %s, want turn 1's messages and the summary", got)
+	}
+	f.unchangedFiles()
+}
+
+func TestSummarizeUpto(t *testing.T) {
+	f := newFixture(t, 3)
+	m := f.picker(100, 30, Options{})
+	f.press(m, "down", "enter", "end", "up", "enter") // turn 2, [summarize up to here]
+	r := m.Result()
+	if r.Err != nil || r.Summary == nil || r.Item != ItemSummarizeUpto || r.Turn != 2 {
+		t.Fatalf("result %+v, want turns 1-2 summarized", r)
+	}
+	if r.Summary.First != 1 || r.Summary.Last != 2 || !strings.Contains(r.Summary.Summary, "- Turn 2: clean up and build") {
+		t.Errorf("summary %+v, want turns 1-2", r.Summary)
+	}
+	if got := fmt.Sprint(f.prompts()); got != "[1:(summary of turns 1-2) 2:"+longPrompt+"]" {
+		t.Errorf("turns %s, want the summary of 1-2 and turn 3 renumbered 2", got)
+	}
+	if n := len(f.messages()); n != 3 {
+		t.Errorf("%d messages, want 3 (the summary, turn 3's two)", n)
+	}
+	f.unchangedFiles()
+}
+
+// A summarizer that fails, or that the user did not set on this machine,
+// is an error the picker shows (and returns); the session stays as it was.
+func TestSummarizerErrors(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // where approvals live
+	for _, c := range []struct {
+		name, golden string
+		setup        func(f *fixture, cmd string)
+		want         string
+	}{
+		{"fails", "error_summarizer", func(f *fixture, cmd string) {
+			if err := ckpt.WriteConfig(f.store, "summarizer", &cmd); err != nil { // set by the user: approved
+				t.Fatal(err)
+			}
+		}, `summarizer "echo the model is down >&2; touch ran; exit 3" failed: exit status 3: the model is down`},
+		{"not approved", "", func(f *fixture, cmd string) {
+			// A config.toml that came with the files, not set with ckpt config.
+			if err := os.WriteFile(filepath.Join(f.store, ckpt.ConfigFile), []byte("summarizer = "+fmt.Sprintf("%q", cmd)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "was not set with `ckpt config` on this machine"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, 3)
+			const cmd = "echo the model is down >&2; touch ran; exit 3"
+			c.setup(f, cmd)
+			// The picker's process reads the store's config as it starts.
+			r, err := ckpt.Open(context.Background(), f.ws, ckpt.Options{Store: f.store, Now: func() time.Time { return f.clock }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Close() })
+			if f.ctl, err = r.Controller(context.Background(), "s1"); err != nil {
+				t.Fatal(err)
+			}
+			m := f.picker(100, 30, Options{})
+			f.press(m, "down", "enter", "end", "up", "up")
+			if v := m.View(); !strings.Contains(v, "Your summarizer writes it, on Enter: "+cmd) {
+				t.Errorf("the preview does not name the summarizer:\n%s", v)
+			}
+			f.press(m, "enter")
+			if m.state != stateFailed {
+				t.Fatalf("state %d, want the error shown", m.state)
+			}
+			v := m.View()
+			if !strings.Contains(strings.ReplaceAll(v, "\n", " "), c.want) || !strings.Contains(v, "hint: ") {
+				t.Errorf("the view does not show the error %q and its hint:\n%s", c.want, v)
+			}
+			if c.golden != "" {
+				golden(t, c.golden, v)
+			}
+			f.press(m, "x")
+			res := m.Result()
+			if m.state != stateDone || res.Err == nil || !res.Cancelled || res.Summary != nil {
+				t.Errorf("state %d, result %+v; want quit with the error", m.state, res)
+			}
+			if c.name == "not approved" {
+				if !errors.Is(res.Err, ckpt.ErrUnapprovedCommand) {
+					t.Errorf("error %v, want ErrUnapprovedCommand", res.Err)
+				}
+				if _, err := os.Stat(filepath.Join(f.ws, "ran")); err == nil {
+					t.Error("the summarizer nobody approved ran")
+				}
+			}
+			os.Remove(filepath.Join(f.ws, "ran"))
+			f.unchanged()
+		})
 	}
 }
 
@@ -660,6 +807,9 @@ func TestSmallTerminalAndResize(t *testing.T) {
 	if n := strings.Count(m.View(), "\n") + 1; n != 10 {
 		t.Errorf("the view has %d lines, want the window's 10", n)
 	}
+	f.press(m, "down", "down")
+	golden(t, "small_menu_summarize", m.View())
+	f.press(m, "up", "up")
 	// Growing the window shows everything; shrinking keeps the cursor.
 	f.press(m, "esc")
 	f.send(m, tea.WindowSizeMsg{Width: 100, Height: 30})
@@ -690,6 +840,55 @@ func TestUntrustedTextIsPrintable(t *testing.T) {
 	if got := clean("ok/path.go"); got != "ok/path.go" {
 		t.Errorf("clean = %q", got)
 	}
+}
+
+// Ctrl-C while the summarizer runs stops it; the session stays as it was.
+func TestCtrlCWhileSummarizing(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // where approvals live
+	f := newFixture(t, 3)
+	cmd := "touch started; sleep 60; echo never"
+	if err := ckpt.WriteConfig(f.store, "summarizer", &cmd); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ckpt.Open(context.Background(), f.ws, ckpt.Options{Store: f.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	if f.ctl, err = r.Controller(context.Background(), "s1"); err != nil {
+		t.Fatal(err)
+	}
+	m := f.picker(100, 30, Options{Item: ItemSummarizeUpto})
+	f.press(m, "down", "enter")
+	_, run := m.Update(key("enter"))
+	if m.state != stateBusy || run == nil {
+		t.Fatalf("state %d: want busy", m.state)
+	}
+	if v := m.View(); !strings.Contains(v, "Summarizing turns 1-2: running touch started; sleep 60; echo never…") || !strings.Contains(v, "ctrl+c stop") {
+		t.Errorf("the busy view:\n%s", v)
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- run() }()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(f.ws, "started")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the summarizer did not start")
+		}
+	}
+	f.press(m, "ctrl+c")
+	select {
+	case msg := <-done:
+		f.send(m, msg)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the summarizer ran on 20s after ctrl+c")
+	}
+	os.Remove(filepath.Join(f.ws, "started"))
+	if m.state != stateFailed || m.result.Err == nil || m.result.Summary != nil {
+		t.Fatalf("state %d, result %+v: want the summarizer's error", m.state, m.result)
+	}
+	f.unchanged()
 }
 
 // Ctrl-C while a rewind runs asks the engine to stop (it stops where it is

@@ -171,11 +171,11 @@ func (m *Model) menuView() ([]string, string) {
 	} else {
 		body = append(body, line, "  "+promptLine(t.Prompt), "")
 	}
-	for it := Item(0); it < numItems; it++ {
-		if it == m.item {
-			body = append(body, m.st.sel.Render("> "+it.String()))
-		} else {
-			body = append(body, "  "+it.String())
+	if compact && m.height-len(body)-int(numItems)-1 < minPreviewRows {
+		body = append(body, m.menuRows()...)
+	} else {
+		for it := Item(0); it < numItems; it++ {
+			body = append(body, m.menuCell(it))
 		}
 	}
 	// What the highlighted action will change, in the rows left above the
@@ -199,9 +199,45 @@ func (m *Model) menuView() ([]string, string) {
 	return body, footer
 }
 
+// minPreviewRows is the room a short window keeps for the preview: with
+// less, the menu lists its actions side by side rather than one a line.
+const minPreviewRows = 3
+
+// menuCell is an action as the menu shows it, the highlighted one marked.
+func (m *Model) menuCell(it Item) string {
+	if it == m.item {
+		return m.st.sel.Render("> " + it.String())
+	}
+	return "  " + it.String()
+}
+
+// menuRows lays the actions out side by side, in rows as wide as the
+// window.
+func (m *Model) menuRows() []string {
+	var rows []string
+	row, w := "", 0
+	for it := Item(0); it < numItems; it++ {
+		cw := 2 + len(it.String())
+		if w > 0 && w+1+cw > m.width {
+			rows = append(rows, row)
+			row, w = "", 0
+		}
+		if w > 0 {
+			row += " "
+			w++
+		}
+		row += m.menuCell(it)
+		w += cw
+	}
+	return append(rows, row)
+}
+
 func (m *Model) verb() string {
-	if m.item == ItemFork {
+	switch {
+	case m.item == ItemFork:
 		return "fork"
+	case m.item.Direction() != "":
+		return "summarize"
 	}
 	return "rewind"
 }
@@ -215,6 +251,18 @@ func (m *Model) busyText() string {
 		return fmt.Sprintf("Rewinding the conversation to before turn %d…", t)
 	case ItemCode:
 		return fmt.Sprintf("Rewinding the code to the start of turn %d…", t)
+	case ItemSummarizeFrom, ItemSummarizeUpto:
+		what := fmt.Sprintf("turn %d and every later turn", t)
+		if m.result.Item == ItemSummarizeUpto {
+			what = fmt.Sprintf("every turn up to turn %d", t)
+		}
+		if p := m.previews[previewKey{turn: t, item: m.result.Item}]; p != nil && p.summary != nil {
+			what = turnRange(p.summary.first(), p.summary.last())
+			if p.summary.summarizer != "" {
+				return fmt.Sprintf("Summarizing %s: running %s…", what, printable(p.summary.summarizer))
+			}
+		}
+		return fmt.Sprintf("Summarizing %s…", what)
 	}
 	return fmt.Sprintf("Rewinding code and conversation to the start of turn %d…", t)
 }
@@ -242,6 +290,9 @@ func (m *Model) previewLines(t ckpt.TurnInfo, room int, heading bool) []string {
 	}
 	// In little room, say it in fewer words: the files count most.
 	short := room < 8
+	if p.summary != nil {
+		return append(out, m.summaryLines(p.summary, room-len(out), short)...)
+	}
 	r := p.rewind
 	var text []string // descriptive lines, before the files
 	var after []string
@@ -329,6 +380,60 @@ func (m *Model) previewLines(t ckpt.TurnInfo, room int, heading bool) []string {
 	}
 	out = append(out, files...)
 	return append(out, after...)
+}
+
+// summaryLines says what a summary will replace, in at most room lines:
+// the turns (listed as the list shows them), then what stays the same.
+func (m *Model) summaryLines(p *summaryPreview, room int, short bool) []string {
+	var text, turns, after []string
+	become := "become"
+	if len(p.turns) == 1 {
+		become = "becomes"
+	}
+	if short {
+		text = m.wrap(fmt.Sprintf("Summary: %s %s one message:", turnRange(p.first(), p.last()), become))
+	} else {
+		text = m.wrap(fmt.Sprintf("Summary: %s (%d message(s)) %s one summary message, in turn %d:",
+			turnRange(p.first(), p.last()), p.messages, become, p.first()))
+	}
+	nw := len(strconv.Itoa(p.last()))
+	for _, t := range p.turns {
+		turns = append(turns, fmt.Sprintf("  %*d  %s", nw, t.N, promptLine(t.Prompt)))
+	}
+	if !short {
+		switch {
+		case p.later == 1:
+			after = append(after, m.wrap(fmt.Sprintf("Turn %d becomes turn %d.", p.last()+1, p.first()+1))...)
+		case p.later > 1:
+			after = append(after, m.wrap(fmt.Sprintf("Turns %d-%d become turns %d-%d.", p.last()+1, p.last()+p.later, p.first()+1, p.first()+p.later))...)
+		}
+		if p.summarizer == "" {
+			after = append(after, m.wrap("The built-in summarizer writes it (offline: per turn, its prompt, the files it changed and how it ended).")...)
+		} else {
+			after = append(after, m.wrap("Your summarizer writes it, on Enter: "+printable(p.summarizer))...)
+		}
+		after = append(after, m.styleLines(m.st.dim, m.wrap(fmt.Sprintf(
+			"The files stay as they are; the messages are kept, hidden (ckpt session show --all); rewinding to turn %d still works.", p.first())))...)
+	}
+	left := room - len(text) - len(after)
+	if len(turns) > left && len(after) > 0 {
+		// The turns first: the notes below them go.
+		after = nil
+		left = room - len(text)
+	}
+	if len(turns) > left {
+		keep := max(0, left-1)
+		turns = append(turns[:keep:keep], m.st.dim.Render(fmt.Sprintf("  … and %d more", len(turns)-keep)))
+	}
+	return append(append(text, turns...), after...)
+}
+
+// turnRange names turns first to last: "turn 2", "turns 2-5".
+func turnRange(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("turn %d", first)
+	}
+	return fmt.Sprintf("turns %d-%d", first, last)
 }
 
 func (m *Model) styleLines(s lipgloss.Style, lines []string) []string {

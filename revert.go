@@ -23,7 +23,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
 )
 
-// revertRun undoes a run the seed's way: the run directory's changes.diff
+// revertRun undoes a run Decree's way: the run directory's changes.diff
 // applied in reverse, every affected path checked against manifest.json.
 // Nothing is written until the whole result is known: the workspace is
 // stored as it is now, the patch is reversed over that tree in memory, and

@@ -61,8 +61,8 @@ type ProcessResult struct {
 	Interrupted bool
 }
 
-// Process runs every message in .decree/inbox through Decree's flow (seed
-// 001): for each, in order of chain and seq, a checkpoint (manifest.json),
+// Process runs every message in .decree/inbox through Decree's flow: for
+// each, in order of chain and seq, a checkpoint (manifest.json),
 // the routine, changes.diff after every attempt, retries that keep partial
 // work, a clean-slate last attempt that can read failure-context.md, and —
 // when every attempt failed — a verified revert and a dead letter

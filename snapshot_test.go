@@ -114,7 +114,7 @@ func TestValidSnapshotName(t *testing.T) {
 
 var snapshotRule = regexp.MustCompile(SnapshotNameRule)
 
-// Every valid name matches the seed's pattern.
+// Every valid name matches the sandbox snapshot tools' pattern.
 func FuzzValidSnapshotName(f *testing.F) {
 	for _, s := range []string{"s1", ".x", "-x", "a/b", "a b", "a..b", "x.lock", "", "é"} {
 		f.Add(s)
@@ -126,7 +126,7 @@ func FuzzValidSnapshotName(f *testing.F) {
 	})
 }
 
-func TestSnapshotSeedResponses(t *testing.T) {
+func TestSnapshotResponses(t *testing.T) {
 	for _, backend := range []string{BackendSQLite, BackendMemory} {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
@@ -166,7 +166,7 @@ func TestSnapshotSeedResponses(t *testing.T) {
 				t.Errorf("list:\ngot  %q\nwant %q", got, want)
 			}
 
-			// The seed's diff: "-" is the snapshot, "+" the working tree.
+			// The tools' diff: "-" is the snapshot, "+" the working tree.
 			d, err := repo.SnapshotDiff(ctx, "s2")
 			if err != nil {
 				t.Fatal(err)
@@ -175,7 +175,7 @@ func TestSnapshotSeedResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// (The seed shows e5c5594 for "v2\n"; git hash-object says 8c1384d.)
+			// (Their documentation shows e5c5594 for "v2\n"; git hash-object says 8c1384d.)
 			wantDiff := "diff --git a/a.txt b/a.txt\nindex 626799f..8c1384d 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-v1\n+v2\n"
 			if text != wantDiff {
 				t.Errorf("diff:\ngot  %q\nwant %q", text, wantDiff)
@@ -188,7 +188,7 @@ func TestSnapshotSeedResponses(t *testing.T) {
 				t.Errorf("diff of an equal snapshot = %q", text)
 			}
 
-			// The seed's restore: two files changed.
+			// The tools' restore: two files changed.
 			writeFiles(t, ws, map[string]string{"b.txt": "b2\n"})
 			res, err := repo.SnapshotRestore(ctx, "s2")
 			if err != nil {

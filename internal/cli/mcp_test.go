@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ckpt mcp answers the four seed tools with exactly what ckpt snapshot
+// ckpt mcp answers the sandbox snapshot tools' four tools with exactly what ckpt snapshot
 // prints, and fails with exactly what it prints on stderr. Both run
 // in-process here: the MCP server through Main with pipes for stdin and
 // stdout, as cmd/ckpt runs it.

@@ -223,7 +223,7 @@ func TestTools(t *testing.T) {
 	defer srv.Close()
 	s := connect(t, srv, nil)
 
-	// The seed's four tools.
+	// The sandbox snapshot tools' four tools.
 	s.want("snapshot_list", args{}, "no snapshots")
 	clk.set("2026-04-23T12:15:00Z")
 	s2 := match(t, `^snapshot s2 created: ([0-9a-f]{64})$`, s.ok("snapshot_create", args{"name": "s2", "description": "initial checkpoint"}))[1]

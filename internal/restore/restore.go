@@ -539,6 +539,7 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 		if err := a.place(staged[i], w.Path, w.Old != nil); err != nil {
 			return stop(err)
 		}
+		failpoint.Hit("restore/placed", w.Path)
 		if st, err := a.Root.Stat(w.Path); err == nil {
 			if out.wrote == nil {
 				out.wrote = map[string]Stat{}

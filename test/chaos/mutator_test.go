@@ -235,7 +235,6 @@ func (m *mutator) mutate(quiet bool) {
 		if _, _, err := m.fs.rename(p, aside); err != nil {
 			return
 		}
-		m.note("file %q -> directory (aside %q)", p, aside)
 		if m.fs.mkdirAll(p) == nil {
 			c := path.Join(p, names[m.r.IntN(len(names))])
 			t := m.token()
@@ -245,6 +244,7 @@ func (m *mutator) mutate(quiet bool) {
 				m.addDir(p)
 			}
 		}
+		m.note("file %q -> directory (aside %q)", p, aside)
 	case 11: // directory -> file (the directory moved aside)
 		d := m.pickDir()
 		if d == "" {
@@ -254,12 +254,12 @@ func (m *mutator) mutate(quiet bool) {
 		if _, _, err := m.fs.rename(d, aside); err != nil {
 			return
 		}
-		m.note("directory %q -> file (aside %q)", d, aside)
 		t := m.token()
 		if _, _, err := m.fs.writeInPlace(d, t, 0o644); err == nil {
 			m.wrote(t)
 			m.addFile(d)
 		}
+		m.note("directory %q -> file (aside %q)", d, aside)
 	case 12: // file <-> symlink
 		p := m.pickFile()
 		if p == "" || m.holdsIgnored(p) {

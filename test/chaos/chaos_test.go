@@ -50,7 +50,7 @@ type harness struct {
 func TestChaos(t *testing.T) {
 	rounds := *flagRounds
 	if rounds == 0 {
-		rounds = 300
+		rounds = 200
 		if testing.Short() {
 			rounds = 20
 		}

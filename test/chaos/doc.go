@@ -48,7 +48,7 @@
 // directory holds ignored files and a checkpoint has a file there, the
 // restore keeps the directory by design; those paths are excused.
 //
-// The CI runs 300 rounds (20 with -short); a failure names the seed and
+// The CI runs 200 rounds (20 with -short); a failure names the seed and
 // the round. The operations, their interruptions and the mutator's choices
 // follow the seed, but timings do not, so a raced round may need a few
 // runs to fail again:

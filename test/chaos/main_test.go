@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	flagRounds  = flag.Int("chaos.rounds", 0, "rounds of TestChaos (0: 300, or 20 with -short)")
+	flagRounds  = flag.Int("chaos.rounds", 0, "rounds of TestChaos (0: 200, or 20 with -short)")
 	flagSeed    = flag.Uint64("chaos.seed", 1, "random seed of TestChaos")
 	flagMaxFail = flag.Int("chaos.maxfail", 5, "stop TestChaos after this many inconsistent rounds")
 )

@@ -32,6 +32,7 @@
 //	restore/before-change   a restore confirmed; the workspace is untouched
 //	restore/change          a restore changed one path (arg: the count so far)
 //	restore/before-replace  a restore is about to replace or delete a path (arg: the path)
+//	restore/placed          a restore put a path in place, before it looks at what it left (arg: the path)
 //	scan/read-dir           a scan is about to open a directory (arg: its path)
 //	revert/before-change    a run revert computed its target; nothing written yet (arg: the run id)
 //	fsck/between            fsck read part of the store (arg: the table)

@@ -539,11 +539,17 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 		if err := a.place(staged[i], w.Path, w.Old != nil); err != nil {
 			return stop(err)
 		}
+		failpoint.Hit("restore/placed", w.Path)
+		if out.wrote == nil {
+			out.wrote = map[string]Stat{}
+		}
 		if st, err := a.Root.Stat(w.Path); err == nil {
-			if out.wrote == nil {
-				out.wrote = map[string]Stat{}
-			}
 			out.wrote[w.Path] = StatOf(st)
+		} else {
+			// Gone as soon as it was put in place: someone moved it, or
+			// a directory above it, away. What is there now is theirs;
+			// stat data no entry has keeps Verify from judging it.
+			out.wrote[w.Path] = Stat{}
 		}
 		out.Written = append(out.Written, w.Path)
 		if err := changed(); err != nil {

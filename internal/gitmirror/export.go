@@ -49,15 +49,18 @@ type exporter struct {
 	// present caches object ids known to be in the repository (checked or
 	// written during this export).
 	present map[plumbing.Hash]bool
-	// known holds map entries looked up in batches, a directory at a time.
-	known map[mapKey]plumbing.Hash
+	// known holds map entries looked up in batches, a directory at a time,
+	// and knownCommits those of commits (see prefetchCommits).
+	known        map[mapKey]plumbing.Hash
+	knownCommits map[object.ID]plumbing.Hash
+	looked       map[object.ID]bool // the checkpoints prefetchCommits looked up
 	// Written counts the git objects this export wrote.
 	written int
 }
 
 func (m *Mirror) newExporter(src Source) *exporter {
 	return &exporter{m: m, src: src, commits: map[object.ID]plumbing.Hash{}, present: map[plumbing.Hash]bool{},
-		known: map[mapKey]plumbing.Hash{}}
+		known: map[mapKey]plumbing.Hash{}, knownCommits: map[object.ID]plumbing.Hash{}, looked: map[object.ID]bool{}}
 }
 
 // flush records the new map entries.
@@ -65,6 +68,15 @@ func (x *exporter) flush(ctx context.Context) error {
 	err := x.m.db.record(ctx, x.added, x.commits)
 	x.added, x.commits = nil, map[object.ID]plumbing.Hash{}
 	return err
+}
+
+// prefetchCommits looks up in the map, in one query, the commits of the
+// checkpoints the export is about to need.
+func (x *exporter) prefetchCommits(ctx context.Context, ids []object.ID) error {
+	for _, id := range ids {
+		x.looked[id] = true
+	}
+	return x.m.db.commits(ctx, ids, x.knownCommits)
 }
 
 // has reports whether the repository holds the object.
@@ -321,9 +333,14 @@ func (x *exporter) commit(ctx context.Context, id object.ID) (plumbing.Hash, err
 	if h, ok := x.commits[id]; ok {
 		return h, nil
 	}
-	if h, ok, err := x.m.db.commit(ctx, id); err != nil {
-		return h, err
-	} else if ok {
+	h, ok := x.knownCommits[id]
+	if !ok && !x.looked[id] {
+		var err error
+		if h, ok, err = x.m.db.commit(ctx, id); err != nil {
+			return h, err
+		}
+	}
+	if ok {
 		if ok, err := x.has(h); err != nil {
 			return h, err
 		} else if ok {
@@ -352,7 +369,7 @@ func (x *exporter) commit(ctx context.Context, id object.ID) (plumbing.Hash, err
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	h, err := x.write(plumbing.CommitObject, data)
+	h, err = x.write(plumbing.CommitObject, data)
 	if err != nil {
 		return h, fmt.Errorf("export checkpoint %s: %w", id.Short(), err)
 	}

@@ -139,6 +139,16 @@ func (m *gitmap) commit(ctx context.Context, cp object.ID) (plumbing.Hash, bool,
 	return h, true, nil
 }
 
+// commits looks up the commits of many checkpoints, adding those found
+// to out.
+func (m *gitmap) commits(ctx context.Context, ids []object.ID, out map[object.ID]plumbing.Hash) error {
+	return m.batch(ctx, `SELECT checkpoint, oid FROM commits WHERE checkpoint IN (`, nil, ids, func(id []byte, oid plumbing.Hash) {
+		var k object.ID
+		copy(k[:], id)
+		out[k] = oid
+	})
+}
+
 // mapKey names an object of the map.
 type mapKey struct {
 	kind int
@@ -147,22 +157,32 @@ type mapKey struct {
 
 // objects looks up many objects of one kind, adding those found to out.
 func (m *gitmap) objects(ctx context.Context, kind int, ids []object.ID, out map[mapKey]plumbing.Hash) error {
+	return m.batch(ctx, `SELECT id, oid FROM objects WHERE kind=? AND id IN (`, []any{kind}, ids, func(id []byte, oid plumbing.Hash) {
+		k := mapKey{kind: kind}
+		copy(k.id[:], id)
+		out[k] = oid
+	})
+}
+
+// batch runs query (ending in "IN (") with args and the ids, a few hundred
+// at a time, and calls found with each row's two columns.
+func (m *gitmap) batch(ctx context.Context, query string, args []any, ids []object.ID, found func(id []byte, oid plumbing.Hash)) error {
 	const batch = 250
 	for len(ids) > 0 {
 		n := min(len(ids), batch)
-		args := make([]any, 0, n+1)
-		args = append(args, kind)
-		q := make([]byte, 0, 64+2*n)
-		q = append(q, "SELECT id, oid FROM objects WHERE kind=? AND id IN ("...)
+		a := make([]any, 0, len(args)+n)
+		a = append(a, args...)
+		q := make([]byte, 0, len(query)+2*n+1)
+		q = append(q, query...)
 		for i, id := range ids[:n] {
 			if i > 0 {
 				q = append(q, ',')
 			}
 			q = append(q, '?')
-			args = append(args, id[:])
+			a = append(a, id[:])
 		}
 		q = append(q, ')')
-		rows, err := m.db.QueryContext(ctx, string(q), args...)
+		rows, err := m.db.QueryContext(ctx, string(q), a...)
 		if err != nil {
 			return err
 		}
@@ -172,12 +192,9 @@ func (m *gitmap) objects(ctx context.Context, kind int, ids []object.ID, out map
 				rows.Close()
 				return err
 			}
-			var k mapKey
 			var h plumbing.Hash
-			k.kind = kind
-			copy(k.id[:], idb)
 			copy(h[:], oidb)
-			out[k] = h
+			found(idb, h)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

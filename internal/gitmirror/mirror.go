@@ -129,12 +129,26 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 		return nil, err
 	}
 	x := m.newExporter(st)
-	want := map[string]plumbing.Hash{}
-	// Snapshots.
 	snaps, err := st.Refs(ctx, "snapshots/")
 	if err != nil {
 		return nil, err
 	}
+	// The timeline: read the op log from where the last sync stopped.
+	tl, err := m.timeline(ctx, st, timelineMax)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]object.ID, 0, len(snaps)+len(tl))
+	for _, ref := range snaps {
+		ids = append(ids, ref.ID)
+	}
+	for _, e := range tl {
+		ids = append(ids, e.id)
+	}
+	if err := x.prefetchCommits(ctx, ids); err != nil {
+		return nil, err
+	}
+	want := map[string]plumbing.Hash{}
 	for _, ref := range snaps {
 		name := strings.TrimPrefix(ref.Name, "snapshots/")
 		h, err := x.commit(ctx, ref.ID)
@@ -142,11 +156,6 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 			return nil, fmt.Errorf("snapshot %s: %w", name, err)
 		}
 		want[m.SnapshotRef(name)] = h
-	}
-	// The timeline: read the op log from where the last sync stopped.
-	tl, err := m.timeline(ctx, st, timelineMax)
-	if err != nil {
-		return nil, err
 	}
 	names := timelineNames(tl)
 	for i, e := range tl {

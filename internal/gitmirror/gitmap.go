@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS objects (kind INTEGER NOT NULL, id BLOB NOT NULL, oid
 CREATE TABLE IF NOT EXISTS commits (checkpoint BLOB PRIMARY KEY, oid BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, oid BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS timeline (checkpoint BLOB PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS packs (name TEXT PRIMARY KEY, size INTEGER NOT NULL) WITHOUT ROWID;
 `
 
 // Object kinds in the map (a blob and a tree may share a ckpt id).
@@ -37,9 +38,10 @@ const (
 
 // gitmap is the persistent cache of the mirror: which git object each ckpt
 // blob and tree became, which commit each checkpoint became, the refs the
-// mirror wrote (its ledger) and the timeline. It can always be rebuilt: a
-// lost entry costs a re-export, and the ledger is recovered from the refs'
-// commits (see Mirror.adopt).
+// mirror wrote (its ledger), the timeline and the packs the mirror wrote.
+// It can always be rebuilt: a lost entry costs a re-export, the ledger is
+// recovered from the refs' commits (see Mirror.adopt), and packs it no
+// longer lists are left to git's gc like the user's own.
 type gitmap struct {
 	path string
 	db   *sql.DB
@@ -212,9 +214,10 @@ type mapping struct {
 	oid  plumbing.Hash
 }
 
-// record stores new object mappings and commits in one transaction.
-func (m *gitmap) record(ctx context.Context, objs []mapping, commits map[object.ID]plumbing.Hash) error {
-	if len(objs) == 0 && len(commits) == 0 {
+// record stores new object mappings and commits, and the pack holding
+// their objects (if any), in one transaction.
+func (m *gitmap) record(ctx context.Context, objs []mapping, commits map[object.ID]plumbing.Hash, pack *packInfo) error {
+	if len(objs) == 0 && len(commits) == 0 && pack == nil {
 		return nil
 	}
 	tx, err := m.db.BeginTx(ctx, nil)
@@ -222,6 +225,11 @@ func (m *gitmap) record(ctx context.Context, objs []mapping, commits map[object.
 		return err
 	}
 	defer tx.Rollback()
+	if pack != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO packs(name, size) VALUES (?, ?)`, pack.Name, pack.Size); err != nil {
+			return err
+		}
+	}
 	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO objects(kind, id, oid) VALUES (?, ?, ?)`)
 	if err != nil {
 		return err

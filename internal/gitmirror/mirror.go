@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	gitobject "github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
@@ -27,6 +28,7 @@ type Mirror struct {
 	prefix  string
 	mu      sync.Mutex
 	st      *filesystem.Storage
+	stale   bool // st's pack list may be out of date
 	objects *objectIndex
 	db      *gitmap
 }
@@ -66,7 +68,7 @@ func Open(ctx context.Context, lay Layout, mapPath, prefix string) (*Mirror, err
 	fs := osfs.New(lay.CommonDir, osfs.WithBoundOS())
 	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(4<<20), filesystem.Options{})
 	return &Mirror{lay: lay, prefix: prefix, st: st, db: db,
-		objects: &objectIndex{objects: filepath.Join(lay.CommonDir, "objects")}}, nil
+		objects: &objectIndex{dir: filepath.Join(lay.CommonDir, "objects", "pack")}}, nil
 }
 
 // Close releases the mirror's files.
@@ -98,18 +100,32 @@ func (m *Mirror) TimelineRef(id object.ID) string { return m.prefix + "/timeline
 func (m *Mirror) Commit(ctx context.Context, src Source, id object.ID) (plumbing.Hash, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, err := m.refresh(); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	x := m.newExporter(src)
+	defer x.abort()
 	h, err := x.commit(ctx, id)
 	if err != nil {
 		return h, err
 	}
-	return h, x.flush(ctx)
+	_, err = x.flush(ctx)
+	return h, err
+}
+
+// refresh lists the repository's packs (see objectIndex.refresh) at the
+// start of an operation.
+func (m *Mirror) refresh() ([]string, error) {
+	m.stale = true
+	return m.objects.refresh()
 }
 
 // SyncResult reports what [Mirror.Sync] changed.
 type SyncResult struct {
 	// Objects is the number of git objects written.
 	Objects int
+	// Pack is the pack they were written to ("pack-<hex>"; "" if none).
+	Pack string
 	// Set and Deleted list the refs created or moved, and deleted.
 	Set, Deleted []string
 }
@@ -119,16 +135,21 @@ type SyncResult struct {
 // <prefix>/timeline/<12-hex id> for each of the newest timelineMax
 // checkpoints of the timeline (the states the operation log moved HEAD
 // from and to), older ones deleted. Each named checkpoint is exported
-// first. Only refs the mirror wrote itself are moved or deleted; a ref in
-// the way that it did not write is an error naming it.
+// first, its new objects into one pack that is durable before any ref
+// names them. Only refs the mirror wrote itself are moved or deleted; a
+// ref in the way that it did not write is an error naming it.
 func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*SyncResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := &SyncResult{}
+	if _, err := m.refresh(); err != nil {
+		return nil, err
+	}
 	if err := m.adopt(ctx, st); err != nil {
 		return nil, err
 	}
 	x := m.newExporter(st)
+	defer x.abort()
 	snaps, err := st.Refs(ctx, "snapshots/")
 	if err != nil {
 		return nil, err
@@ -172,10 +193,13 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 		}
 		want[m.prefix+"/timeline/"+names[i]] = h
 	}
-	if err := x.flush(ctx); err != nil {
-		return nil, fmt.Errorf("record git object map: %w", err)
-	}
 	out.Objects = x.written
+	if out.Pack, err = x.flush(ctx); err != nil {
+		return nil, fmt.Errorf("record git objects: %w", err)
+	}
+	if err := failpoint.Hit("git/before-refs", out.Pack); err != nil {
+		return nil, err
+	}
 	// Refs.
 	ledger, err := m.db.ledger(ctx)
 	if err != nil {
@@ -292,6 +316,10 @@ func (m *Mirror) owns(ctx context.Context, st store.Store, name string, cur plum
 // checkpointOf returns the checkpoint a commit was exported from (its
 // Ckpt-Checkpoint trailer), if it is a ckpt commit.
 func (m *Mirror) checkpointOf(h plumbing.Hash) (object.ID, bool) {
+	if m.stale {
+		m.st.Reindex() // packs may have come and gone since it last looked
+		m.stale = false
+	}
 	c, err := gitobject.GetCommit(m.st, h)
 	if err != nil || c.Author.Email != CommitterEmail {
 		return object.ZeroID, false

@@ -25,8 +25,9 @@
 // Objects are never written loose (past gc.auto loose objects git runs
 // `git gc --auto` in the middle of the user's work): each export writes the
 // objects it adds as one pack with its index, durably (temporary file,
-// fsync, rename, the index after the pack), before any ref names them. See
-// packs.go and docs/git-backend.md.
+// fsync, rename, the index after the pack), before any ref names them. The
+// mirror keeps its packs few by merging the smaller ones (never dropping an
+// object: pruning is git gc's). See packs.go and docs/git-backend.md.
 //
 // # Refs
 //

@@ -351,3 +351,44 @@ func (m *gitmap) dropTimeline(ctx context.Context, id object.ID) error {
 	_, err := m.db.ExecContext(ctx, `DELETE FROM timeline WHERE checkpoint=?`, id[:])
 	return err
 }
+
+// addPack records a pack the mirror wrote.
+func (m *gitmap) addPack(ctx context.Context, p packInfo) error {
+	return m.record(ctx, nil, nil, &p)
+}
+
+// packs returns the packs the mirror wrote, by name.
+func (m *gitmap) packs(ctx context.Context) ([]packInfo, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT name, size FROM packs ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []packInfo
+	for rows.Next() {
+		var p packInfo
+		if err := rows.Scan(&p.Name, &p.Size); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// dropPacks forgets packs (removed by the mirror, or gone).
+func (m *gitmap) dropPacks(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM packs WHERE name=?`, n); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}

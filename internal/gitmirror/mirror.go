@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -126,6 +128,10 @@ type SyncResult struct {
 	Objects int
 	// Pack is the pack they were written to ("pack-<hex>"; "" if none).
 	Pack string
+	// Consolidated is the pack the sync merged some of the mirror's own
+	// packs into ("" if it did not), and Removed lists those packs.
+	Consolidated string
+	Removed      []string
 	// Set and Deleted list the refs created or moved, and deleted.
 	Set, Deleted []string
 }
@@ -137,7 +143,9 @@ type SyncResult struct {
 // from and to), older ones deleted. Each named checkpoint is exported
 // first, its new objects into one pack that is durable before any ref
 // names them. Only refs the mirror wrote itself are moved or deleted; a
-// ref in the way that it did not write is an error naming it.
+// ref in the way that it did not write is an error naming it. Last, when
+// the mirror has written more than a few packs, it consolidates the
+// smaller ones (see planRollUp).
 func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*SyncResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -273,10 +281,67 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 			return nil, err
 		}
 	}
+	// The mirror's packs.
+	rolled, removed, err := m.consolidate(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("consolidate ckpt's git packs in %s: %w", m.objects.dir, err))
+	}
+	out.Consolidated, out.Removed = rolled, removed
 	if err := errors.Join(errs...); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// consolidate merges the mirror's own packs when they grow numerous (see
+// planRollUp). Packs the map lists that are gone (git's gc repacked them)
+// are forgotten; packs with a .keep file, which the user asked git to
+// keep as they are, are left alone, and so is every pack while a
+// multi-pack-index exists (its maintenance repacks them; removing a pack it
+// lists would make git discard it). It returns the new pack and the packs
+// it removed.
+func (m *Mirror) consolidate(ctx context.Context) (string, []string, error) {
+	recorded, err := m.db.packs(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var live []packInfo
+	var gone []string
+	for _, p := range recorded {
+		lp, ok := m.objects.lookup(p.Name)
+		if !ok {
+			// Gone, or written since this sync listed the packs (by a ckpt
+			// of this store in another process): the next sync sees it.
+			if _, err := os.Stat(filepath.Join(m.objects.dir, p.Name+".pack")); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, p.Name)
+			}
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(m.objects.dir, p.Name+".keep")); err == nil {
+			continue
+		}
+		live = append(live, packInfo{Name: p.Name, Size: lp.size})
+	}
+	if err := m.db.dropPacks(ctx, gone); err != nil {
+		return "", nil, err
+	}
+	plan := planRollUp(live)
+	if len(plan) == 0 {
+		return "", nil, nil
+	}
+	if _, err := os.Lstat(filepath.Join(m.objects.dir, "multi-pack-index")); err == nil {
+		return "", nil, nil
+	}
+	written, removed, err := m.objects.rollUp(plan)
+	if written.Name != "" {
+		if aerr := m.db.addPack(ctx, written); err == nil {
+			err = aerr
+		}
+	}
+	if derr := m.db.dropPacks(ctx, removed); err == nil {
+		err = derr
+	}
+	return written.Name, removed, err
 }
 
 // ForeignRefError reports a ref the mirror must set that it did not write.

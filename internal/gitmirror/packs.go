@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -120,6 +121,25 @@ func (oi *objectIndex) add(name string, idx *idxfile.MemoryIndex, size int64) {
 		}
 	}
 	oi.packs = append(oi.packs, loadedPack{name: name, idx: idx, size: size})
+}
+
+// forget drops a pack the mirror removed.
+func (oi *objectIndex) forget(name string) {
+	for i, p := range oi.packs {
+		if p.name == name {
+			oi.packs = append(oi.packs[:i:i], oi.packs[i+1:]...)
+			return
+		}
+	}
+}
+
+func (oi *objectIndex) lookup(name string) (loadedPack, bool) {
+	for _, p := range oi.packs {
+		if p.name == name {
+			return p, true
+		}
+	}
+	return loadedPack{}, false
 }
 
 // isPackName reports whether name is "pack-" and 40 hex digits.
@@ -433,8 +453,169 @@ func (oi *objectIndex) recoverTemps(des []fs.DirEntry, now time.Time) {
 	}
 }
 
+// The mirror's own packs are consolidated when there are more than
+// maxPacks of them, so that git's gc.autoPackLimit (50 packs) stays far
+// off: the smallest are merged into one until the rest form a geometric
+// progression, each pack at least rollFactor times the size of the next
+// smaller one. A byte is then copied about log4(total/smallest) times over
+// the repository's life, and the mirror keeps about that many packs.
+const (
+	maxPacks   = 10
+	rollFactor = 4
+)
+
 // packInfo is one of the mirror's packs.
 type packInfo struct {
 	Name string
 	Size int64
+}
+
+// planRollUp returns the packs to merge into one (none while there are at
+// most maxPacks).
+func planRollUp(packs []packInfo) []packInfo {
+	if len(packs) <= maxPacks {
+		return nil
+	}
+	ps := append([]packInfo(nil), packs...)
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Size < ps[j].Size })
+	// The largest packs that already form a progression stay: ps[k:].
+	k := len(ps) - 1
+	for k > 0 && ps[k].Size >= rollFactor*ps[k-1].Size {
+		k--
+	}
+	if len(ps)-k > maxPacks-1 {
+		// A progression longer than the limit: merge its smallest.
+		return ps[:len(ps)-(maxPacks-1)]
+	}
+	k = max(k, 2)
+	var total int64
+	for _, p := range ps[:k] {
+		total += p.Size
+	}
+	// Then those the merged pack would not be rollFactor times smaller than.
+	for k < len(ps) && ps[k].Size < rollFactor*total {
+		total += ps[k].Size
+		k++
+	}
+	return ps[:k]
+}
+
+// rollUp merges packs (the mirror's own) into one: every entry is copied
+// as it is (nothing is dropped: pruning is git gc's, which knows every ref,
+// index and reflog), the new pack and its index are written durably, and
+// only then are the old ones removed, index first. A pack that is gone
+// already (git gc repacked it) is skipped. It returns the new pack ("" if
+// none was written) and the packs it removed.
+func (oi *objectIndex) rollUp(packs []packInfo) (written packInfo, removed []string, err error) {
+	type source struct {
+		name    string
+		f       *os.File
+		entries []*idxfile.Entry
+		end     int64
+	}
+	var srcs []source
+	defer func() {
+		for _, s := range srcs {
+			s.f.Close()
+		}
+	}()
+	for _, p := range packs {
+		lp, ok := oi.lookup(p.Name)
+		if !ok {
+			continue
+		}
+		// Opened before anything is written: a pack git removes after this
+		// stays readable through the open file.
+		f, err := os.Open(filepath.Join(oi.dir, p.Name+".pack"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return written, nil, err
+		}
+		srcs = append(srcs, source{name: p.Name, f: f})
+		s := &srcs[len(srcs)-1]
+		fi, err := f.Stat()
+		if err != nil {
+			return written, nil, err
+		}
+		s.end = fi.Size() - int64(len(plumbing.ZeroHash))
+		it, err := lp.idx.EntriesByOffset()
+		if err != nil {
+			return written, nil, err
+		}
+		for {
+			e, err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return written, nil, err
+			}
+			s.entries = append(s.entries, e)
+		}
+	}
+	if len(srcs) < 2 {
+		return written, nil, nil
+	}
+	pw, err := newPackWriter(oi.dir)
+	if err != nil {
+		return written, nil, err
+	}
+	defer pw.abort()
+	for _, s := range srcs {
+		br := bufio.NewReaderSize(io.NewSectionReader(s.f, 0, s.end), 256<<10)
+		pos := int64(0)
+		for i, e := range s.entries {
+			start, end := int64(e.Offset), s.end
+			if i+1 < len(s.entries) {
+				end = int64(s.entries[i+1].Offset)
+			}
+			if start < pos || end <= start {
+				return written, nil, fmt.Errorf("pack %s: bad offsets in its index", s.name)
+			}
+			if _, err := br.Discard(int(start - pos)); err != nil {
+				return written, nil, fmt.Errorf("pack %s: %w", s.name, err)
+			}
+			// Only whole objects can be copied as they are; the mirror's
+			// packs hold nothing else.
+			if b, err := br.Peek(1); err != nil {
+				return written, nil, fmt.Errorf("pack %s: %w", s.name, err)
+			} else if t := plumbing.ObjectType(b[0] >> 4 & 7); t < plumbing.CommitObject || t > plumbing.TagObject {
+				return written, nil, fmt.Errorf("pack %s: object %s is stored as a delta; only ckpt's own packs are consolidated", s.name, e.Hash)
+			}
+			if err := pw.addRaw(e.Hash, br, end-start, e.CRC32); err != nil {
+				return written, nil, fmt.Errorf("pack %s: %w", s.name, err)
+			}
+			pos = end
+		}
+	}
+	name, idx, size, err := pw.finish()
+	if err != nil {
+		return written, nil, err
+	}
+	oi.add(name, idx, size)
+	written = packInfo{Name: name, Size: size}
+	for _, s := range srcs {
+		if s.name == name {
+			continue
+		}
+		if err := removePack(oi.dir, s.name); err != nil {
+			return written, removed, err
+		}
+		oi.forget(s.name)
+		removed = append(removed, s.name)
+	}
+	return written, removed, nil
+}
+
+// removePack removes a pack: its index first (git stops seeing the pack),
+// then the files git may have added beside it, then the pack.
+func removePack(dir, name string) error {
+	for _, ext := range []string{".idx", ".rev", ".bitmap", ".pack"} {
+		if err := os.Remove(filepath.Join(dir, name+ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove git pack %s: %w", name, err)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -213,4 +214,165 @@ func TestPackCrashBetweenRenames(t *testing.T) {
 	if c := countObjects(t, dir); c["garbage"] != "0" {
 		t.Errorf("count-objects: %v", c)
 	}
+}
+
+func TestPlanRollUp(t *testing.T) {
+	sizes := func(ps []packInfo) []int64 {
+		var out []int64
+		for _, p := range ps {
+			out = append(out, p.Size)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+		return out
+	}
+	packs := func(ss ...int64) []packInfo {
+		var out []packInfo
+		for i, s := range ss {
+			out = append(out, packInfo{Name: fmt.Sprint("p", i), Size: s})
+		}
+		return out
+	}
+	repeat := func(s int64, n int) []int64 {
+		var out []int64
+		for range n {
+			out = append(out, s)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		in   []int64
+		want []int64
+	}{
+		{"few", repeat(1, maxPacks), nil},
+		{"all small", repeat(1, maxPacks+1), repeat(1, maxPacks+1)},
+		{"small ones below big ones", append(repeat(1, 9), 50, 1000), repeat(1, 9)},
+		{"the merged one reaches the next", append(repeat(10, 9), 100, 10000), append(repeat(10, 9), 100)},
+		{"a progression longer than the limit", []int64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}, []int64{1, 4, 16}},
+	} {
+		got := sizes(planRollUp(packs(tc.in...)))
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: planRollUp(%v) merges %v, want %v", tc.name, tc.in, got, tc.want)
+		}
+		if n := len(tc.in) - len(got) + min(len(got), 1); len(tc.in) > maxPacks && n > maxPacks {
+			t.Errorf("%s: %d packs left", tc.name, n)
+		}
+	}
+}
+
+// TestPlanRollUpOverALife: one small pack per sync for many syncs keeps
+// the count at most maxPacks+1 and copies each byte a few times only.
+func TestPlanRollUpOverALife(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ps []packInfo
+	var written, copied int64
+	most := 0
+	for i := range 20000 {
+		s := int64(200 + rng.IntN(5000))
+		if i%1000 == 0 {
+			s = 5 << 20 // now and then a big turn
+		}
+		written += s
+		ps = append(ps, packInfo{Name: fmt.Sprint(i), Size: s})
+		most = max(most, len(ps))
+		plan := planRollUp(ps)
+		if len(plan) == 0 {
+			continue
+		}
+		merged := map[string]bool{}
+		var total int64
+		for _, p := range plan {
+			merged[p.Name] = true
+			total += p.Size
+		}
+		copied += total
+		var rest []packInfo
+		for _, p := range ps {
+			if !merged[p.Name] {
+				rest = append(rest, p)
+			}
+		}
+		ps = append(rest, packInfo{Name: fmt.Sprint("r", i), Size: total})
+	}
+	if most > maxPacks+1 {
+		t.Errorf("up to %d packs", most)
+	}
+	if ratio := float64(copied) / float64(written); ratio > 12 {
+		t.Errorf("each byte copied %.1f times on average", ratio)
+	} else {
+		t.Logf("%d packs at the end, at most %d; each byte copied %.1f times", len(ps), most, ratio)
+	}
+}
+
+// TestRollUp: merging packs keeps every object (duplicates once), removes
+// the merged packs only after the new one is in place, and git reads the
+// result; a pack git wrote (with deltas) is refused, untouched.
+func TestRollUp(t *testing.T) {
+	needGit(t)
+	dir, oi := newObjects(t)
+	var plan []packInfo
+	var all []testObject
+	for i := range 5 {
+		objs := blobs(fmt.Sprint("pack", i), 20+i)
+		objs = append(objs, blobs("shared", 3)...) // in every pack
+		plan = append(plan, writePack(t, oi, objs...))
+		all = append(all, objs...)
+	}
+	keep := writePack(t, oi, blobs("not merged", 4)...)
+	written, removed, err := oi.rollUp(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != len(plan) {
+		t.Errorf("removed %q", removed)
+	}
+	names, err := oi.refresh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{written.Name, keep.Name}
+	sort.Strings(want)
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("packs after roll-up: %q, want %q", names, want)
+	}
+	for _, o := range all {
+		if got := git(t, dir, "cat-file", "blob", o.hash().String()); got != string(o.data) {
+			t.Errorf("git reads %q for %s", got, o.hash())
+		}
+	}
+	git(t, dir, "verify-pack", filepath.Join(oi.dir, written.Name+".idx"))
+	git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
+	if c := countObjects(t, dir); c["in-pack"] != fmt.Sprint(5*20+10+3+4) || c["garbage"] != "0" {
+		t.Errorf("count-objects: %v", c)
+	}
+
+	// A pack of git's own, with deltas.
+	var text []byte
+	for i := range 30 {
+		text = fmt.Appendf(text, "line %d of a file that grows by a line per commit\n", i)
+		os.WriteFile(filepath.Join(dir, "f"), text, 0o644)
+		git(t, dir, "add", "f")
+		git(t, dir, "-c", "user.name=u", "-c", "user.email=u@example.com", "commit", "-q", "-m", fmt.Sprint(i))
+	}
+	git(t, dir, "repack", "-q", "-d")
+	names, err = oi.refresh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []packInfo
+	for _, n := range names {
+		if n != written.Name && n != keep.Name {
+			users = append(users, packInfo{Name: n})
+		}
+	}
+	if len(users) != 1 {
+		t.Fatalf("git's packs: %v", users)
+	}
+	if _, _, err := oi.rollUp(append(users, keep)); err == nil || !strings.Contains(err.Error(), "delta") {
+		t.Errorf("rolling up git's pack: %v", err)
+	}
+	if after, _ := oi.refresh(); !reflect.DeepEqual(after, names) {
+		t.Errorf("a refused roll-up changed the packs: %q -> %q", names, after)
+	}
+	git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
 }

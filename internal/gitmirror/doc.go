@@ -27,7 +27,9 @@
 // objects it adds as one pack with its index, durably (temporary file,
 // fsync, rename, the index after the pack), before any ref names them. The
 // mirror keeps its packs few by merging the smaller ones (never dropping an
-// object: pruning is git gc's). See packs.go and docs/git-backend.md.
+// object: pruning is git gc's), and a sync that finds gone a pack it relied
+// on (git gc ran) re-checks every object the refs need and writes what is
+// missing. See packs.go and docs/git-backend.md.
 //
 // # Refs
 //

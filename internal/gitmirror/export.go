@@ -60,11 +60,17 @@ type exporter struct {
 	pack *packWriter
 	// written counts the git objects this export wrote.
 	written int
+	// deep makes the export trust no cached tree or commit: every tree is
+	// rebuilt from the store and every object it names looked up, so that
+	// objects git's gc removed are written again (see Mirror.Sync).
+	deep bool
+	// verified holds the trees a deep export rebuilt.
+	verified map[object.ID]plumbing.Hash
 }
 
 func (m *Mirror) newExporter(src Source) *exporter {
 	return &exporter{m: m, src: src, commits: map[object.ID]plumbing.Hash{}, present: map[plumbing.Hash]bool{},
-		known: map[mapKey]plumbing.Hash{}, knownCommits: map[object.ID]plumbing.Hash{}, looked: map[object.ID]bool{}}
+		known: map[mapKey]plumbing.Hash{}, knownCommits: map[object.ID]plumbing.Hash{}, looked: map[object.ID]bool{}, verified: map[object.ID]plumbing.Hash{}}
 }
 
 // flush writes the export's pack, then records it and the new map entries
@@ -291,7 +297,11 @@ func sortGit(es []gitobject.TreeEntry) {
 // cached; one with gitlinks depends on the checkpoint and is not.
 func (x *exporter) tree(ctx context.Context, id object.ID, links []Gitlink) (plumbing.Hash, error) {
 	if len(links) == 0 && !id.IsZero() {
-		if h, ok, err := x.cached(ctx, kindTree, id); err != nil || ok {
+		if x.deep {
+			if h, ok := x.verified[id]; ok {
+				return h, nil
+			}
+		} else if h, ok, err := x.cached(ctx, kindTree, id); err != nil || ok {
 			return h, err
 		}
 	}
@@ -361,6 +371,7 @@ func (x *exporter) tree(ctx context.Context, id object.ID, links []Gitlink) (plu
 	}
 	if len(links) == 0 && !id.IsZero() {
 		x.added = append(x.added, mapping{kindTree, id, h})
+		x.verified[id] = h
 	}
 	return h, nil
 }
@@ -378,7 +389,7 @@ func (x *exporter) commit(ctx context.Context, id object.ID) (plumbing.Hash, err
 			return h, err
 		}
 	}
-	if ok {
+	if ok && !x.deep {
 		if ok, err := x.has(h); err != nil {
 			return h, err
 		} else if ok {

@@ -128,6 +128,9 @@ type SyncResult struct {
 	Objects int
 	// Pack is the pack they were written to ("pack-<hex>"; "" if none).
 	Pack string
+	// Verified is set when the sync checked every object the refs need,
+	// because a pack it relied on was gone (git gc repacked).
+	Verified bool
 	// Consolidated is the pack the sync merged some of the mirror's own
 	// packs into ("" if it did not), and Removed lists those packs.
 	Consolidated string
@@ -143,20 +146,32 @@ type SyncResult struct {
 // from and to), older ones deleted. Each named checkpoint is exported
 // first, its new objects into one pack that is durable before any ref
 // names them. Only refs the mirror wrote itself are moved or deleted; a
-// ref in the way that it did not write is an error naming it. Last, when
-// the mirror has written more than a few packs, it consolidates the
-// smaller ones (see planRollUp).
+// ref in the way that it did not write is an error naming it.
+//
+// A pack the previous sync relied on that is gone means git's gc (or a
+// repack) ran since, and may have pruned objects the refs need (a gc with
+// --prune=now racing a sync can prune a new pack before its refs exist):
+// that sync then rebuilds every tree and commit the refs name and writes
+// whatever object is missing. Last, when the mirror has written more than
+// a few packs, it consolidates the smaller ones (see planRollUp).
 func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*SyncResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := &SyncResult{}
-	if _, err := m.refresh(); err != nil {
+	start, err := m.refresh()
+	if err != nil {
 		return nil, err
 	}
+	seen, err := m.db.meta(ctx, "packs_seen")
+	if err != nil {
+		return nil, err
+	}
+	out.Verified = anyGone(strings.Fields(seen), start)
 	if err := m.adopt(ctx, st); err != nil {
 		return nil, err
 	}
 	x := m.newExporter(st)
+	x.deep = out.Verified
 	defer x.abort()
 	snaps, err := st.Refs(ctx, "snapshots/")
 	if err != nil {
@@ -287,10 +302,47 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 		errs = append(errs, fmt.Errorf("consolidate ckpt's git packs in %s: %w", m.objects.dir, err))
 	}
 	out.Consolidated, out.Removed = rolled, removed
+	// What the next sync checks is still there: every pack this one
+	// started from or wrote, but those it removed itself.
+	if err := m.db.setMeta(ctx, "packs_seen", strings.Join(seenAfter(start, []string{out.Pack, rolled}, removed), " ")); err != nil {
+		return nil, err
+	}
 	if err := errors.Join(errs...); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// anyGone reports whether a name of seen is not in now (sorted).
+func anyGone(seen, now []string) bool {
+	for _, n := range seen {
+		if i := sort.SearchStrings(now, n); i == len(now) || now[i] != n {
+			return true
+		}
+	}
+	return false
+}
+
+// seenAfter is start plus the packs written, minus those removed, sorted.
+func seenAfter(start, written, removed []string) []string {
+	set := map[string]bool{}
+	for _, n := range start {
+		set[n] = true
+	}
+	for _, n := range written {
+		if n != "" {
+			set[n] = true
+		}
+	}
+	for _, n := range removed {
+		delete(set, n)
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // consolidate merges the mirror's own packs when they grow numerous (see

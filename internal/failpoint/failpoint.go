@@ -37,6 +37,10 @@
 //	revert/before-change    a run revert computed its target; nothing written yet (arg: the run id)
 //	fsck/between            fsck read part of the store (arg: the table)
 //	store/before-commit     a store transaction is about to commit
+//	git/pack-renamed        the git backend renamed a new pack into place; its
+//	                        index is not yet (arg: the pack's name)
+//	git/before-refs         a git sync's objects are in a pack; no ref is set
+//	                        yet (arg: the pack's name, "" if it wrote none)
 //	watch/event             the watcher is about to handle an event (arg: the path it names)
 package failpoint
 

@@ -15,11 +15,21 @@
 // (160000) naming its checked-out commit. Entries are sorted in git's order.
 // Author and committer are "ckpt <ckpt@localhost>" at the checkpoint's time;
 // the message is the checkpoint's message followed by the trailer
-// "Ckpt-Checkpoint: <64-hex id>". Objects are written loose with go-git's
-// filesystem storage. A persistent map (gitmap.db, a SQLite cache in the
-// store directory) remembers which git object each ckpt blob and tree
-// became, so exporting a checkpoint writes only the objects that changed
-// since the last one.
+// "Ckpt-Checkpoint: <64-hex id>". A persistent map (gitmap.db, a SQLite
+// cache in the store directory) remembers which git object each ckpt blob
+// and tree became, so exporting a checkpoint writes only the objects that
+// changed since the last one.
+//
+// # Packs
+//
+// Objects are never written loose (past gc.auto loose objects git runs
+// `git gc --auto` in the middle of the user's work): each export writes the
+// objects it adds as one pack with its index, durably (temporary file,
+// fsync, rename, the index after the pack), before any ref names them. The
+// mirror keeps its packs few by merging the smaller ones (never dropping an
+// object: pruning is git gc's), and a sync that finds gone a pack it relied
+// on (git gc ran) re-checks every object the refs need and writes what is
+// missing. See packs.go and docs/git-backend.md.
 //
 // # Refs
 //

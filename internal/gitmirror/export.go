@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	gitobject "github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -40,7 +41,8 @@ const Trailer = "Ckpt-Checkpoint"
 const smallBlob = 8 << 20
 
 // exporter turns ckpt checkpoints into git commits. One exporter serves
-// one operation; it collects new map entries and records them at the end.
+// one operation; it collects new objects in one pack and new map entries,
+// and records them at the end (flush).
 type exporter struct {
 	m       *Mirror
 	src     Source
@@ -49,25 +51,72 @@ type exporter struct {
 	// present caches object ids known to be in the repository (checked or
 	// written during this export).
 	present map[plumbing.Hash]bool
-	// known holds map entries looked up in batches, a directory at a time.
-	known map[mapKey]plumbing.Hash
-	// Written counts the git objects this export wrote.
+	// known holds map entries looked up in batches, a directory at a time,
+	// and knownCommits those of commits (see prefetchCommits).
+	known        map[mapKey]plumbing.Hash
+	knownCommits map[object.ID]plumbing.Hash
+	looked       map[object.ID]bool // the checkpoints prefetchCommits looked up
+	// pack receives the objects this export writes (created on the first).
+	pack *packWriter
+	// written counts the git objects this export wrote.
 	written int
+	// deep makes the export trust no cached tree or commit: every tree is
+	// rebuilt from the store and every object it names looked up, so that
+	// objects git's gc removed are written again (see Mirror.Sync).
+	deep bool
+	// verified holds the trees a deep export rebuilt.
+	verified map[object.ID]plumbing.Hash
 }
 
 func (m *Mirror) newExporter(src Source) *exporter {
 	return &exporter{m: m, src: src, commits: map[object.ID]plumbing.Hash{}, present: map[plumbing.Hash]bool{},
-		known: map[mapKey]plumbing.Hash{}}
+		known: map[mapKey]plumbing.Hash{}, knownCommits: map[object.ID]plumbing.Hash{}, looked: map[object.ID]bool{}, verified: map[object.ID]plumbing.Hash{}}
 }
 
-// flush records the new map entries.
-func (x *exporter) flush(ctx context.Context) error {
-	err := x.m.db.record(ctx, x.added, x.commits)
+// flush writes the export's pack, then records it and the new map entries
+// (an entry must never name an object that is not yet durable). It returns
+// the pack's name ("" if the export wrote nothing).
+func (x *exporter) flush(ctx context.Context) (string, error) {
+	var name string
+	var pack *packInfo
+	if x.pack != nil {
+		pw := x.pack
+		x.pack = nil
+		var idx *idxfile.MemoryIndex
+		var size int64
+		var err error
+		if name, idx, size, err = pw.finish(); err != nil {
+			return "", err
+		}
+		if name != "" {
+			x.m.objects.add(name, idx, size)
+			pack = &packInfo{Name: name, Size: size}
+		}
+	}
+	err := x.m.db.record(ctx, x.added, x.commits, pack)
 	x.added, x.commits = nil, map[object.ID]plumbing.Hash{}
-	return err
+	return name, err
 }
 
-// has reports whether the repository holds the object.
+// prefetchCommits looks up in the map, in one query, the commits of the
+// checkpoints the export is about to need.
+func (x *exporter) prefetchCommits(ctx context.Context, ids []object.ID) error {
+	for _, id := range ids {
+		x.looked[id] = true
+	}
+	return x.m.db.commits(ctx, ids, x.knownCommits)
+}
+
+// abort drops what the export wrote and did not flush.
+func (x *exporter) abort() {
+	if x.pack != nil {
+		x.pack.abort()
+		x.pack = nil
+	}
+}
+
+// has reports whether the repository holds the object in a pack (or this
+// export wrote it).
 func (x *exporter) has(h plumbing.Hash) (bool, error) {
 	if x.present[h] {
 		return true, nil
@@ -115,18 +164,30 @@ func (x *exporter) prefetch(ctx context.Context, t *object.Tree, below map[strin
 	return x.m.db.objects(ctx, kindTree, trees, x.known)
 }
 
+// store adds an object the repository lacks to the export's pack.
+func (x *exporter) store(h plumbing.Hash, t plumbing.ObjectType, size int64, content io.Reader) error {
+	if x.pack == nil {
+		pw, err := x.m.objects.newPackWriter()
+		if err != nil {
+			return err
+		}
+		x.pack = pw
+	}
+	if err := x.pack.add(h, t, size, content); err != nil {
+		return fmt.Errorf("write git object %s: %w", h, err)
+	}
+	x.present[h] = true
+	x.written++
+	return nil
+}
+
 // write stores an object (if the repository lacks it) and returns its id.
 func (x *exporter) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := gitHash(t, data)
 	if ok, err := x.has(h); err != nil || ok {
 		return h, err
 	}
-	if err := x.m.objects.write(h, t, int64(len(data)), bytes.NewReader(data)); err != nil {
-		return h, fmt.Errorf("write git object %s: %w", h, err)
-	}
-	x.present[h] = true
-	x.written++
-	return h, nil
+	return h, x.store(h, t, int64(len(data)), bytes.NewReader(data))
 }
 
 // gitHash is the git object id of content (SHA-1 of "type size\0content").
@@ -202,12 +263,7 @@ func (x *exporter) largeBlob(ctx context.Context, id object.ID) (plumbing.Hash, 
 		return h, err
 	}
 	defer rc.Close()
-	if err := x.m.objects.write(h, plumbing.BlobObject, size, rc); err != nil {
-		return h, err
-	}
-	x.present[h] = true
-	x.written++
-	return h, nil
+	return h, x.store(h, plumbing.BlobObject, size, rc)
 }
 
 // gitMode maps a ckpt tree entry mode to git's: 100755 if any exec bit is
@@ -241,7 +297,11 @@ func sortGit(es []gitobject.TreeEntry) {
 // cached; one with gitlinks depends on the checkpoint and is not.
 func (x *exporter) tree(ctx context.Context, id object.ID, links []Gitlink) (plumbing.Hash, error) {
 	if len(links) == 0 && !id.IsZero() {
-		if h, ok, err := x.cached(ctx, kindTree, id); err != nil || ok {
+		if x.deep {
+			if h, ok := x.verified[id]; ok {
+				return h, nil
+			}
+		} else if h, ok, err := x.cached(ctx, kindTree, id); err != nil || ok {
 			return h, err
 		}
 	}
@@ -311,6 +371,7 @@ func (x *exporter) tree(ctx context.Context, id object.ID, links []Gitlink) (plu
 	}
 	if len(links) == 0 && !id.IsZero() {
 		x.added = append(x.added, mapping{kindTree, id, h})
+		x.verified[id] = h
 	}
 	return h, nil
 }
@@ -321,9 +382,14 @@ func (x *exporter) commit(ctx context.Context, id object.ID) (plumbing.Hash, err
 	if h, ok := x.commits[id]; ok {
 		return h, nil
 	}
-	if h, ok, err := x.m.db.commit(ctx, id); err != nil {
-		return h, err
-	} else if ok {
+	h, ok := x.knownCommits[id]
+	if !ok && !x.looked[id] {
+		var err error
+		if h, ok, err = x.m.db.commit(ctx, id); err != nil {
+			return h, err
+		}
+	}
+	if ok && !x.deep {
 		if ok, err := x.has(h); err != nil {
 			return h, err
 		} else if ok {
@@ -352,7 +418,7 @@ func (x *exporter) commit(ctx context.Context, id object.ID) (plumbing.Hash, err
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	h, err := x.write(plumbing.CommitObject, data)
+	h, err = x.write(plumbing.CommitObject, data)
 	if err != nil {
 		return h, fmt.Errorf("export checkpoint %s: %w", id.Short(), err)
 	}

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS objects (kind INTEGER NOT NULL, id BLOB NOT NULL, oid
 CREATE TABLE IF NOT EXISTS commits (checkpoint BLOB PRIMARY KEY, oid BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, oid BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS timeline (checkpoint BLOB PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS packs (name TEXT PRIMARY KEY, size INTEGER NOT NULL) WITHOUT ROWID;
 `
 
 // Object kinds in the map (a blob and a tree may share a ckpt id).
@@ -37,9 +38,10 @@ const (
 
 // gitmap is the persistent cache of the mirror: which git object each ckpt
 // blob and tree became, which commit each checkpoint became, the refs the
-// mirror wrote (its ledger) and the timeline. It can always be rebuilt: a
-// lost entry costs a re-export, and the ledger is recovered from the refs'
-// commits (see Mirror.adopt).
+// mirror wrote (its ledger), the timeline and the packs the mirror wrote.
+// It can always be rebuilt: a lost entry costs a re-export, the ledger is
+// recovered from the refs' commits (see Mirror.adopt), and packs it no
+// longer lists are left to git's gc like the user's own.
 type gitmap struct {
 	path string
 	db   *sql.DB
@@ -139,6 +141,16 @@ func (m *gitmap) commit(ctx context.Context, cp object.ID) (plumbing.Hash, bool,
 	return h, true, nil
 }
 
+// commits looks up the commits of many checkpoints, adding those found
+// to out.
+func (m *gitmap) commits(ctx context.Context, ids []object.ID, out map[object.ID]plumbing.Hash) error {
+	return m.batch(ctx, `SELECT checkpoint, oid FROM commits WHERE checkpoint IN (`, nil, ids, func(id []byte, oid plumbing.Hash) {
+		var k object.ID
+		copy(k[:], id)
+		out[k] = oid
+	})
+}
+
 // mapKey names an object of the map.
 type mapKey struct {
 	kind int
@@ -147,22 +159,32 @@ type mapKey struct {
 
 // objects looks up many objects of one kind, adding those found to out.
 func (m *gitmap) objects(ctx context.Context, kind int, ids []object.ID, out map[mapKey]plumbing.Hash) error {
+	return m.batch(ctx, `SELECT id, oid FROM objects WHERE kind=? AND id IN (`, []any{kind}, ids, func(id []byte, oid plumbing.Hash) {
+		k := mapKey{kind: kind}
+		copy(k.id[:], id)
+		out[k] = oid
+	})
+}
+
+// batch runs query (ending in "IN (") with args and the ids, a few hundred
+// at a time, and calls found with each row's two columns.
+func (m *gitmap) batch(ctx context.Context, query string, args []any, ids []object.ID, found func(id []byte, oid plumbing.Hash)) error {
 	const batch = 250
 	for len(ids) > 0 {
 		n := min(len(ids), batch)
-		args := make([]any, 0, n+1)
-		args = append(args, kind)
-		q := make([]byte, 0, 64+2*n)
-		q = append(q, "SELECT id, oid FROM objects WHERE kind=? AND id IN ("...)
+		a := make([]any, 0, len(args)+n)
+		a = append(a, args...)
+		q := make([]byte, 0, len(query)+2*n+1)
+		q = append(q, query...)
 		for i, id := range ids[:n] {
 			if i > 0 {
 				q = append(q, ',')
 			}
 			q = append(q, '?')
-			args = append(args, id[:])
+			a = append(a, id[:])
 		}
 		q = append(q, ')')
-		rows, err := m.db.QueryContext(ctx, string(q), args...)
+		rows, err := m.db.QueryContext(ctx, string(q), a...)
 		if err != nil {
 			return err
 		}
@@ -172,12 +194,9 @@ func (m *gitmap) objects(ctx context.Context, kind int, ids []object.ID, out map
 				rows.Close()
 				return err
 			}
-			var k mapKey
 			var h plumbing.Hash
-			k.kind = kind
-			copy(k.id[:], idb)
 			copy(h[:], oidb)
-			out[k] = h
+			found(idb, h)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -195,9 +214,10 @@ type mapping struct {
 	oid  plumbing.Hash
 }
 
-// record stores new object mappings and commits in one transaction.
-func (m *gitmap) record(ctx context.Context, objs []mapping, commits map[object.ID]plumbing.Hash) error {
-	if len(objs) == 0 && len(commits) == 0 {
+// record stores new object mappings and commits, and the pack holding
+// their objects (if any), in one transaction.
+func (m *gitmap) record(ctx context.Context, objs []mapping, commits map[object.ID]plumbing.Hash, pack *packInfo) error {
+	if len(objs) == 0 && len(commits) == 0 && pack == nil {
 		return nil
 	}
 	tx, err := m.db.BeginTx(ctx, nil)
@@ -205,6 +225,11 @@ func (m *gitmap) record(ctx context.Context, objs []mapping, commits map[object.
 		return err
 	}
 	defer tx.Rollback()
+	if pack != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO packs(name, size) VALUES (?, ?)`, pack.Name, pack.Size); err != nil {
+			return err
+		}
+	}
 	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO objects(kind, id, oid) VALUES (?, ?, ?)`)
 	if err != nil {
 		return err
@@ -325,4 +350,45 @@ func (m *gitmap) advanceTimeline(ctx context.Context, entries []timelineEntry, l
 func (m *gitmap) dropTimeline(ctx context.Context, id object.ID) error {
 	_, err := m.db.ExecContext(ctx, `DELETE FROM timeline WHERE checkpoint=?`, id[:])
 	return err
+}
+
+// addPack records a pack the mirror wrote.
+func (m *gitmap) addPack(ctx context.Context, p packInfo) error {
+	return m.record(ctx, nil, nil, &p)
+}
+
+// packs returns the packs the mirror wrote, by name.
+func (m *gitmap) packs(ctx context.Context) ([]packInfo, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT name, size FROM packs ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []packInfo
+	for rows.Next() {
+		var p packInfo
+		if err := rows.Scan(&p.Name, &p.Size); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// dropPacks forgets packs (removed by the mirror, or gone).
+func (m *gitmap) dropPacks(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM packs WHERE name=?`, n); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	gitobject "github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
@@ -27,6 +30,7 @@ type Mirror struct {
 	prefix  string
 	mu      sync.Mutex
 	st      *filesystem.Storage
+	stale   bool // st's pack list may be out of date
 	objects *objectIndex
 	db      *gitmap
 }
@@ -66,7 +70,7 @@ func Open(ctx context.Context, lay Layout, mapPath, prefix string) (*Mirror, err
 	fs := osfs.New(lay.CommonDir, osfs.WithBoundOS())
 	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(4<<20), filesystem.Options{})
 	return &Mirror{lay: lay, prefix: prefix, st: st, db: db,
-		objects: &objectIndex{objects: filepath.Join(lay.CommonDir, "objects")}}, nil
+		objects: &objectIndex{dir: filepath.Join(lay.CommonDir, "objects", "pack")}}, nil
 }
 
 // Close releases the mirror's files.
@@ -98,18 +102,39 @@ func (m *Mirror) TimelineRef(id object.ID) string { return m.prefix + "/timeline
 func (m *Mirror) Commit(ctx context.Context, src Source, id object.ID) (plumbing.Hash, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, err := m.refresh(); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	x := m.newExporter(src)
+	defer x.abort()
 	h, err := x.commit(ctx, id)
 	if err != nil {
 		return h, err
 	}
-	return h, x.flush(ctx)
+	_, err = x.flush(ctx)
+	return h, err
+}
+
+// refresh lists the repository's packs (see objectIndex.refresh) at the
+// start of an operation.
+func (m *Mirror) refresh() ([]string, error) {
+	m.stale = true
+	return m.objects.refresh()
 }
 
 // SyncResult reports what [Mirror.Sync] changed.
 type SyncResult struct {
 	// Objects is the number of git objects written.
 	Objects int
+	// Pack is the pack they were written to ("pack-<hex>"; "" if none).
+	Pack string
+	// Verified is set when the sync checked every object the refs need,
+	// because a pack it relied on was gone (git gc repacked).
+	Verified bool
+	// Consolidated is the pack the sync merged some of the mirror's own
+	// packs into ("" if it did not), and Removed lists those packs.
+	Consolidated string
+	Removed      []string
 	// Set and Deleted list the refs created or moved, and deleted.
 	Set, Deleted []string
 }
@@ -119,22 +144,55 @@ type SyncResult struct {
 // <prefix>/timeline/<12-hex id> for each of the newest timelineMax
 // checkpoints of the timeline (the states the operation log moved HEAD
 // from and to), older ones deleted. Each named checkpoint is exported
-// first. Only refs the mirror wrote itself are moved or deleted; a ref in
-// the way that it did not write is an error naming it.
+// first, its new objects into one pack that is durable before any ref
+// names them. Only refs the mirror wrote itself are moved or deleted; a
+// ref in the way that it did not write is an error naming it.
+//
+// A pack the previous sync relied on that is gone means git's gc (or a
+// repack) ran since, and may have pruned objects the refs need (a gc with
+// --prune=now racing a sync can prune a new pack before its refs exist):
+// that sync then rebuilds every tree and commit the refs name and writes
+// whatever object is missing. Last, when the mirror has written more than
+// a few packs, it consolidates the smaller ones (see planRollUp).
 func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*SyncResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := &SyncResult{}
+	start, err := m.refresh()
+	if err != nil {
+		return nil, err
+	}
+	seen, err := m.db.meta(ctx, "packs_seen")
+	if err != nil {
+		return nil, err
+	}
+	out.Verified = anyGone(strings.Fields(seen), start)
 	if err := m.adopt(ctx, st); err != nil {
 		return nil, err
 	}
 	x := m.newExporter(st)
-	want := map[string]plumbing.Hash{}
-	// Snapshots.
+	x.deep = out.Verified
+	defer x.abort()
 	snaps, err := st.Refs(ctx, "snapshots/")
 	if err != nil {
 		return nil, err
 	}
+	// The timeline: read the op log from where the last sync stopped.
+	tl, err := m.timeline(ctx, st, timelineMax)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]object.ID, 0, len(snaps)+len(tl))
+	for _, ref := range snaps {
+		ids = append(ids, ref.ID)
+	}
+	for _, e := range tl {
+		ids = append(ids, e.id)
+	}
+	if err := x.prefetchCommits(ctx, ids); err != nil {
+		return nil, err
+	}
+	want := map[string]plumbing.Hash{}
 	for _, ref := range snaps {
 		name := strings.TrimPrefix(ref.Name, "snapshots/")
 		h, err := x.commit(ctx, ref.ID)
@@ -142,11 +200,6 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 			return nil, fmt.Errorf("snapshot %s: %w", name, err)
 		}
 		want[m.SnapshotRef(name)] = h
-	}
-	// The timeline: read the op log from where the last sync stopped.
-	tl, err := m.timeline(ctx, st, timelineMax)
-	if err != nil {
-		return nil, err
 	}
 	names := timelineNames(tl)
 	for i, e := range tl {
@@ -163,10 +216,13 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 		}
 		want[m.prefix+"/timeline/"+names[i]] = h
 	}
-	if err := x.flush(ctx); err != nil {
-		return nil, fmt.Errorf("record git object map: %w", err)
-	}
 	out.Objects = x.written
+	if out.Pack, err = x.flush(ctx); err != nil {
+		return nil, fmt.Errorf("record git objects: %w", err)
+	}
+	if err := failpoint.Hit("git/before-refs", out.Pack); err != nil {
+		return nil, err
+	}
 	// Refs.
 	ledger, err := m.db.ledger(ctx)
 	if err != nil {
@@ -240,10 +296,104 @@ func (m *Mirror) Sync(ctx context.Context, st store.Store, timelineMax int) (*Sy
 			return nil, err
 		}
 	}
+	// The mirror's packs.
+	rolled, removed, err := m.consolidate(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("consolidate ckpt's git packs in %s: %w", m.objects.dir, err))
+	}
+	out.Consolidated, out.Removed = rolled, removed
+	// What the next sync checks is still there: every pack this one
+	// started from or wrote, but those it removed itself.
+	if err := m.db.setMeta(ctx, "packs_seen", strings.Join(seenAfter(start, []string{out.Pack, rolled}, removed), " ")); err != nil {
+		return nil, err
+	}
 	if err := errors.Join(errs...); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// anyGone reports whether a name of seen is not in now (sorted).
+func anyGone(seen, now []string) bool {
+	for _, n := range seen {
+		if i := sort.SearchStrings(now, n); i == len(now) || now[i] != n {
+			return true
+		}
+	}
+	return false
+}
+
+// seenAfter is start plus the packs written, minus those removed, sorted.
+func seenAfter(start, written, removed []string) []string {
+	set := map[string]bool{}
+	for _, n := range start {
+		set[n] = true
+	}
+	for _, n := range written {
+		if n != "" {
+			set[n] = true
+		}
+	}
+	for _, n := range removed {
+		delete(set, n)
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// consolidate merges the mirror's own packs when they grow numerous (see
+// planRollUp). Packs the map lists that are gone (git's gc repacked them)
+// are forgotten; packs with a .keep file, which the user asked git to
+// keep as they are, are left alone, and so is every pack while a
+// multi-pack-index exists (its maintenance repacks them; removing a pack it
+// lists would make git discard it). It returns the new pack and the packs
+// it removed.
+func (m *Mirror) consolidate(ctx context.Context) (string, []string, error) {
+	recorded, err := m.db.packs(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var live []packInfo
+	var gone []string
+	for _, p := range recorded {
+		lp, ok := m.objects.lookup(p.Name)
+		if !ok {
+			// Gone, or written since this sync listed the packs (by a ckpt
+			// of this store in another process): the next sync sees it.
+			if _, err := os.Stat(filepath.Join(m.objects.dir, p.Name+".pack")); errors.Is(err, fs.ErrNotExist) {
+				gone = append(gone, p.Name)
+			}
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(m.objects.dir, p.Name+".keep")); err == nil {
+			continue
+		}
+		live = append(live, packInfo{Name: p.Name, Size: lp.size})
+	}
+	if err := m.db.dropPacks(ctx, gone); err != nil {
+		return "", nil, err
+	}
+	plan := planRollUp(live)
+	if len(plan) == 0 {
+		return "", nil, nil
+	}
+	if _, err := os.Lstat(filepath.Join(m.objects.dir, "multi-pack-index")); err == nil {
+		return "", nil, nil
+	}
+	written, removed, err := m.objects.rollUp(plan)
+	if written.Name != "" {
+		if aerr := m.db.addPack(ctx, written); err == nil {
+			err = aerr
+		}
+	}
+	if derr := m.db.dropPacks(ctx, removed); err == nil {
+		err = derr
+	}
+	return written.Name, removed, err
 }
 
 // ForeignRefError reports a ref the mirror must set that it did not write.
@@ -283,6 +433,10 @@ func (m *Mirror) owns(ctx context.Context, st store.Store, name string, cur plum
 // checkpointOf returns the checkpoint a commit was exported from (its
 // Ckpt-Checkpoint trailer), if it is a ckpt commit.
 func (m *Mirror) checkpointOf(h plumbing.Hash) (object.ID, bool) {
+	if m.stale {
+		m.st.Reindex() // packs may have come and gone since it last looked
+		m.stale = false
+	}
 	c, err := gitobject.GetCommit(m.st, h)
 	if err != nil || c.Author.Email != CommitterEmail {
 		return object.ZeroID, false

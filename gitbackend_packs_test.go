@@ -167,8 +167,12 @@ func checkRefsResolve(t *testing.T, dir string) int {
 func TestGitBackendLongLife(t *testing.T) {
 	needGit(t)
 	n := 10000
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		n = 200
+	case raceEnabled:
+		// scripts/test runs the 10,000 without the race detector.
+		n = 300
 	}
 	ctx := context.Background()
 	dir := newUserRepo(t)

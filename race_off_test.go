@@ -1,0 +1,5 @@
+//go:build !race
+
+package ckpt
+
+const raceEnabled = false

@@ -149,6 +149,9 @@ func (r *Repo) Run(ctx context.Context, opts RunOptions) (*RunResult, error) {
 	if attempts <= 0 {
 		attempts = cfg.MaxRetries
 	}
+	if attempts > run.MaxAttempts {
+		return nil, fmt.Errorf("run: %d attempts is more than %d", attempts, run.MaxAttempts)
+	}
 	chain, seq := "", 0
 	if opts.ID != "" {
 		if !run.ValidID(opts.ID) {
@@ -210,9 +213,18 @@ func (r *Repo) inbox(cfg run.Config) ([]*inboxMessage, []error) {
 		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		raw, err := run.ReadFile(filepath.Join(dir, de.Name()), run.MaxMessageSize)
 		if err != nil {
-			errs = append(errs, err)
+			var tl *run.TooLargeError
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case errors.As(err, &tl):
+				errs = append(errs, &run.MessageError{Name: de.Name(), Err: run.ErrMessageTooLarge})
+			case errors.Is(err, run.ErrNotRegular):
+				errs = append(errs, &run.MessageError{Name: de.Name(), Err: errors.New("it is not a regular file")})
+			default:
+				errs = append(errs, err)
+			}
 			continue
 		}
 		m, err := run.ParseMessage(de.Name(), raw)
@@ -281,7 +293,10 @@ func (r *Repo) chainTaken(chain string) bool {
 			if strings.HasPrefix(de.Name(), chain+"-") {
 				return true
 			}
-			if data, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(d), de.Name())); err == nil &&
+			if !de.Type().IsRegular() {
+				continue
+			}
+			if data, err := run.ReadPrefix(filepath.Join(r.root, filepath.FromSlash(d), de.Name()), run.MaxMessageSize); err == nil &&
 				bytes.Contains(data, []byte("chain: "+chain)) {
 				return true
 			}
@@ -360,7 +375,7 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	if m.Seq >= cfg.MaxDepth && im.file != "" {
 		note := fmt.Sprintf("\n\n<!-- decree: dead-lettered — MaxDepthExceeded (seq=%d, max=%d) -->\n", m.Seq, cfg.MaxDepth)
 		p := filepath.Join(r.root, filepath.FromSlash(run.InboxDir), im.file)
-		data, _ := os.ReadFile(p)
+		data, _ := run.ReadPrefix(p, run.MaxMessageSize)
 		run.WriteFileAtomic(p, append(data, note...))
 		if err := r.moveMessage(im.file, run.DeadDir); err != nil {
 			return nil, err

@@ -42,7 +42,7 @@ same --id again resumes the run with its next attempt.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(e, o, args) },
 	}
-	c.Flags().IntVar(&o.attempts, "retries", 0, "number of attempts (default: max_retries in .decree/config.yml, or 3)")
+	c.Flags().IntVar(&o.attempts, "retries", 0, "number of attempts, at most 100 (default: max_retries in .decree/config.yml, or 3)")
 	c.Flags().StringVar(&o.id, "id", "", "the run's `CHAIN-SEQ` id (default: a new chain)")
 	c.Flags().StringVarP(&o.message, "message", "m", "", "what the run is for (the message body)")
 	c.Flags().BoolVar(&o.json, "json", false, "print the run's record as JSON")
@@ -132,7 +132,8 @@ marks its spec processed (specs/processed-spec.md).
 Unprocessed specs/*.spec.md are queued as messages first. Messages a routine
 adds to the inbox run too, its chain's first. Invalid messages (front matter
 that is not YAML, a routine name with '/' or '..', an input_file outside the
-workspace) are reported and left untouched. Interrupting ckpt (Ctrl-C,
+workspace, a message over 1 MiB or whose YAML expands beyond 1 MiB or 100
+aliases) are reported and left untouched. Interrupting ckpt (Ctrl-C,
 SIGTERM) stops the running attempt (it counts as failed, its diff is written)
 and leaves its message in the inbox; the next ckpt process resumes it.`,
 		Example: `  ckpt process

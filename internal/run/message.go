@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -42,9 +43,17 @@ func (e *MessageError) Error() string { return fmt.Sprintf("message %s: %v", e.N
 // Unwrap returns the cause.
 func (e *MessageError) Unwrap() error { return e.Err }
 
+// ErrMessageTooLarge: a message file over [MaxMessageSize].
+var ErrMessageTooLarge = errors.New("it is larger than the 1 MiB limit for messages")
+
 // ParseMessage parses a message file. Front matter (between a first line
-// "---" and the next "---" line) must be a YAML mapping.
+// "---" and the next "---" line) must be a YAML mapping. A message larger
+// than [MaxMessageSize], or whose front matter is over the YAML limits
+// ([MaxDecodedSize], [MaxAliases]), is a [*MessageError].
 func ParseMessage(name string, data []byte) (*Message, error) {
+	if len(data) > MaxMessageSize {
+		return nil, &MessageError{name, ErrMessageTooLarge}
+	}
 	m := &Message{Name: name, Custom: map[string]string{}}
 	text := string(data)
 	trimmed := strings.TrimLeft(text, " \t\r\n")
@@ -77,7 +86,11 @@ func ParseMessage(name string, data []byte) (*Message, error) {
 	}
 	m.Body = body
 	var fields map[string]any
-	if err := yaml.Unmarshal([]byte(front), &fields); err != nil {
+	if err := DecodeYAML([]byte(front), &fields); err != nil {
+		var le *YAMLLimitError
+		if errors.As(err, &le) {
+			return nil, &MessageError{name, fmt.Errorf("front matter refused: %v", err)}
+		}
 		return nil, &MessageError{name, fmt.Errorf("front matter is not YAML: %v", err)}
 	}
 	for k, v := range fields {

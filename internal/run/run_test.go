@@ -1,10 +1,12 @@
 package run
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -254,4 +256,80 @@ func FuzzParseMessage(f *testing.F) {
 			t.Fatalf("not a fixed point:\n%s\n---\n%s", out, back.Marshal())
 		}
 	})
+}
+
+// aliasBomb is front matter with a scalar of size bytes behind an anchor,
+// used n times in a list.
+func aliasBomb(size, n int) string {
+	return "---\nbig: &a " + strings.Repeat("x", size) + "\nlist: [" + strings.TrimSuffix(strings.Repeat("*a,", n), ",") + "]\n---\nbody\n"
+}
+
+func TestParseMessageLimits(t *testing.T) {
+	laughs := "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	prev := "a"
+	for _, c := range "bcdefghi" {
+		laughs += string(c) + ": &" + string(c) + " [" + strings.TrimSuffix(strings.Repeat("*"+prev+", ", 10), ", ") + "]\n"
+		prev = string(c)
+	}
+	laughs += "---\n"
+	for name, tc := range map[string]struct{ text, want string }{
+		"anchor used 100 times":   {aliasBomb(1<<20-1000, 100), "with its aliases expanded"},
+		"small anchor, 101 times": {aliasBomb(10, 101), "more than 100 aliases"},
+		"anchor of 64 KiB x 20":   {aliasBomb(64<<10, 20), "larger than 1 MiB with its aliases expanded"},
+		"billion laughs":          {laughs, "more than 100 aliases"},
+		"message over 1 MiB":      {"---\nk: v\n---\n" + strings.Repeat("b", 1<<20), "larger than the 1 MiB limit"},
+	} {
+		_, err := ParseMessage("m.md", []byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, tc.want)
+		}
+	}
+	// A few aliases, and a message just under the limits, are fine.
+	m, err := ParseMessage("m.md", []byte("---\nowner: &o alice\nreviewer: *o\n---\n"))
+	if err != nil || m.Custom["reviewer"] != "alice" {
+		t.Fatalf("aliases: %v %+v", err, m)
+	}
+	if _, err := ParseMessage("m.md", []byte(aliasBomb(1000, 100))); err != nil {
+		t.Fatalf("100 aliases of 1000 bytes: %v", err)
+	}
+	if _, err := ParseMessage("m.md", []byte("---\nk: "+strings.Repeat("v", 1<<19)+"\n---\n"+strings.Repeat("b", 1<<19-100))); err != nil {
+		t.Fatalf("a large message under the limit: %v", err)
+	}
+}
+
+func TestLoadConfigLimits(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, DecreeDir), 0o755)
+	for text, want := range map[string]string{
+		"max_retries: 1000\n": "max_retries 1000 is more than 100",
+		"default_routine: &a x\nai: [" + strings.Repeat("*a,", 200) + "]\n": "more than 100 aliases",
+		"ai: " + strings.Repeat("x", 2<<20) + "\n":                          "larger than the 1 MiB limit",
+	} {
+		os.WriteFile(filepath.Join(root, ConfigFile), []byte(text), 0o644)
+		if _, err := LoadConfig(root); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.40q: got %v, want %q", text, err, want)
+		}
+	}
+}
+
+func TestReadFileRefusesOddFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	os.WriteFile(filepath.Join(dir, "f"), []byte("12345"), 0o644)
+	os.Symlink("f", filepath.Join(dir, "link"))
+	for name, want := range map[string]error{"fifo": ErrNotRegular, "link": ErrNotRegular, "missing": os.ErrNotExist} {
+		if _, err := ReadFile(filepath.Join(dir, name), 10); !errors.Is(err, want) {
+			t.Errorf("%s: got %v, want %v", name, err, want)
+		}
+	}
+	var tl *TooLargeError
+	if _, err := ReadFile(filepath.Join(dir, "f"), 4); !errors.As(err, &tl) {
+		t.Errorf("over the limit: %v", err)
+	}
+	if b, err := ReadPrefix(filepath.Join(dir, "f"), 4); err != nil || string(b) != "1234" {
+		t.Errorf("prefix: %q %v", b, err)
+	}
 }

@@ -35,12 +35,19 @@ func Specs(root string) ([]string, error) {
 }
 
 func processed(root string) (map[string]bool, error) {
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ProcessedFile)))
+	m, _, err := readProcessed(root)
+	return m, err
+}
+
+// readProcessed reads specs/processed-spec.md: the names it lists and its
+// content.
+func readProcessed(root string) (map[string]bool, []byte, error) {
+	data, err := ReadFile(filepath.Join(root, filepath.FromSlash(ProcessedFile)), MaxMessageSize)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]bool{}, nil
+		return map[string]bool{}, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m := map[string]bool{}
 	for _, l := range strings.Split(string(data), "\n") {
@@ -48,14 +55,14 @@ func processed(root string) (map[string]bool, error) {
 			m[l] = true
 		}
 	}
-	return m, nil
+	return m, data, nil
 }
 
 // MarkProcessed appends the base name of a spec's input file to
 // specs/processed-spec.md (once).
 func MarkProcessed(root, inputFile string) error {
 	name := path.Base(filepath.ToSlash(inputFile))
-	done, err := processed(root)
+	done, data, err := readProcessed(root)
 	if err != nil || done[name] {
 		return err
 	}
@@ -63,7 +70,6 @@ func MarkProcessed(root, inputFile string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	data, _ := os.ReadFile(p)
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		data = append(data, '\n')
 	}
@@ -71,9 +77,10 @@ func MarkProcessed(root, inputFile string) error {
 	return WriteFileAtomic(p, data)
 }
 
-// SpecRoutine returns the routine named in a spec's front matter ("" if none).
+// SpecRoutine returns the routine named in a spec's front matter ("" if
+// none). Only the spec's first [MaxMessageSize] bytes are read.
 func SpecRoutine(root, spec string) string {
-	data, err := os.ReadFile(filepath.Join(root, SpecsDir, spec))
+	data, err := ReadPrefix(filepath.Join(root, SpecsDir, spec), MaxMessageSize)
 	if err != nil {
 		return ""
 	}

@@ -1,0 +1,168 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+	"gopkg.in/yaml.v3"
+)
+
+// Limits on Decree's inputs. Messages, specs, config.yml and run records
+// are files in the workspace that a routine (an agent) can write, so each
+// is bounded before it is read, and YAML is bounded after it is parsed
+// and before it is decoded: yaml.v3 only refuses aliasing that makes up
+// most of a large document, so a 1 MiB scalar behind an anchor, used a
+// hundred times, would otherwise decode to 100 MiB (and be written out
+// again, normalized, twice).
+const (
+	// MaxMessageSize bounds a message file, a spec file, config.yml and
+	// specs/processed-spec.md.
+	MaxMessageSize = 1 << 20
+	// MaxDecodedSize bounds a YAML document's size once its aliases are
+	// expanded: the bytes of every scalar (key or value) plus one per node.
+	MaxDecodedSize = 1 << 20
+	// MaxAliases bounds how many aliases a YAML document may expand,
+	// counting those inside expanded aliases.
+	MaxAliases = 100
+	// MaxRecordSize bounds a run.json.
+	MaxRecordSize = 16 << 20
+)
+
+// TooLargeError is an input file over its size limit; nothing of it was
+// read.
+type TooLargeError struct {
+	Path string
+	Size int64 // at least this large
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than the %s limit", e.Path, sizeName(e.Max))
+}
+
+func sizeName(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ErrNotRegular: an input that must be a regular file is something else
+// (a FIFO, a device, a directory, a symlink).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadFile reads a regular file of at most max bytes. It never follows a
+// symlink in the last component, never blocks on a FIFO, and reads no
+// more than max+1 bytes whatever the file's size says (it may grow).
+func ReadFile(path string, max int64) ([]byte, error) {
+	data, err := readRegular(path, max, false)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, &TooLargeError{Path: path, Size: int64(len(data)), Max: max}
+	}
+	return data, nil
+}
+
+// ReadPrefix reads at most the first max bytes of a regular file, the way
+// [ReadFile] reads it.
+func ReadPrefix(path string, max int64) ([]byte, error) {
+	return readRegular(path, max, true)
+}
+
+func readRegular(path string, max int64, prefix bool) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	if prefix {
+		return io.ReadAll(io.LimitReader(f, max))
+	}
+	if fi.Size() > max {
+		return nil, &TooLargeError{Path: path, Size: fi.Size(), Max: max}
+	}
+	return io.ReadAll(io.LimitReader(f, max+1))
+}
+
+// YAMLLimitError is a YAML document over [MaxDecodedSize] or [MaxAliases].
+type YAMLLimitError struct{ Reason string }
+
+func (e *YAMLLimitError) Error() string { return e.Reason }
+
+// DecodeYAML decodes a YAML document into out, refusing one whose aliases
+// expand it beyond [MaxDecodedSize] or use more than [MaxAliases] aliases.
+// An empty document leaves out as it is.
+func DecodeYAML(data []byte, out any) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return err
+	}
+	if doc.Kind == 0 {
+		return nil
+	}
+	if err := CheckYAML(&doc); err != nil {
+		return err
+	}
+	return doc.Decode(out)
+}
+
+// CheckYAML measures a parsed YAML document as a decoder would see it,
+// with every alias expanded, and stops as soon as it exceeds
+// [MaxDecodedSize] or [MaxAliases]: the walk costs at most as much as
+// the limits allow.
+func CheckYAML(n *yaml.Node) error {
+	w := &yamlWalk{active: map[*yaml.Node]bool{}}
+	return w.visit(n)
+}
+
+type yamlWalk struct {
+	size, aliases int
+	active        map[*yaml.Node]bool // aliases being expanded (cycles)
+}
+
+func (w *yamlWalk) visit(n *yaml.Node) error {
+	if n == nil {
+		return nil
+	}
+	w.size += 1 + len(n.Value) + len(n.Tag) + len(n.Anchor)
+	if w.size > MaxDecodedSize {
+		return &YAMLLimitError{fmt.Sprintf("it is larger than %s with its aliases expanded", sizeName(MaxDecodedSize))}
+	}
+	if n.Kind == yaml.AliasNode {
+		w.aliases++
+		if w.aliases > MaxAliases {
+			return &YAMLLimitError{fmt.Sprintf("it expands more than %d aliases", MaxAliases)}
+		}
+		if w.active[n.Alias] {
+			return &YAMLLimitError{"an alias refers to itself"}
+		}
+		w.active[n.Alias] = true
+		err := w.visit(n.Alias)
+		delete(w.active, n.Alias)
+		return err
+	}
+	for _, c := range n.Content {
+		if err := w.visit(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -572,7 +572,12 @@ func title(m *run.Message) string {
 // changes.diff (against the run's checkpoint) and the attempt's log.
 func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *run.Routine, papermill string, params map[string]string, n int, output io.Writer) (*RunAttempt, error) {
 	logPath := filepath.Join(runDir, rt.LogName())
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	// A new file: the last attempt's log may share its inode with
+	// attempt-N.log (and something may have put a symlink there).
+	if err := os.Remove(logPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -580,9 +585,9 @@ func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *r
 	a.Exit = run.Execute(ctx, rt.Argv(papermill, runDir, params), r.root, run.Env(params), logf, output)
 	logf.Close()
 	a.Ended = r.now().UTC()
-	if data, err := os.ReadFile(logPath); err == nil {
-		run.WriteFileAtomic(filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", n)), data)
-	}
+	// The log is kept as attempt-N.log too: linked or streamed, never
+	// read into memory (a routine may print gigabytes).
+	run.LinkAtomic(logPath, filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", n)))
 	// What the attempt left, kept whatever happens next.
 	bctx := context.WithoutCancel(ctx)
 	res, err := r.Save(bctx, SaveOptions{Kind: KindRun, AllowEmpty: true,
@@ -596,18 +601,17 @@ func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *r
 		return nil, err
 	}
 	a.Added, a.Modified, a.Deleted = d.Summary()
-	var patch, stat bytes.Buffer
-	if err := d.WritePatch(bctx, &patch); err != nil {
-		return nil, err
-	}
+	var stat bytes.Buffer
 	if err := d.WriteStat(bctx, &stat); err != nil {
 		return nil, err
 	}
-	a.Stat = stat.String()
-	if err := run.WriteFileAtomic(filepath.Join(runDir, "changes.diff"), patch.Bytes()); err != nil {
+	a.Stat = run.TrimStat(stat.String())
+	// The diff is streamed to attempt-N.diff, and changes.diff is a copy.
+	attemptDiff := filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", n))
+	if err := run.WriteAtomic(attemptDiff, func(w io.Writer) error { return d.WritePatch(bctx, w) }); err != nil {
 		return nil, err
 	}
-	if err := run.WriteFileAtomic(filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", n)), patch.Bytes()); err != nil {
+	if err := run.CopyAtomic(attemptDiff, filepath.Join(runDir, "changes.diff")); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -1,15 +1,19 @@
 package run
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Run statuses.
@@ -87,7 +91,7 @@ func (r *Record) Save(dir string) error {
 
 // LoadRecord reads a run directory's run.json.
 func LoadRecord(dir string) (*Record, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	data, err := ReadFile(filepath.Join(dir, "run.json"), MaxRecordSize)
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +147,24 @@ func ResolveRun(root, prefix string) (string, error) {
 
 // WriteFileAtomic writes a file through a temporary file, fsync and rename.
 func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic writes a file the way [WriteFileAtomic] does, its content
+// streamed by write (buffered), never held whole in memory.
+func WriteAtomic(path string, write func(w io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".ckpt-tmp-*")
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		err = f.Chmod(0o644)
 	}
@@ -164,4 +181,43 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// LinkAtomic makes dst the same file as the regular file src, replacing
+// dst atomically: a hard link when it can, else a copy ([CopyAtomic]).
+// Only for a file that is never changed in place once written (a log:
+// the next attempt's log is a new file).
+func LinkAtomic(src, dst string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".ckpt-tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	tmp.Close()
+	os.Remove(name)
+	if err := os.Link(src, name); err != nil {
+		return CopyAtomic(src, dst)
+	}
+	if err := os.Rename(name, dst); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return nil
+}
+
+// CopyAtomic makes dst a copy of the regular file src, streamed, and
+// replaces dst atomically.
+func CopyAtomic(src, dst string) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return &os.PathError{Op: "copy", Path: src, Err: ErrNotRegular}
+	}
+	return WriteAtomic(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
 }

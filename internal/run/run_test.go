@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -331,5 +332,63 @@ func TestReadFileRefusesOddFiles(t *testing.T) {
 	}
 	if b, err := ReadPrefix(filepath.Join(dir, "f"), 4); err != nil || string(b) != "1234" {
 		t.Errorf("prefix: %q %v", b, err)
+	}
+}
+
+func TestTailBounded(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := range 300 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	os.WriteFile(filepath.Join(dir, "many"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	if got := Tail(filepath.Join(dir, "many"), 200); got != strings.Join(lines[100:], "\n") {
+		t.Errorf("300 lines: got %d bytes starting %.20q", len(got), got)
+	}
+	os.WriteFile(filepath.Join(dir, "long"), []byte("first\n"+strings.Repeat("x", 3*TailBytes)+"\n"), 0o644)
+	if got := Tail(filepath.Join(dir, "long"), 200); len(got) > TailBytes+5 || !strings.HasPrefix(got, "[...]xxx") {
+		t.Errorf("one long line: got %d bytes starting %.20q", len(got), got)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
+		if got := Tail(filepath.Join(dir, "fifo"), 200); !strings.HasPrefix(got, "(no log") {
+			t.Errorf("fifo: %q", got)
+		}
+	}
+	if got := Tail(filepath.Join(dir, "missing"), 200); !strings.HasPrefix(got, "(no log") {
+		t.Errorf("missing: %q", got)
+	}
+}
+
+func TestTrimStat(t *testing.T) {
+	var b strings.Builder
+	for i := range StatLines + 50 {
+		fmt.Fprintf(&b, " f%d | 1 +\n", i)
+	}
+	b.WriteString(" 150 files changed, 150 insertions(+)\n")
+	got := TrimStat(b.String())
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != StatLines+2 || lines[StatLines] != " ... and 50 more file(s)" || lines[StatLines+1] != " 150 files changed, 150 insertions(+)" {
+		t.Errorf("got %d lines, ending %q", len(lines), lines[len(lines)-2:])
+	}
+	if short := " a | 1 +\n 1 file changed\n"; TrimStat(short) != short {
+		t.Errorf("a short stat changed: %q", TrimStat(short))
+	}
+}
+
+func TestLinkAtomic(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "routine.log"), filepath.Join(dir, "attempt-1.log")
+	os.WriteFile(src, []byte("log\n"), 0o644)
+	os.WriteFile(dst, []byte("stale\n"), 0o644)
+	if err := LinkAtomic(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "log\n" {
+		t.Fatalf("dst = %q", b)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
+		if err := CopyAtomic(filepath.Join(dir, "fifo"), dst); !errors.Is(err, ErrNotRegular) {
+			t.Fatalf("copy of a fifo: %v", err)
+		}
 	}
 }

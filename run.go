@@ -582,7 +582,7 @@ func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *r
 		return nil, err
 	}
 	a := &RunAttempt{N: n, Started: r.now().UTC()}
-	a.Exit = run.Execute(ctx, rt.Argv(papermill, runDir, params), r.root, run.Env(params), logf, output)
+	a.Exit = run.Execute(ctx, rt.Argv(papermill, runDir, params), r.root, run.Env(params), logf, output, nil)
 	logf.Close()
 	a.Ended = r.now().UTC()
 	// The log is kept as attempt-N.log too: linked or streamed, never

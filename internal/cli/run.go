@@ -33,9 +33,12 @@ file hash-checked against manifest.json (a mismatch exits with status 3).
 
 The command gets Decree's environment variables: message_id, message_dir,
 message_file, chain, seq, spec_file. Its exit status is ckpt's exit status.
-Interrupting ckpt (Ctrl-C, SIGTERM) stops the command; the attempt counts as
-failed, its diff is written, and nothing is reverted half-way; running the
-same --id again resumes the run with its next attempt.`,
+It runs in its own process group: what it leaves running there is killed
+when it exits, and ckpt does not wait for output held open by a daemon it
+started. Interrupting ckpt (Ctrl-C, SIGTERM) stops the command's process
+group (SIGTERM, then SIGKILL 0.25 s later); the attempt counts as failed,
+its diff is written, and nothing is reverted half-way; running the same
+--id again resumes the run with its next attempt.`,
 		Example: `  ckpt run -- make test
   ckpt run --retries 1 -m "try the migration" -- ./migrate.sh
   ckpt run --id 2026112214300000-0 -- bash -c 'go generate ./... && go test ./...'`,

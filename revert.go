@@ -449,6 +449,7 @@ type runMark struct {
 // set updates rec as m says.
 func (m *runMark) set(rec *RunRecord) {
 	rec.Status, rec.Reason, rec.Result = m.Status, m.Reason, m.Result
+	rec.Owner, rec.Current = nil, nil
 	if !m.Ended.IsZero() {
 		rec.Ended = m.Ended
 	}

@@ -354,14 +354,23 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	m := im.msg
 	runDir := run.RunDir(r.root, m.ID)
 	old, err := run.LoadRecord(runDir)
-	if err == nil {
+	switch {
+	case err == nil:
 		switch old.Status {
 		case run.StatusInterrupted, run.StatusRunning:
 			// An attempt was interrupted (or ckpt was killed): go on from
 			// where it stopped, against the run's original checkpoint.
+			if _, err := r.settleRun(ctx, runDir, old); err != nil {
+				return nil, &run.MessageError{Name: m.Name, Err: err}
+			}
 			return r.resumeMessage(ctx, im, cfg, attempts, old, output, report)
 		}
 		return nil, &run.MessageError{Name: m.Name, Err: fmt.Errorf("run %s already exists (%s); rename the message or remove %s", m.ID, old.Status, filepath.Join(run.RunsDir, m.ID))}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, &run.MessageError{Name: m.Name, Err: fmt.Errorf("run %s has a record ckpt cannot use (%v); remove %s to run it again", m.ID, err, filepath.Join(run.RunsDir, m.ID))}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // interrupted before the run began: nothing written
 	}
 	if im.file != "" && !m.Normalized() {
 		return nil, &run.MessageError{Name: im.file, Err: errors.New("not normalized")}
@@ -388,7 +397,7 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	}
 	rec := &RunRecord{ID: m.ID, Chain: m.Chain, Seq: m.Seq, Type: m.Type, InputFile: m.InputFile, Routine: m.Routine,
 		Command: im.routine.Command, Inbox: im.file, Status: run.StatusRunning, MaxTries: attempts, Started: r.now().UTC(),
-		Title: title(m)}
+		Title: title(m), Owner: run.Self()}
 	if err := run.WriteFileAtomic(filepath.Join(runDir, "message.md"), m.Marshal()); err != nil {
 		return nil, err
 	}
@@ -420,7 +429,7 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 		return nil, err
 	}
 	rec.Checkpoint = pre.Checkpoint.ID.String()
-	if err := r.writeManifest(ctx, runDir, rec.Checkpoint); err != nil {
+	if err := r.writeManifest(context.WithoutCancel(ctx), runDir, rec.Checkpoint); err != nil {
 		return nil, err
 	}
 	if err := rec.Save(runDir); err != nil {
@@ -445,7 +454,7 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 		return nil, &run.MessageError{Name: m.Name, Err: fmt.Errorf("run %s was interrupted before its checkpoint was taken; remove %s and run it again", m.ID, filepath.Join(run.RunsDir, m.ID))}
 	}
 	if _, err := os.Stat(filepath.Join(runDir, "manifest.json")); err != nil {
-		if err := r.writeManifest(ctx, runDir, rec.Checkpoint); err != nil {
+		if err := r.writeManifest(context.WithoutCancel(ctx), runDir, rec.Checkpoint); err != nil {
 			return nil, err
 		}
 	}
@@ -470,7 +479,7 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 	if err != nil {
 		return nil, err
 	}
-	rec.Status, rec.Reason, rec.MaxTries = run.StatusRunning, "", attempts
+	rec.Status, rec.Reason, rec.MaxTries, rec.Owner = run.StatusRunning, "", attempts, run.Self()
 	if err := rec.Save(runDir); err != nil {
 		return nil, err
 	}
@@ -478,14 +487,22 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 	return r.attempts(ctx, im, rec, runDir, attempts, papermill, params, output, say)
 }
 
-// attempts runs the attempts of a run after the ones rec already has.
-func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, runDir string, attempts int, papermill string, params map[string]string, output io.Writer, say func(string, ...any)) (*RunRecord, error) {
+// attempts runs the attempts of a run after the ones rec already has. If
+// it fails with the run still running, the record says interrupted (and
+// names the error), so that the next ckpt resumes it.
+func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, runDir string, attempts int, papermill string, params map[string]string, output io.Writer, say func(string, ...any)) (_ *RunRecord, err error) {
+	defer func() {
+		if err != nil && rec.Status == run.StatusRunning {
+			rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusInterrupted, "stopped by an error: "+err.Error(), r.now().UTC(), nil
+			rec.Save(runDir)
+		}
+	}()
 	m := im.msg
 	for n := len(rec.Attempts) + 1; n <= attempts; n++ {
 		if n == attempts && n > 1 {
 			// The last attempt starts clean, knowing what went wrong.
 			if _, err := r.revertRun(ctx, runDir, rec, "before the final attempt of run "+m.ID, nil); err != nil {
-				rec.Status, rec.Reason, rec.Ended = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC()
+				rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC(), nil
 				rec.Save(runDir)
 				return rec, err
 			}
@@ -501,16 +518,17 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 		if err != nil {
 			return nil, err
 		}
-		rec.Attempts = append(rec.Attempts, *a)
+		rec.Attempts, rec.Current = append(rec.Attempts, *a), nil
+		if a.Exit.Interrupted {
+			rec.Owner = nil
+		}
 		rec.Save(runDir)
 		switch {
 		case a.Exit.Interrupted:
-			rec.Status, rec.Reason, rec.Ended = run.StatusInterrupted, "interrupted during attempt "+fmt.Sprint(n), r.now().UTC()
-			rec.Save(runDir)
 			say("    attempt %d interrupted; its changes are kept (changes.diff); run it again to resume (ckpt process, or ckpt run --id %s)", n, m.ID)
 			return rec, nil
 		case a.Exit.OK():
-			rec.Status, rec.Result, rec.Ended = run.StatusDone, a.Checkpoint, r.now().UTC()
+			rec.Status, rec.Result, rec.Ended, rec.Owner = run.StatusDone, a.Checkpoint, r.now().UTC(), nil
 			if im.file != "" {
 				if err := r.moveMessage(im.file, run.DoneDir); err != nil {
 					return nil, err
@@ -535,7 +553,7 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 		Result: rec.Checkpoint, Ended: r.now().UTC(), Inbox: im.file}
 	reverted, err := r.revertRun(ctx, runDir, rec, "run "+m.ID+" exhausted its attempts", dead)
 	if err != nil {
-		rec.Status, rec.Reason, rec.Ended = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC()
+		rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC(), nil
 		rec.Save(runDir)
 		return rec, err
 	}
@@ -570,6 +588,10 @@ func title(m *run.Message) string {
 
 // attempt runs the routine once, checkpoints what it left, and writes
 // changes.diff (against the run's checkpoint) and the attempt's log.
+// While it runs, run.json names it (Current) and its process group, so
+// that if ckpt is killed meanwhile, the next ckpt can stop what is left of
+// it and record it (settleRun). An interrupted attempt is recorded as
+// such at once, before its changes are checkpointed.
 func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *run.Routine, papermill string, params map[string]string, n int, output io.Writer) (*RunAttempt, error) {
 	logPath := filepath.Join(runDir, rt.LogName())
 	// A new file: the last attempt's log may share its inode with
@@ -581,40 +603,162 @@ func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *r
 	if err != nil {
 		return nil, err
 	}
-	a := &RunAttempt{N: n, Started: r.now().UTC()}
-	a.Exit = run.Execute(ctx, rt.Argv(papermill, runDir, params), r.root, run.Env(params), logf, output, nil)
+	a := &RunAttempt{N: n, Started: r.now().UTC(), Log: rt.LogName()}
+	rec.Current = a
+	if err := rec.Save(runDir); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	a.Exit = run.Execute(ctx, rt.Argv(papermill, runDir, params), r.root, run.Env(params), logf, output, func(g *run.Proc) {
+		a.Group = g
+		rec.Save(runDir)
+	})
 	logf.Close()
 	a.Ended = r.now().UTC()
+	a.Group = nil
+	if a.Exit.Interrupted {
+		// Said at once: ckpt itself may be ended any moment now.
+		rec.Status, rec.Reason, rec.Ended = run.StatusInterrupted, "interrupted during attempt "+fmt.Sprint(n), a.Ended
+		rec.Save(runDir)
+	}
+	if err := r.finishAttempt(ctx, runDir, rec, a, logPath); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// finishAttempt keeps what an attempt left: its log as attempt-N.log, the
+// workspace as a checkpoint, and its changes since the run's checkpoint
+// as changes.diff, attempt-N.diff and counts.
+func (r *Repo) finishAttempt(ctx context.Context, runDir string, rec *RunRecord, a *RunAttempt, logPath string) error {
+	a.Log = ""
 	// The log is kept as attempt-N.log too: linked or streamed, never
 	// read into memory (a routine may print gigabytes).
-	run.LinkAtomic(logPath, filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", n)))
+	run.LinkAtomic(logPath, filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", a.N)))
 	// What the attempt left, kept whatever happens next.
 	bctx := context.WithoutCancel(ctx)
 	res, err := r.Save(bctx, SaveOptions{Kind: KindRun, AllowEmpty: true,
-		Message: fmt.Sprintf("run %s attempt %d (%s)", rec.ID, n, a.Exit), Meta: map[string]string{"run": rec.ID}})
+		Message: fmt.Sprintf("run %s attempt %d (%s)", rec.ID, a.N, a.Exit), Meta: map[string]string{"run": rec.ID}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Checkpoint = res.Checkpoint.ID.String()
 	d, err := r.Diff(bctx, DiffOptions{From: rec.Checkpoint, To: a.Checkpoint})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Added, a.Modified, a.Deleted = d.Summary()
 	var stat bytes.Buffer
 	if err := d.WriteStat(bctx, &stat); err != nil {
-		return nil, err
+		return err
 	}
 	a.Stat = run.TrimStat(stat.String())
 	// The diff is streamed to attempt-N.diff, and changes.diff is a copy.
-	attemptDiff := filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", n))
+	attemptDiff := filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", a.N))
 	if err := run.WriteAtomic(attemptDiff, func(w io.Writer) error { return d.WritePatch(bctx, w) }); err != nil {
+		return err
+	}
+	return run.CopyAtomic(attemptDiff, filepath.Join(runDir, "changes.diff"))
+}
+
+// settleRuns settles (see settleRun) every run left running by a ckpt
+// that is gone, and returns their ids.
+func (r *Repo) settleRuns(ctx context.Context) ([]string, error) {
+	ids, err := run.ListRuns(r.root)
+	if err != nil {
 		return nil, err
 	}
-	if err := run.CopyAtomic(attemptDiff, filepath.Join(runDir, "changes.diff")); err != nil {
-		return nil, err
+	settled := []string{}
+	for _, id := range ids {
+		dir := run.RunDir(r.root, id)
+		rec, err := run.LoadRecord(dir)
+		if err != nil || rec.ID != id {
+			continue
+		}
+		ok, err := r.settleRun(ctx, dir, rec)
+		var busy *RunBusyError
+		switch {
+		case errors.As(err, &busy):
+		case err != nil:
+			return settled, fmt.Errorf("recover run %s: %w", id, err)
+		case ok:
+			settled = append(settled, id)
+		}
 	}
-	return a, nil
+	return settled, nil
+}
+
+// cutShort shows a run that a ckpt which is gone left "running" as what
+// it is, interrupted (the record on disk says so once settled: see
+// settleRun).
+func cutShort(rec *RunRecord) *RunRecord {
+	if rec.Status != run.StatusRunning || rec.Owner.Alive() {
+		return rec
+	}
+	rec.Status = run.StatusInterrupted
+	rec.Reason = "ckpt was stopped during the run; ckpt recover (or running it again) settles it"
+	return rec
+}
+
+// StopRoutines kills the process groups of the routines that runs in
+// this process are running. A program that must exit in the middle of
+// [Repo.Run] or [Repo.Process] (at a second SIGINT) calls it first, so no
+// routine outlives it; the run's record is settled by the next ckpt
+// ([Repo.Recover], or the next run of it).
+func StopRoutines() { run.KillRunning() }
+
+// RunBusyError: a run is being run by another ckpt process.
+type RunBusyError struct {
+	ID  string
+	PID int
+}
+
+func (e *RunBusyError) Error() string {
+	return fmt.Sprintf("run %s is being run by another ckpt (pid %d)", e.ID, e.PID)
+}
+
+// settleRun finishes the record of a run that a ckpt which is gone (killed,
+// or ended at a second signal) left running, or that an error stopped
+// with an attempt under way: what is left of the attempt's routine — its
+// process group — is killed, and the attempt is recorded as interrupted,
+// as after SIGINT (its log kept as attempt-N.log, its changes checkpointed
+// and written to changes.diff); the run is then interrupted, and the next
+// ckpt process (or ckpt run --id) resumes it. It reports whether it
+// changed anything, and refuses a run whose ckpt is still running.
+func (r *Repo) settleRun(ctx context.Context, runDir string, rec *RunRecord) (bool, error) {
+	if rec.Status != run.StatusRunning && rec.Current == nil {
+		return false, nil
+	}
+	if rec.Owner.Alive() && rec.Owner.PID != os.Getpid() {
+		return false, &RunBusyError{ID: rec.ID, PID: rec.Owner.PID}
+	}
+	if _, err := object.ParseID(rec.Checkpoint); err != nil {
+		// Stopped before its checkpoint: no attempt ran.
+		rec.Current = nil
+	}
+	n := len(rec.Attempts) + 1
+	if a := rec.Current; a != nil {
+		run.KillGroup(a.Group)
+		log := a.Log
+		if log != "papermill.log" {
+			log = "routine.log"
+		}
+		*a = RunAttempt{N: n, Started: a.Started, Ended: r.now().UTC(), Exit: run.Exit{Code: 130, Interrupted: true}}
+		if err := r.finishAttempt(ctx, runDir, rec, a, filepath.Join(runDir, log)); err != nil {
+			return false, err
+		}
+		rec.Attempts = append(rec.Attempts, *a)
+		rec.Current = nil
+	}
+	rec.Status, rec.Ended, rec.Owner = run.StatusInterrupted, r.now().UTC(), nil
+	switch {
+	case strings.HasPrefix(rec.Reason, "stopped by an error"):
+	case len(rec.Attempts) == n:
+		rec.Reason = fmt.Sprintf("ckpt was stopped during attempt %d", n)
+	default:
+		rec.Reason = "ckpt was stopped between attempts"
+	}
+	return true, rec.Save(runDir)
 }
 
 func (r *Repo) writeManifest(ctx context.Context, runDir, id string) error {
@@ -648,7 +792,7 @@ func (r *Repo) Runs(ctx context.Context) ([]*RunRecord, error) {
 			// A Decree run without ckpt's record: what its files say.
 			rec = &RunRecord{ID: ids[i], Status: "unknown"}
 		}
-		out = append(out, rec)
+		out = append(out, cutShort(rec))
 	}
 	return out, nil
 }
@@ -672,7 +816,7 @@ func (r *Repo) RunShow(ctx context.Context, id string) (*RunDetail, error) {
 	if err != nil {
 		rec = &RunRecord{ID: full, Status: "unknown"}
 	}
-	d := &RunDetail{Record: rec, Dir: dir}
+	d := &RunDetail{Record: cutShort(rec), Dir: dir}
 	des, _ := os.ReadDir(dir)
 	for _, de := range des {
 		if !strings.HasPrefix(de.Name(), ".") {
@@ -693,6 +837,10 @@ func (r *Repo) RevertRun(ctx context.Context, id string) (*RunRecord, error) {
 	rec, err := run.LoadRecord(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s has no ckpt record: %w", full, err)
+	}
+	// A run a ckpt that is gone left running is settled first.
+	if _, err := r.settleRun(ctx, dir, rec); err != nil {
+		return nil, err
 	}
 	switch rec.Status {
 	case run.StatusDone, run.StatusInterrupted:

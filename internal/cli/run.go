@@ -36,9 +36,11 @@ message_file, chain, seq, spec_file. Its exit status is ckpt's exit status.
 It runs in its own process group: what it leaves running there is killed
 when it exits, and ckpt does not wait for output held open by a daemon it
 started. Interrupting ckpt (Ctrl-C, SIGTERM) stops the command's process
-group (SIGTERM, then SIGKILL 0.25 s later); the attempt counts as failed,
-its diff is written, and nothing is reverted half-way; running the same
---id again resumes the run with its next attempt.`,
+group (SIGTERM, then SIGKILL 0.25 s later) and ends ckpt within a second;
+the attempt counts as failed, its diff is written, and nothing is reverted
+half-way; running the same --id again resumes the run with its next attempt.
+If ckpt itself was killed, ckpt recover (or running the same --id again)
+stops what is left of the command and records the attempt as interrupted.`,
 		Example: `  ckpt run -- make test
   ckpt run --retries 1 -m "try the migration" -- ./migrate.sh
   ckpt run --id 2026112214300000-0 -- bash -c 'go generate ./... && go test ./...'`,
@@ -137,8 +139,10 @@ adds to the inbox run too, its chain's first. Invalid messages (front matter
 that is not YAML, a routine name with '/' or '..', an input_file outside the
 workspace, a message over 1 MiB or whose YAML expands beyond 1 MiB or 100
 aliases) are reported and left untouched. Interrupting ckpt (Ctrl-C,
-SIGTERM) stops the running attempt (it counts as failed, its diff is written)
-and leaves its message in the inbox; the next ckpt process resumes it.`,
+SIGTERM) stops the running attempt's process group within a second (it
+counts as failed, its diff is written) and leaves its message in the inbox;
+the next ckpt process resumes it — and, if ckpt was killed, first stops what
+is left of the routine and records the attempt.`,
 		Example: `  ckpt process
   ckpt process --json | jq '.runs[] | {id, status}'`,
 		Args: cobra.NoArgs,

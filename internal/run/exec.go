@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -48,6 +49,19 @@ var GracePeriod = 250 * time.Millisecond
 // routine's process group may hold it for ever. Then ckpt stops reading it.
 var PipeDelay = 100 * time.Millisecond
 
+// running holds the process groups of the routines this process runs.
+var running sync.Map
+
+// KillRunning kills (SIGKILL) the process groups of the routines this
+// process is running: for a program about to exit in the middle of a run
+// (at a second SIGINT), so that no routine outlives it.
+func KillRunning() {
+	running.Range(func(k, _ any) bool {
+		syscall.Kill(-k.(int), syscall.SIGKILL)
+		return true
+	})
+}
+
 // Execute runs argv in dir with env, its output (stdout and stderr) written
 // to log and, if tee is not nil, copied there. started, if not nil, is
 // told the routine's process group as soon as it runs.
@@ -87,6 +101,8 @@ func Execute(ctx context.Context, argv []string, dir string, env []string, log i
 		return Exit{Code: code, Error: "cannot start " + argv[0] + ": " + err.Error()}
 	}
 	pgid := cmd.Process.Pid
+	running.Store(pgid, true)
+	defer running.Delete(pgid)
 	if started != nil {
 		started(procOf(pgid))
 	}

@@ -39,6 +39,12 @@ type Attempt struct {
 	Deleted  int `json:"deleted"`
 	// Stat is the diffstat of those changes.
 	Stat string `json:"stat,omitempty"`
+	// Group is the routine's process group, while the attempt is under
+	// way (in Record.Current).
+	Group *Proc `json:"group,omitempty"`
+	// Log is the attempt's log in the run directory, while it is under
+	// way (routine.log or papermill.log).
+	Log string `json:"log,omitempty"`
 }
 
 // Record is a run's record, kept as run.json in its run directory next to
@@ -64,6 +70,13 @@ type Record struct {
 	Checkpoint string `json:"checkpoint"`
 	// Result is the state the run left (after success, or after revert).
 	Result string `json:"result,omitempty"`
+	// Owner is the ckpt process running the run, while it is "running".
+	// A running run whose owner is gone was cut short (ckpt was killed):
+	// ckpt recover, or the next ckpt that runs it, stops what is left of
+	// its routine and records the attempt as interrupted.
+	Owner *Proc `json:"owner,omitempty"`
+	// Current is the attempt under way, while the run is "running".
+	Current *Attempt `json:"current,omitempty"`
 }
 
 // Files changed by the last attempt.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -213,12 +214,11 @@ func (r *Repo) inbox(cfg run.Config) ([]*inboxMessage, []error) {
 		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
 			continue
 		}
-		raw, err := run.ReadFile(filepath.Join(dir, de.Name()), run.MaxMessageSize)
+		raw, err := fsroot.ReadRegular(filepath.Join(dir, de.Name()), run.MaxMessageSize)
 		if err != nil {
-			var tl *run.TooLargeError
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
-			case errors.As(err, &tl):
+			case errors.Is(err, fsroot.ErrTooLarge):
 				errs = append(errs, &run.MessageError{Name: de.Name(), Err: run.ErrMessageTooLarge})
 			case errors.Is(err, run.ErrNotRegular):
 				errs = append(errs, &run.MessageError{Name: de.Name(), Err: errors.New("it is not a regular file")})

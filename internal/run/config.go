@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 )
 
 // Layout names under the workspace.
@@ -46,7 +48,7 @@ func DefaultConfig() Config {
 // defaults.
 func LoadConfig(root string) (Config, error) {
 	c := DefaultConfig()
-	data, err := ReadFile(filepath.Join(root, ConfigFile), MaxMessageSize)
+	data, err := fsroot.ReadRegular(filepath.Join(root, ConfigFile), MaxMessageSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
@@ -31,53 +32,21 @@ const (
 	MaxRecordSize = 16 << 20
 )
 
-// TooLargeError is an input file over its size limit; nothing of it was
-// read.
-type TooLargeError struct {
-	Path string
-	Size int64 // at least this large
-	Max  int64
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s is larger than the %s limit", e.Path, sizeName(e.Max))
-}
-
 func sizeName(n int64) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	if n >= 1<<10 && n%(1<<10) == 0 {
-		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
 
 // ErrNotRegular: an input that must be a regular file is something else
-// (a FIFO, a device, a directory, a symlink).
-var ErrNotRegular = errors.New("not a regular file")
+// (a FIFO, a device, a directory, a symlink where none is followed).
+var ErrNotRegular = fsroot.ErrNotRegular
 
-// ReadFile reads a regular file of at most max bytes. It never follows a
-// symlink in the last component, never blocks on a FIFO, and reads no
-// more than max+1 bytes whatever the file's size says (it may grow).
-func ReadFile(path string, max int64) ([]byte, error) {
-	data, err := readRegular(path, max, false)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, &TooLargeError{Path: path, Size: int64(len(data)), Max: max}
-	}
-	return data, nil
-}
-
-// ReadPrefix reads at most the first max bytes of a regular file, the way
-// [ReadFile] reads it.
+// ReadPrefix reads at most the first max bytes of a regular file: it
+// never follows a symlink in the last component and never blocks on a
+// FIFO. (Whole inputs are read with [fsroot.ReadRegular].)
 func ReadPrefix(path string, max int64) ([]byte, error) {
-	return readRegular(path, max, true)
-}
-
-func readRegular(path string, max int64, prefix bool) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
@@ -86,20 +55,10 @@ func readRegular(path string, max int64, prefix bool) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
-	if prefix {
-		return io.ReadAll(io.LimitReader(f, max))
-	}
-	if fi.Size() > max {
-		return nil, &TooLargeError{Path: path, Size: fi.Size(), Max: max}
-	}
-	return io.ReadAll(io.LimitReader(f, max+1))
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // YAMLLimitError is a YAML document over [MaxDecodedSize] or [MaxAliases].

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,7 +105,7 @@ func (r *Record) Save(dir string) error {
 
 // LoadRecord reads a run directory's run.json.
 func LoadRecord(dir string) (*Record, error) {
-	data, err := ReadFile(filepath.Join(dir, "run.json"), MaxRecordSize)
+	data, err := fsroot.ReadRegular(filepath.Join(dir, "run.json"), MaxRecordSize)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 )
 
 // Specs returns the spec files (specs/*.spec.md, sorted) not yet listed in
@@ -42,7 +44,7 @@ func processed(root string) (map[string]bool, error) {
 // readProcessed reads specs/processed-spec.md: the names it lists and its
 // content.
 func readProcessed(root string) (map[string]bool, []byte, error) {
-	data, err := ReadFile(filepath.Join(root, filepath.FromSlash(ProcessedFile)), MaxMessageSize)
+	data, err := fsroot.ReadRegular(filepath.Join(root, filepath.FromSlash(ProcessedFile)), MaxMessageSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]bool{}, nil, nil
 	}

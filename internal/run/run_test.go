@@ -388,3 +388,43 @@ func TestLinkAtomic(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckInputFileIn(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "specs", "sub"), 0o755)
+	os.WriteFile(filepath.Join(root, "specs", "a.spec.md"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
+	links := map[string]string{
+		"specs/in.md":           "a.spec.md",
+		"specs/chain.md":        "in.md",
+		"specs/dangling-in.md":  "sub/not-yet.md",
+		"specs/abs-in.md":       filepath.Join(root, "specs", "a.spec.md"),
+		"specs/out.md":          filepath.Join(outside, "secret"),
+		"specs/dangling-out.md": filepath.Join(outside, "not-yet"),
+		"specs/rel-out.md":      "../../" + filepath.Base(outside) + "/not-yet",
+		"specs/up.md":           "../..",
+		"specs/via-missing.md":  "missing/../../../x",
+		"specs/dir":             "sub",
+		"specs/outdir":          outside,
+		"specs/loop1":           "loop2",
+		"specs/loop2":           "loop1",
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(l))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, ok := range map[string]bool{
+		"specs/a.spec.md": true, "specs/in.md": true, "specs/chain.md": true, "specs/dangling-in.md": true,
+		"specs/abs-in.md": true, "specs/dir/x.md": true, "specs/missing.md": true,
+		"specs/out.md": false, "specs/dangling-out.md": false, "specs/rel-out.md": false, "specs/up.md": false,
+		"specs/via-missing.md": false, "specs/outdir/secret": false, "specs/outdir/not-yet": false,
+		"specs/loop1": false, "../x": false, "/etc/passwd": false,
+	} {
+		err := CheckInputFileIn(root, p)
+		if (err == nil) != ok {
+			t.Errorf("%s: got %v, want ok=%v", p, err, ok)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -104,4 +105,82 @@ func CheckInputFile(p string) error {
 		return errors.New("input_file " + p + " is outside the workspace")
 	}
 	return nil
+}
+
+// maxLinks bounds the symlinks followed in resolving an input_file.
+const maxLinks = 40
+
+// CheckInputFileIn checks a message's input_file in the workspace at root:
+// [CheckInputFile], and every symlink on its way — dangling or not, since
+// what a dangling link names may be created later — must stay inside the
+// workspace. Links are read, never followed: their targets are resolved
+// lexically, component by component, so nothing outside is ever looked at.
+func CheckInputFileIn(root, p string) error {
+	if err := CheckInputFile(p); err != nil || p == "" {
+		return err
+	}
+	outside := errors.New("input_file " + p + " is outside the workspace (through a symlink)")
+	rest := strings.Split(path.Clean(filepath.ToSlash(p)), "/")
+	cur := "" // resolved so far, relative to root ("" the root)
+	links := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if cur == "" {
+				return outside
+			}
+			if cur = path.Dir(cur); cur == "." {
+				cur = ""
+			}
+			continue
+		}
+		next := path.Join(cur, c)
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(next)))
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next // a directory, a file, or nothing (then no link below)
+			continue
+		}
+		if links++; links > maxLinks {
+			return errors.New("input_file " + p + ": too many symlinks")
+		}
+		target, err := os.Readlink(filepath.Join(root, filepath.FromSlash(next)))
+		if err != nil {
+			return fmt.Errorf("input_file %s: %w", p, err)
+		}
+		if filepath.IsAbs(target) {
+			rel, ok := within(root, target)
+			if !ok {
+				return outside
+			}
+			cur = ""
+			target = rel
+		}
+		rest = append(strings.Split(filepath.ToSlash(target), "/"), rest...)
+	}
+	return nil
+}
+
+// within returns the absolute path target relative to root, lexically,
+// and false if it is not inside root (root itself, through its symlinks
+// resolved or not, included).
+func within(root, target string) (string, bool) {
+	target = filepath.Clean(target)
+	roots := []string{root}
+	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
+		roots = append(roots, real)
+	}
+	for _, r := range roots {
+		rel, err := filepath.Rel(r, target)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			if rel == "." {
+				rel = ""
+			}
+			return rel, true
+		}
+	}
+	return "", false
 }

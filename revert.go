@@ -499,6 +499,9 @@ func (m *runMark) set(rec *RunRecord) {
 // to inbox/dead if m says so. Doing it again changes nothing. A run whose
 // directory is gone has nothing to finish.
 func (r *Repo) finishRun(m *runMark) error {
+	if !run.ValidID(m.ID) || m.Inbox != "" && !run.PlainName(m.Inbox) {
+		return &store.CorruptError{Kind: "journal", Detail: fmt.Sprintf("the run mark of a revert names run %q, message %q", m.ID, m.Inbox)}
+	}
 	dir := run.RunDir(r.root, m.ID)
 	rec, err := run.LoadRecord(dir)
 	if errors.Is(err, fs.ErrNotExist) {

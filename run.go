@@ -565,8 +565,8 @@ func title(m *run.Message) string {
 	}
 	for _, l := range strings.Split(m.Body, "\n") {
 		if l = strings.TrimSpace(strings.TrimLeft(l, "# ")); l != "" {
-			if len(l) > 60 {
-				l = l[:57] + "..."
+			if r := []rune(l); len(r) > 60 {
+				l = string(r[:57]) + "..."
 			}
 			return l
 		}
@@ -676,6 +676,15 @@ func (r *Repo) settleRuns(ctx context.Context) ([]string, error) {
 	return settled, nil
 }
 
+// unusable says why a run has no record ckpt can use ("" when it has
+// none at all).
+func unusable(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return "run.json: " + err.Error()
+}
+
 // cutShort shows a run that a ckpt which is gone left "running" as what
 // it is, interrupted (the record on disk says so once settled: see
 // settleRun).
@@ -777,8 +786,9 @@ func (r *Repo) Runs(ctx context.Context) ([]*RunRecord, error) {
 	for i := len(ids) - 1; i >= 0; i-- {
 		rec, err := run.LoadRecord(run.RunDir(r.root, ids[i]))
 		if err != nil {
-			// A Decree run without ckpt's record: what its files say.
-			rec = &RunRecord{ID: ids[i], Status: "unknown"}
+			// A Decree run without ckpt's record (or with one ckpt
+			// cannot use): what its files say.
+			rec = &RunRecord{ID: ids[i], Status: "unknown", Reason: unusable(err)}
 		}
 		out = append(out, cutShort(rec))
 	}
@@ -802,7 +812,7 @@ func (r *Repo) RunShow(ctx context.Context, id string) (*RunDetail, error) {
 	dir := run.RunDir(r.root, full)
 	rec, err := run.LoadRecord(dir)
 	if err != nil {
-		rec = &RunRecord{ID: full, Status: "unknown"}
+		rec = &RunRecord{ID: full, Status: "unknown", Reason: unusable(err)}
 	}
 	d := &RunDetail{Record: cutShort(rec), Dir: dir}
 	des, _ := os.ReadDir(dir)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -103,17 +104,102 @@ func (r *Record) Save(dir string) error {
 	return WriteFileAtomic(filepath.Join(dir, "run.json"), append(data, '\n'))
 }
 
-// LoadRecord reads a run directory's run.json.
+// LoadRecord reads a run directory's run.json (at most [MaxRecordSize]
+// bytes) and validates it ([ParseRecord]) for the run the directory's name
+// says.
 func LoadRecord(dir string) (*Record, error) {
 	data, err := fsroot.ReadRegular(filepath.Join(dir, "run.json"), MaxRecordSize)
 	if err != nil {
 		return nil, err
 	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	r, err := ParseRecord(filepath.Base(dir), data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, "run.json"), err)
 	}
+	return r, nil
+}
+
+// ParseRecord decodes a run.json and checks every field ckpt acts on: a
+// run record is a file in the workspace, which the routine can write. Its
+// id must be the run's (id, the run directory's name); its checkpoints
+// full ids; its attempts numbered 1, 2, ... and at most [MaxAttempts];
+// the inbox file a plain name; the input file inside the workspace; the
+// routine's process group and log what ckpt writes there.
+func ParseRecord(id string, data []byte) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, err
+	}
+	if err := r.validate(id); err != nil {
+		return nil, err
+	}
 	return &r, nil
+}
+
+var hexID = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func (r *Record) validate(id string) error {
+	checkpoint := func(what, s string) error {
+		if s != "" && !hexID.MatchString(s) {
+			return fmt.Errorf("%s %q is not a checkpoint id", what, s)
+		}
+		return nil
+	}
+	switch {
+	case r.ID != id || !ValidID(r.ID):
+		return fmt.Errorf("id %q is not the run's (%s)", r.ID, id)
+	case r.Seq < 0:
+		return fmt.Errorf("seq %d is negative", r.Seq)
+	case r.MaxTries < 0 || r.MaxTries > MaxAttempts:
+		return fmt.Errorf("max_attempts %d is not between 0 and %d", r.MaxTries, MaxAttempts)
+	case len(r.Attempts) > MaxAttempts:
+		return fmt.Errorf("%d attempts, more than %d", len(r.Attempts), MaxAttempts)
+	case r.Inbox != "" && !PlainName(r.Inbox):
+		return fmt.Errorf("inbox %q is not a file name", r.Inbox)
+	}
+	switch r.Status {
+	case StatusRunning, StatusDone, StatusDead, StatusInterrupted, StatusReverted:
+	default:
+		return fmt.Errorf("status %q is not one ckpt writes", r.Status)
+	}
+	if err := CheckInputFile(r.InputFile); err != nil {
+		return err
+	}
+	if err := checkpoint("checkpoint", r.Checkpoint); err != nil {
+		return err
+	}
+	if err := checkpoint("result", r.Result); err != nil {
+		return err
+	}
+	for i, a := range r.Attempts {
+		if a.N != i+1 {
+			return fmt.Errorf("attempt %d is numbered %d", i+1, a.N)
+		}
+		if err := checkpoint(fmt.Sprintf("attempt %d's checkpoint", a.N), a.Checkpoint); err != nil {
+			return err
+		}
+		if a.Group != nil || a.Log != "" {
+			return fmt.Errorf("attempt %d is finished but names a process group or log", a.N)
+		}
+	}
+	if c := r.Current; c != nil {
+		switch {
+		case c.Log != "" && c.Log != "routine.log" && c.Log != "papermill.log":
+			return fmt.Errorf("the current attempt's log %q is not one ckpt writes", c.Log)
+		case c.Group != nil && c.Group.PID <= 1:
+			return fmt.Errorf("the current attempt's process group %d is not a routine's", c.Group.PID)
+		}
+	}
+	if r.Owner != nil && r.Owner.PID <= 0 {
+		return fmt.Errorf("owner pid %d", r.Owner.PID)
+	}
+	return nil
+}
+
+// PlainName reports whether s is a file name: no separator, not . or ..,
+// no NUL.
+func PlainName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
 }
 
 // ListRuns returns the ids of the run directories, sorted.

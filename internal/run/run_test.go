@@ -428,3 +428,33 @@ func TestCheckInputFileIn(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRecord(t *testing.T) {
+	const id = "2026010100000000-0"
+	cp := strings.Repeat("ab", 32)
+	good := `{"id":"` + id + `","status":"done","checkpoint":"` + cp + `","attempts":[{"n":1,"checkpoint":"` + cp + `"}]}`
+	if _, err := ParseRecord(id, []byte(good)); err != nil {
+		t.Fatalf("a good record: %v", err)
+	}
+	for rec, want := range map[string]string{
+		`{"id":"../../x-0","status":"done"}`:                                   "is not the run's",
+		`{"id":"2026010100000001-0","status":"done"}`:                          "is not the run's",
+		`{"id":"` + id + `","status":"bogus"}`:                                 "status",
+		`{"id":"` + id + `","status":"done","checkpoint":"x"}`:                 "not a checkpoint id",
+		`{"id":"` + id + `","status":"done","result":"ABC"}`:                   "not a checkpoint id",
+		`{"id":"` + id + `","status":"done","attempts":[{"n":2}]}`:             "numbered 2",
+		`{"id":"` + id + `","status":"done","max_attempts":1000}`:              "max_attempts",
+		`{"id":"` + id + `","status":"done","inbox":"../x.md"}`:                "not a file name",
+		`{"id":"` + id + `","status":"done","input_file":"/etc/passwd"}`:       "outside the workspace",
+		`{"id":"` + id + `","status":"running","current":{"group":{"pid":1}}}`: "process group",
+		`{"id":"` + id + `","status":"running","current":{"log":"../../x"}}`:   "log",
+		`{"id":"` + id + `","status":"running","owner":{"pid":-1}}`:            "owner",
+		`{"id":"` + id + `","status":"done","attempts":[{"n":1,"log":"x"}]}`:   "finished",
+		`{"id":"` + id + `","seq":-1,"status":"done"}`:                         "negative",
+		`[]`: "cannot unmarshal",
+	} {
+		if _, err := ParseRecord(id, []byte(rec)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error containing %q", rec, err, want)
+		}
+	}
+}

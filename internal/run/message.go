@@ -218,13 +218,12 @@ func (m *Message) Marshal() []byte {
 	return b.Bytes()
 }
 
-// yamlScalar writes s plainly when YAML reads it back as the same string,
-// quoted otherwise.
+// yamlScalar writes s plainly when ParseMessage reads it back as the same
+// string, quoted otherwise (a chain "2023.10100000000" is a number to
+// YAML, which reads back as "2023.101").
 func yamlScalar(s string) string {
-	var back string
-	if s != "" && !strings.ContainsAny(s, "\n\r") && yaml.Unmarshal([]byte("v: "+s), &struct {
-		V *string `yaml:"v"`
-	}{&back}) == nil && back == s {
+	var back map[string]any
+	if s != "" && !strings.ContainsAny(s, "\n\r") && yaml.Unmarshal([]byte("v: "+s), &back) == nil && len(back) == 1 && scalar(back["v"]) == s {
 		return s
 	}
 	out, _ := yaml.Marshal(s)

@@ -80,7 +80,8 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestYAMLScalarQuoting(t *testing.T) {
-	for _, v := range []string{"plain", "yes", "123", "a: b", "# not a comment", "", "multi\nline", "  spaced", "'q'", "[x]"} {
+	for _, v := range []string{"plain", "yes", "123", "a: b", "# not a comment", "", "multi\nline", "  spaced", "'q'", "[x]",
+		"2023.10100000000", "1e3", "0x1F", "0o17", "1_000", ".inf", "~", "null", "007"} {
 		m := NewMessage("c", 0, "task", "", "r", "")
 		m.Custom["k"] = v
 		back, err := ParseMessage("x.md", m.Marshal())
@@ -89,6 +90,11 @@ func TestYAMLScalarQuoting(t *testing.T) {
 		}
 		if back.Custom["k"] != v {
 			t.Errorf("%q came back as %q", v, back.Custom["k"])
+		}
+		// A chain that reads as a number (from a file name) too.
+		m = NewMessage(v, 0, "task", "", "r", "")
+		if back, err := ParseMessage("x.md", m.Marshal()); err != nil || back.Chain != v && v != "" {
+			t.Errorf("chain %q came back as %q (%v)", v, back.Chain, err)
 		}
 	}
 }
@@ -236,27 +242,6 @@ func TestLoadConfig(t *testing.T) {
 	if _, err := LoadConfig(root); err == nil || !strings.Contains(err.Error(), ".decree/config.yml") {
 		t.Fatalf("bad yaml: %v", err)
 	}
-}
-
-func FuzzParseMessage(f *testing.F) {
-	for _, s := range []string{"", "body", "---\nid: a-1\n---\nx", "---\nseq: 3\nk: v\n---\n", "---\n---\n", "---\n: :\n---"} {
-		f.Add("m.md", s)
-	}
-	f.Fuzz(func(t *testing.T, name, text string) {
-		m, err := ParseMessage(name, []byte(text))
-		if err != nil {
-			return
-		}
-		m.Normalize("develop", func() string { return "2026010100000000" })
-		out := m.Marshal()
-		back, err := ParseMessage(name, out)
-		if err != nil {
-			t.Fatalf("normalized message does not parse: %v\n%s", err, out)
-		}
-		if !back.Normalized() || string(back.Marshal()) != string(out) {
-			t.Fatalf("not a fixed point:\n%s\n---\n%s", out, back.Marshal())
-		}
-	})
 }
 
 // aliasBomb is front matter with a scalar of size bytes behind an anchor,
@@ -457,4 +442,25 @@ func TestParseRecord(t *testing.T) {
 			t.Errorf("%s: got %v, want an error containing %q", rec, err, want)
 		}
 	}
+}
+
+func FuzzParseMessage(f *testing.F) {
+	for _, s := range []string{"", "body", "---\nid: a-1\n---\nx", "---\nseq: 3\nk: v\n---\n", "---\n---\n", "---\n: :\n---"} {
+		f.Add("m.md", s)
+	}
+	f.Fuzz(func(t *testing.T, name, text string) {
+		m, err := ParseMessage(name, []byte(text))
+		if err != nil {
+			return
+		}
+		m.Normalize("develop", func() string { return "2026010100000000" })
+		out := m.Marshal()
+		back, err := ParseMessage(name, out)
+		if err != nil {
+			t.Fatalf("normalized message does not parse: %v\n%s", err, out)
+		}
+		if !back.Normalized() || string(back.Marshal()) != string(out) {
+			t.Fatalf("not a fixed point:\n%s\n---\n%s", out, back.Marshal())
+		}
+	})
 }

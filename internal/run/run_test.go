@@ -443,24 +443,3 @@ func TestParseRecord(t *testing.T) {
 		}
 	}
 }
-
-func FuzzParseMessage(f *testing.F) {
-	for _, s := range []string{"", "body", "---\nid: a-1\n---\nx", "---\nseq: 3\nk: v\n---\n", "---\n---\n", "---\n: :\n---"} {
-		f.Add("m.md", s)
-	}
-	f.Fuzz(func(t *testing.T, name, text string) {
-		m, err := ParseMessage(name, []byte(text))
-		if err != nil {
-			return
-		}
-		m.Normalize("develop", func() string { return "2026010100000000" })
-		out := m.Marshal()
-		back, err := ParseMessage(name, out)
-		if err != nil {
-			t.Fatalf("normalized message does not parse: %v\n%s", err, out)
-		}
-		if !back.Normalized() || string(back.Marshal()) != string(out) {
-			t.Fatalf("not a fixed point:\n%s\n---\n%s", out, back.Marshal())
-		}
-	})
-}

@@ -137,8 +137,8 @@ marks its spec processed (specs/processed-spec.md).
 Unprocessed specs/*.spec.md are queued as messages first. Messages a routine
 adds to the inbox run too, its chain's first. Invalid messages (front matter
 that is not YAML, a routine name with '/' or '..', an input_file outside the
-workspace, a message over 1 MiB or whose YAML expands beyond 1 MiB or 100
-aliases) are reported and left untouched. Interrupting ckpt (Ctrl-C,
+workspace, a message over 1 MiB, front matter over 64 KiB or YAML that
+expands beyond 1 MiB or 100 aliases) are reported and left untouched. Interrupting ckpt (Ctrl-C,
 SIGTERM) stops the running attempt's process group within a second (it
 counts as failed, its diff is written) and leaves its message in the inbox;
 the next ckpt process resumes it — and, if ckpt was killed, first stops what

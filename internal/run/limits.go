@@ -22,6 +22,11 @@ const (
 	// MaxMessageSize bounds a message file, a spec file, config.yml and
 	// specs/processed-spec.md.
 	MaxMessageSize = 1 << 20
+	// MaxFrontMatter bounds a message's front matter. Parsing YAML costs
+	// yaml.v3 about 120 bytes of memory per byte of a dense document (a
+	// node per item), so the front matter, which holds a few fields, is
+	// kept far smaller than the message's body may be.
+	MaxFrontMatter = 64 << 10
 	// MaxDecodedSize bounds a YAML document's size once its aliases are
 	// expanded: the bytes of every scalar (key or value) plus one per node.
 	MaxDecodedSize = 1 << 20
@@ -101,7 +106,7 @@ func (w *yamlWalk) visit(n *yaml.Node) error {
 	if n == nil {
 		return nil
 	}
-	w.size += 1 + len(n.Value) + len(n.Tag) + len(n.Anchor)
+	w.size += 1 + len(n.Value) + len(n.Anchor)
 	if w.size > MaxDecodedSize {
 		return &YAMLLimitError{fmt.Sprintf("it is larger than %s with its aliases expanded", sizeName(MaxDecodedSize))}
 	}

@@ -46,9 +46,14 @@ func (e *MessageError) Unwrap() error { return e.Err }
 // ErrMessageTooLarge: a message file over [MaxMessageSize].
 var ErrMessageTooLarge = errors.New("it is larger than the 1 MiB limit for messages")
 
+// ErrFrontMatterTooLarge: a message whose front matter is over
+// [MaxFrontMatter].
+var ErrFrontMatterTooLarge = errors.New("its front matter is larger than the 64 KiB limit")
+
 // ParseMessage parses a message file. Front matter (between a first line
 // "---" and the next "---" line) must be a YAML mapping. A message larger
-// than [MaxMessageSize], or whose front matter is over the YAML limits
+// than [MaxMessageSize], whose front matter is larger than
+// [MaxFrontMatter], or whose front matter is over the YAML limits
 // ([MaxDecodedSize], [MaxAliases]), is a [*MessageError].
 func ParseMessage(name string, data []byte) (*Message, error) {
 	if len(data) > MaxMessageSize {
@@ -78,6 +83,9 @@ func ParseMessage(name string, data []byte) (*Message, error) {
 		return nil, &MessageError{name, fmt.Errorf("front matter is not closed (no line \"---\" after the first)")}
 	}
 	front := rest[:end]
+	if len(front) > MaxFrontMatter {
+		return nil, &MessageError{name, ErrFrontMatterTooLarge}
+	}
 	body := rest[end+3:]
 	if i := strings.IndexByte(body, '\n'); i >= 0 && strings.TrimSpace(body[:i]) == "" {
 		body = body[i+1:]
@@ -125,8 +133,18 @@ func ParseMessage(name string, data []byte) (*Message, error) {
 			m.Custom[k] = scalar(v)
 		}
 	}
+	// ckpt writes the message back normalized, its aliases expanded: that
+	// must be a message it reads too.
+	if len(m.Marshal())-len(m.Body) > MaxFrontMatter-normSlack {
+		return nil, &MessageError{name, fmt.Errorf("front matter refused: written out with its aliases expanded, it would be larger than the 64 KiB limit")}
+	}
 	return m, nil
 }
+
+// normSlack is room in the front matter for what normalizing a message
+// adds (id, chain, seq, type, routine: names of at most a few hundred
+// bytes).
+const normSlack = 4 << 10
 
 var keyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 

@@ -259,9 +259,11 @@ func TestParseMessageLimits(t *testing.T) {
 	}
 	laughs += "---\n"
 	for name, tc := range map[string]struct{ text, want string }{
-		"anchor used 100 times":   {aliasBomb(1<<20-1000, 100), "with its aliases expanded"},
+		"anchor used 100 times":   {aliasBomb(1<<20-1000, 100), "front matter is larger than the 64 KiB limit"},
+		"front matter of 64 KiB":  {"---\nk: [" + strings.Repeat("x,", 40000) + "]\n---\n", "front matter is larger than the 64 KiB limit"},
+		"anchor of 20 KB x 60":    {aliasBomb(20000, 60), "larger than 1 MiB with its aliases expanded"},
 		"small anchor, 101 times": {aliasBomb(10, 101), "more than 100 aliases"},
-		"anchor of 64 KiB x 20":   {aliasBomb(64<<10, 20), "larger than 1 MiB with its aliases expanded"},
+		"anchor of 60 KiB x 20":   {aliasBomb(60<<10, 20), "larger than 1 MiB with its aliases expanded"},
 		"billion laughs":          {laughs, "more than 100 aliases"},
 		"message over 1 MiB":      {"---\nk: v\n---\n" + strings.Repeat("b", 1<<20), "larger than the 1 MiB limit"},
 	} {
@@ -275,10 +277,14 @@ func TestParseMessageLimits(t *testing.T) {
 	if err != nil || m.Custom["reviewer"] != "alice" {
 		t.Fatalf("aliases: %v %+v", err, m)
 	}
-	if _, err := ParseMessage("m.md", []byte(aliasBomb(1000, 100))); err != nil {
+	if _, err := ParseMessage("m.md", []byte(aliasBomb(500, 100))); err != nil {
+		t.Fatalf("100 aliases of 500 bytes: %v", err)
+	}
+	// Accepted only if written out normalized it is a message too.
+	if _, err := ParseMessage("m.md", []byte(aliasBomb(1000, 100))); err == nil || !strings.Contains(err.Error(), "written out with its aliases expanded") {
 		t.Fatalf("100 aliases of 1000 bytes: %v", err)
 	}
-	if _, err := ParseMessage("m.md", []byte("---\nk: "+strings.Repeat("v", 1<<19)+"\n---\n"+strings.Repeat("b", 1<<19-100))); err != nil {
+	if _, err := ParseMessage("m.md", []byte("---\nk: "+strings.Repeat("v", 56<<10)+"\n---\n"+strings.Repeat("b", 1<<20-(61<<10)))); err != nil {
 		t.Fatalf("a large message under the limit: %v", err)
 	}
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // Decree's messages and config.yml are files an agent can write. Each is
-// bounded before it is read (1 MiB) and its YAML before it is decoded (1 MiB
-// with aliases expanded, at most 100 aliases): a 1 MB scalar behind an
-// anchor, used a hundred times, once made ckpt process decode 100 MB, write
-// it out twice (message.md, inbox/done) and peak at 1 GB of memory.
+// bounded before it is read (1 MiB, front matter 64 KiB) and its YAML before
+// it is decoded (1 MiB with aliases expanded, at most 100 aliases): a 1 MB
+// scalar behind an anchor, used a hundred times, once made ckpt process
+// decode 100 MB, write it out twice (message.md, inbox/done) and peak at
+// 1 GB of memory.
 
 // aliasBomb is a message whose front matter uses a scalar of size bytes, behind
 // an anchor, n times.
@@ -27,8 +28,10 @@ func aliasBomb(size, n int) string {
 func TestDecreeMessageLimits(t *testing.T) {
 	e := newEnv(t)
 	bad := map[string]string{
-		"1-bomb.md":  aliasBomb(1000*1000, 100),
-		"2-large.md": "---\nroutine: develop\n---\n" + strings.Repeat("a line of a very long message\n", 40000),
+		"0-bomb.md":    aliasBomb(1000*1000, 100),
+		"1-bomb.md":    aliasBomb(30*1000, 100),
+		"4-expands.md": aliasBomb(1000, 100),
+		"2-large.md":   "---\nroutine: develop\n---\n" + strings.Repeat("a line of a very long message\n", 40000),
 		"3-laughs.md": "---\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n" +
 			"c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n---\n",
 	}
@@ -45,9 +48,11 @@ func TestDecreeMessageLimits(t *testing.T) {
 		t.Fatalf("ckpt process: exit %d, want 1\nstdout: %s\nstderr: %.2000s", code, out, errs)
 	}
 	for name, want := range map[string]string{
-		"1-bomb.md":   "front matter refused: it is larger than 1 MiB with its aliases expanded",
-		"2-large.md":  "it is larger than the 1 MiB limit for messages",
-		"3-laughs.md": "front matter refused: it expands more than 100 aliases",
+		"0-bomb.md":    "its front matter is larger than the 64 KiB limit",
+		"1-bomb.md":    "front matter refused: it is larger than 1 MiB with its aliases expanded",
+		"2-large.md":   "it is larger than the 1 MiB limit for messages",
+		"3-laughs.md":  "front matter refused: it expands more than 100 aliases",
+		"4-expands.md": "front matter refused: written out with its aliases expanded, it would be larger than the 64 KiB limit",
 	} {
 		if !strings.Contains(errs, "message "+name+": "+want) {
 			t.Errorf("stderr does not say %q about %s:\n%.2000s", want, name, errs)

@@ -386,6 +386,9 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	rec := &RunRecord{ID: m.ID, Chain: m.Chain, Seq: m.Seq, Type: m.Type, InputFile: m.InputFile, Routine: m.Routine,
 		Command: im.routine.Command, Inbox: im.file, Status: run.StatusRunning, MaxTries: attempts, Started: r.now().UTC(),
 		Title: title(m), Owner: run.Self()}
+	if err := run.CheckRunDir(runDir); err != nil {
+		return nil, err
+	}
 	if err := run.WriteFileAtomic(filepath.Join(runDir, "message.md"), m.Marshal()); err != nil {
 		return nil, err
 	}
@@ -497,6 +500,9 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 			fc := run.FailureContext(rec.Attempts, func(k int) string {
 				return run.Tail(filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", k)), run.TailLines)
 			})
+			if err := run.CheckRunDir(runDir); err != nil {
+				return nil, err
+			}
 			if err := run.WriteFileAtomic(filepath.Join(runDir, "failure-context.md"), fc); err != nil {
 				return nil, err
 			}
@@ -581,6 +587,9 @@ func title(m *run.Message) string {
 // it and record it (settleRun). An interrupted attempt is recorded as
 // such at once, before its changes are checkpointed.
 func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *run.Routine, papermill string, params map[string]string, n int, output io.Writer) (*RunAttempt, error) {
+	if err := run.CheckRunDir(runDir); err != nil {
+		return nil, err
+	}
 	logPath := filepath.Join(runDir, rt.LogName())
 	// A new file: the last attempt's log may share its inode with
 	// attempt-N.log (and something may have put a symlink there).
@@ -620,6 +629,10 @@ func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *r
 // as changes.diff, attempt-N.diff and counts.
 func (r *Repo) finishAttempt(ctx context.Context, runDir string, rec *RunRecord, a *RunAttempt, logPath string) error {
 	a.Log = ""
+	// The routine had the run directory to itself: it must still be one.
+	if err := run.CheckRunDir(runDir); err != nil {
+		return err
+	}
 	// The log is kept as attempt-N.log too: linked or streamed, never
 	// read into memory (a routine may print gigabytes).
 	run.LinkAtomic(logPath, filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", a.N)))
@@ -764,6 +777,9 @@ func (r *Repo) writeManifest(ctx context.Context, runDir, id string) error {
 		return err
 	}
 	b, _ := m.MarshalJSON()
+	if err := run.CheckRunDir(runDir); err != nil {
+		return err
+	}
 	return run.WriteFileAtomic(filepath.Join(runDir, "manifest.json"), append(b, '\n'))
 }
 

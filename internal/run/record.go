@@ -95,8 +95,29 @@ func RunDir(root, id string) string {
 	return filepath.Join(root, filepath.FromSlash(RunsDir), id)
 }
 
-// Save writes run.json atomically.
+// CheckRunDir checks that a run directory, .decree/runs/<id>, is still a
+// directory reached through directories: a routine can replace it (or
+// .decree, or runs) with a symlink to anywhere, and ckpt must not write a
+// run's files through one.
+func CheckRunDir(dir string) error {
+	for i, d := 0, dir; i < 3; i, d = i+1, filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return fmt.Errorf("run directory %s: %w", dir, err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("run directory %s: %s is not a directory (a symlink?); ckpt writes nothing through it", dir, d)
+		}
+	}
+	return nil
+}
+
+// Save writes run.json atomically (never through a run directory that is
+// not one, see [CheckRunDir]).
 func (r *Record) Save(dir string) error {
+	if err := CheckRunDir(dir); err != nil {
+		return err
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

@@ -324,6 +324,9 @@ func (r *Repo) queueSpecs(cfg run.Config) error {
 		if _, err := os.Stat(p); err == nil {
 			p = filepath.Join(dir, m.ID+".md")
 		}
+		if err := run.CheckDirs(dir, 2); err != nil {
+			return err
+		}
 		if err := run.WriteFileAtomic(p, m.Marshal()); err != nil {
 			return err
 		}
@@ -365,6 +368,9 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	}
 	if im.file != "" && !bytes.Equal(im.raw, m.Marshal()) {
 		// The message is rewritten normalized, as Decree does.
+		if err := run.CheckDirs(filepath.Join(r.root, filepath.FromSlash(run.InboxDir)), 2); err != nil {
+			return nil, err
+		}
 		if err := run.WriteFileAtomic(filepath.Join(r.root, filepath.FromSlash(run.InboxDir), im.file), m.Marshal()); err != nil {
 			return nil, err
 		}
@@ -373,7 +379,9 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 		note := fmt.Sprintf("\n\n<!-- decree: dead-lettered — MaxDepthExceeded (seq=%d, max=%d) -->\n", m.Seq, cfg.MaxDepth)
 		p := filepath.Join(r.root, filepath.FromSlash(run.InboxDir), im.file)
 		data, _ := run.ReadPrefix(p, run.MaxMessageSize)
-		run.WriteFileAtomic(p, append(data, note...))
+		if run.CheckDirs(filepath.Dir(p), 2) == nil {
+			run.WriteFileAtomic(p, append(data, note...))
+		}
 		if err := r.moveMessage(im.file, run.DeadDir); err != nil {
 			return nil, err
 		}
@@ -787,6 +795,10 @@ func (r *Repo) writeManifest(ctx context.Context, runDir, id string) error {
 func (r *Repo) moveMessage(file, to string) error {
 	dir := filepath.Join(r.root, filepath.FromSlash(to))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// inbox/done or dead, inbox and .decree: never through a symlink.
+	if err := run.CheckDirs(dir, 3); err != nil {
 		return err
 	}
 	return os.Rename(filepath.Join(r.root, filepath.FromSlash(run.InboxDir), file), filepath.Join(dir, file))

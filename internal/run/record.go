@@ -99,14 +99,20 @@ func RunDir(root, id string) string {
 // directory reached through directories: a routine can replace it (or
 // .decree, or runs) with a symlink to anywhere, and ckpt must not write a
 // run's files through one.
-func CheckRunDir(dir string) error {
-	for i, d := 0, dir; i < 3; i, d = i+1, filepath.Dir(d) {
+func CheckRunDir(dir string) error { return CheckDirs(dir, 3) }
+
+// CheckDirs checks that dir and the levels-1 directories above it are
+// directories, not symlinks (nor anything else): ckpt writes Decree's files
+// (run records, inbox messages, processed-spec.md) only through real
+// directories of the workspace.
+func CheckDirs(dir string, levels int) error {
+	for i, d := 0, dir; i < levels; i, d = i+1, filepath.Dir(d) {
 		fi, err := os.Lstat(d)
 		if err != nil {
-			return fmt.Errorf("run directory %s: %w", dir, err)
+			return fmt.Errorf("%s: %w", d, err)
 		}
 		if !fi.IsDir() {
-			return fmt.Errorf("run directory %s: %s is not a directory (a symlink?); ckpt writes nothing through it", dir, d)
+			return fmt.Errorf("%s is not a directory (a symlink?); ckpt writes nothing through it", d)
 		}
 	}
 	return nil

@@ -77,6 +77,9 @@ func MarkProcessed(root, inputFile string) error {
 		data = append(data, '\n')
 	}
 	data = append(data, name+"\n"...)
+	if err := CheckDirs(filepath.Dir(p), 1); err != nil {
+		return err
+	}
 	return WriteFileAtomic(p, data)
 }
 

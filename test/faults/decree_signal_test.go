@@ -256,3 +256,39 @@ func TestDecreeSecondSignal(t *testing.T) {
 	checkInterrupted(t, e, id)
 	e.must("fsck")
 }
+
+// TestDecreeRecoverLeavesLiveRun: ckpt recover (and a second ckpt running
+// the same run) leaves a run alone while the ckpt running it is alive.
+func TestDecreeRecoverLeavesLiveRun(t *testing.T) {
+	e := newEnv(t)
+	pids := t.TempDir()
+	const id = "20260101000000-0"
+	e.write(map[string]string{"a.txt": "a\n"})
+	c := e.cmd("run", "--id", id, "--retries", "2", "--", "bash", "-c", stuckRoutine(pids))
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	for !fileExists(filepath.Join(pids, "started")) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	routine, daemon := pidIn(t, pids, "routine.pid"), pidIn(t, pids, "daemon.pid")
+	pidIn(t, pids, "child.pid") // killed at the end
+	defer syscall.Kill(daemon, syscall.SIGKILL)
+	if out := e.must("recover"); !strings.Contains(out, "nothing to recover") {
+		t.Errorf("recover: %s", out)
+	}
+	code, _, errs := e.run("run", "--id", id, "--", "true")
+	if code == 0 || !strings.Contains(errs, "is being run by another ckpt") {
+		t.Errorf("a second run of it: exit %d\n%s", code, errs)
+	}
+	if out := e.must("runs"); !strings.Contains(out, "running") {
+		t.Errorf("ckpt runs: %s", out)
+	}
+	if !alive(routine) {
+		t.Fatal("the routine was killed")
+	}
+	if rec := readRunRecord(e, id); rec.Status != "running" {
+		t.Fatalf("run.json says %s", rec.Status)
+	}
+}

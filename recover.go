@@ -52,7 +52,9 @@ func (r *Repo) Recover(ctx context.Context) (*RecoverResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Runs, err = r.settleRuns(ctx)
+	var removed []Path
+	res.Runs, removed, err = r.settleRuns(ctx)
+	res.Removed = append(res.Removed, removed...)
 	return res, err
 }
 

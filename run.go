@@ -8,9 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -671,13 +673,15 @@ func (r *Repo) finishAttempt(ctx context.Context, runDir string, rec *RunRecord,
 }
 
 // settleRuns settles (see settleRun) every run left running by a ckpt
-// that is gone, and returns their ids.
-func (r *Repo) settleRuns(ctx context.Context) ([]string, error) {
+// that is gone, and returns their ids, with the temporary files ckpt left
+// in run directories (an atomic write of a run's file cut short) that it
+// removed.
+func (r *Repo) settleRuns(ctx context.Context) (settled []string, removed []Path, err error) {
 	ids, err := run.ListRuns(r.root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	settled := []string{}
+	settled = []string{}
 	for _, id := range ids {
 		dir := run.RunDir(r.root, id)
 		rec, err := run.LoadRecord(dir)
@@ -688,13 +692,23 @@ func (r *Repo) settleRuns(ctx context.Context) ([]string, error) {
 		var busy *RunBusyError
 		switch {
 		case errors.As(err, &busy):
+			continue // its ckpt is alive, and may be writing its files
 		case err != nil:
-			return settled, fmt.Errorf("recover run %s: %w", id, err)
+			return settled, removed, fmt.Errorf("recover run %s: %w", id, err)
 		case ok:
 			settled = append(settled, id)
 		}
+		// A run no ckpt runs: its temporary files are leftovers, but
+		// for one that a ckpt (runs revert, say) may be writing now.
+		age := time.Minute
+		if ok {
+			age = 0
+		}
+		for _, name := range run.RemoveTemps(dir, age) {
+			removed = append(removed, Path(path.Join(run.RunsDir, id, name)))
+		}
 	}
-	return settled, nil
+	return settled, removed, nil
 }
 
 // unusable says why a run has no record ckpt can use ("" when it has

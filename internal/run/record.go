@@ -118,6 +118,33 @@ func CheckDirs(dir string, levels int) error {
 	return nil
 }
 
+// RemoveTemps removes the temporary files an atomic write left in a run
+// directory (".ckpt-tmp-*", regular files) last modified at least age ago,
+// and returns their names.
+func RemoveTemps(dir string, age time.Duration) []string {
+	if CheckRunDir(dir) != nil {
+		return nil
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, de := range des {
+		if !strings.HasPrefix(de.Name(), ".ckpt-tmp-") || !de.Type().IsRegular() {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil || time.Since(fi.ModTime()) < age {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, de.Name())) == nil {
+			removed = append(removed, de.Name())
+		}
+	}
+	return removed
+}
+
 // Save writes run.json atomically (never through a run directory that is
 // not one, see [CheckRunDir]).
 func (r *Record) Save(dir string) error {

@@ -143,8 +143,10 @@ func TestDecreeKilledDuringRoutine(t *testing.T) {
 				t.Errorf("ckpt runs shows a run whose ckpt is gone as:\n%s", out)
 			}
 			if via == "run" {
+				// As if ckpt had been killed in an atomic write too.
+				e.write(map[string]string{".decree/runs/" + id + "/.ckpt-tmp-999": "{"})
 				out := e.must("recover")
-				if !strings.Contains(out, "run "+id+" was cut short") {
+				if !strings.Contains(out, "run "+id+" was cut short") || exists(e, ".decree/runs/"+id+"/.ckpt-tmp-999") {
 					t.Fatalf("recover: %s", out)
 				}
 				if !goneWithin(routine, 2*time.Second) || !goneWithin(child, 2*time.Second) {

@@ -22,6 +22,10 @@ type RecoverResult struct {
 	Result *RestoreResult `json:"result"`
 	// Removed lists leftover temporary files that were deleted.
 	Removed []Path `json:"removed"`
+	// Runs lists the guarded runs a ckpt that is gone left running: what
+	// was left of each one's routine was stopped and the run recorded as
+	// interrupted, to be resumed by ckpt process or ckpt run --id.
+	Runs []string `json:"runs"`
 }
 
 // Recover finishes an operation a crash interrupted: a restore (or undo,
@@ -30,13 +34,28 @@ type RecoverResult struct {
 // workspace equals its target, and leftover temporary files are removed.
 // If files were edited after the crash, that state is checkpointed first.
 // Every command runs this automatically; Recover does it explicitly.
+//
+// Recover also settles the guarded runs that a ckpt which is gone (killed,
+// or ended at a signal before it could record the run) left "running":
+// what is left of the routine's process group is killed and the attempt
+// is recorded as interrupted, its changes kept (see [RecoverResult.Runs]).
+// A run whose ckpt is still running is left alone.
 func (r *Repo) Recover(ctx context.Context) (*RecoverResult, error) {
-	unlock, err := r.lock(ctx)
+	res, err := func() (*RecoverResult, error) {
+		unlock, err := r.lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer r.endOp(ctx, unlock)()
+		return r.recover(ctx)
+	}()
 	if err != nil {
 		return nil, err
 	}
-	defer r.endOp(ctx, unlock)()
-	return r.recover(ctx)
+	var removed []Path
+	res.Runs, removed, err = r.settleRuns(ctx)
+	res.Removed = append(res.Removed, removed...)
+	return res, err
 }
 
 // recoverIfFree recovers when an interrupted operation is recorded and no
@@ -65,7 +84,7 @@ func (r *Repo) recoverLocked(ctx context.Context) error {
 }
 
 func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
-	out := &RecoverResult{Removed: []Path{}}
+	out := &RecoverResult{Removed: []Path{}, Runs: []string{}}
 	j, err := r.st.Journal(ctx)
 	if err != nil {
 		return nil, err

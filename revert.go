@@ -19,6 +19,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
 )
@@ -93,6 +94,10 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 		if len(bad) > 0 {
 			return ID{}, ID{}, &IntegrityError{Op: "revert " + rec.ID + " (files do not match manifest.json; nothing was changed)", Paths: bad}
 		}
+		if out := r.uncapturable(t); len(out) > 0 {
+			return ID{}, ID{}, withHint(&IntegrityError{Op: "revert " + rec.ID + " (it would write paths no checkpoint records; nothing was changed)", Paths: out},
+				"changes.diff and manifest.json of a run name only files a checkpoint captured; these are ignored (.gitignore, .ckptignore, .decreeignore, .git/info/exclude), over the size limit, or ckpt's own, so the run's record was not written by ckpt")
+		}
 		target, kept, err := r.storeReverted(ctx, t, c, rec.ID, why)
 		if err != nil {
 			return ID{}, ID{}, err
@@ -129,6 +134,39 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 // errNothingToRevert: every affected path already holds its state from
 // before the run.
 var errNothingToRevert = errors.New("nothing to revert")
+
+// uncapturable returns the paths the reverted tree t writes that a scan
+// of the result would leave out: ignored by the ignore files as they will
+// be after the revert (and .git/info/exclude), below a path never
+// captured (the store inside the workspace), or over the size limit. A
+// genuine run's diff and manifest name only captured files, so such a
+// path comes from a forged record; written, it would be a file no
+// checkpoint holds, which the revert's own checks and any later restore
+// cannot see, and so neither verify nor put back.
+func (r *Repo) uncapturable(t *revertTree) []string {
+	rules := scan.NewRules(r.root, func(p string) ([]byte, bool) {
+		s, err := t.Read(p)
+		if err != nil || s == nil || !object.IsFile(s.Mode) {
+			return nil, false
+		}
+		return s.Content, true
+	})
+	var out []string
+	for p, s := range t.edits {
+		if s == nil {
+			continue
+		}
+		excluded := false
+		for _, x := range r.exclude {
+			excluded = excluded || p == x || strings.HasPrefix(p, x+"/")
+		}
+		if excluded || rules.Ignored(p, false) || object.IsFile(s.Mode) && int64(len(s.Content)) > r.opts.MaxFileSize {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // revert is a run's record of what to undo, read as untrusted input.
 type revert struct {
@@ -167,8 +205,10 @@ func loadRevert(runDir string) (*revert, error) {
 			if err := diff.CheckPath(p); err != nil {
 				return nil, fmt.Errorf("%s: %w; nothing was changed", filepath.Join(runDir, "changes.diff"), err)
 			}
-			if top, _, _ := strings.Cut(p, "/"); strings.EqualFold(top, ".ckpt") || strings.EqualFold(top, run.DecreeDir) {
-				return nil, fmt.Errorf("%s: path %s is inside %s, which is never checkpointed; nothing was changed", filepath.Join(runDir, "changes.diff"), diff.QuotePath(p), top)
+			for c := range strings.SplitSeq(p, "/") {
+				if object.Reserved(c) {
+					return nil, fmt.Errorf("%s: path %s is inside %s, which is never checkpointed; nothing was changed", filepath.Join(runDir, "changes.diff"), diff.QuotePath(p), c)
+				}
 			}
 			seen[p] = true
 			rv.affected = append(rv.affected, p)
@@ -449,6 +489,7 @@ type runMark struct {
 // set updates rec as m says.
 func (m *runMark) set(rec *RunRecord) {
 	rec.Status, rec.Reason, rec.Result = m.Status, m.Reason, m.Result
+	rec.Owner, rec.Current = nil, nil
 	if !m.Ended.IsZero() {
 		rec.Ended = m.Ended
 	}
@@ -458,6 +499,9 @@ func (m *runMark) set(rec *RunRecord) {
 // to inbox/dead if m says so. Doing it again changes nothing. A run whose
 // directory is gone has nothing to finish.
 func (r *Repo) finishRun(m *runMark) error {
+	if !run.ValidID(m.ID) || m.Inbox != "" && !run.PlainName(m.Inbox) {
+		return &store.CorruptError{Kind: "journal", Detail: fmt.Sprintf("the run mark of a revert names run %q, message %q", m.ID, m.Inbox)}
+	}
 	dir := run.RunDir(r.root, m.ID)
 	rec, err := run.LoadRecord(dir)
 	if errors.Is(err, fs.ErrNotExist) {

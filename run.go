@@ -8,10 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -149,6 +152,9 @@ func (r *Repo) Run(ctx context.Context, opts RunOptions) (*RunResult, error) {
 	if attempts <= 0 {
 		attempts = cfg.MaxRetries
 	}
+	if attempts > run.MaxAttempts {
+		return nil, fmt.Errorf("run: %d attempts is more than %d", attempts, run.MaxAttempts)
+	}
 	chain, seq := "", 0
 	if opts.ID != "" {
 		if !run.ValidID(opts.ID) {
@@ -210,9 +216,17 @@ func (r *Repo) inbox(cfg run.Config) ([]*inboxMessage, []error) {
 		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), ".md") {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		raw, err := fsroot.ReadRegular(filepath.Join(dir, de.Name()), run.MaxMessageSize)
 		if err != nil {
-			errs = append(errs, err)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case errors.Is(err, fsroot.ErrTooLarge):
+				errs = append(errs, &run.MessageError{Name: de.Name(), Err: run.ErrMessageTooLarge})
+			case errors.Is(err, run.ErrNotRegular):
+				errs = append(errs, &run.MessageError{Name: de.Name(), Err: errors.New("it is not a regular file")})
+			default:
+				errs = append(errs, err)
+			}
 			continue
 		}
 		m, err := run.ParseMessage(de.Name(), raw)
@@ -250,21 +264,9 @@ func (r *Repo) inbox(cfg run.Config) ([]*inboxMessage, []error) {
 }
 
 // checkInputFile refuses an input_file outside the workspace (including
-// through a symlink).
+// through a symlink, dangling or not).
 func (r *Repo) checkInputFile(p string) error {
-	if err := run.CheckInputFile(p); err != nil {
-		return err
-	}
-	if p == "" {
-		return nil
-	}
-	full := filepath.Join(r.root, filepath.FromSlash(p))
-	if real, err := filepath.EvalSymlinks(full); err == nil {
-		if rel, err := filepath.Rel(r.root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("input_file %s is outside the workspace (through a symlink)", p)
-		}
-	}
-	return nil
+	return run.CheckInputFileIn(r.root, p)
 }
 
 // chainTaken reports whether a chain id is used by a run or a queued message.
@@ -281,7 +283,10 @@ func (r *Repo) chainTaken(chain string) bool {
 			if strings.HasPrefix(de.Name(), chain+"-") {
 				return true
 			}
-			if data, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(d), de.Name())); err == nil &&
+			if !de.Type().IsRegular() {
+				continue
+			}
+			if data, err := run.ReadPrefix(filepath.Join(r.root, filepath.FromSlash(d), de.Name()), run.MaxMessageSize); err == nil &&
 				bytes.Contains(data, []byte("chain: "+chain)) {
 				return true
 			}
@@ -321,6 +326,9 @@ func (r *Repo) queueSpecs(cfg run.Config) error {
 		if _, err := os.Stat(p); err == nil {
 			p = filepath.Join(dir, m.ID+".md")
 		}
+		if err := run.CheckDirs(dir, 2); err != nil {
+			return err
+		}
 		if err := run.WriteFileAtomic(p, m.Marshal()); err != nil {
 			return err
 		}
@@ -339,20 +347,32 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	m := im.msg
 	runDir := run.RunDir(r.root, m.ID)
 	old, err := run.LoadRecord(runDir)
-	if err == nil {
+	switch {
+	case err == nil:
 		switch old.Status {
 		case run.StatusInterrupted, run.StatusRunning:
 			// An attempt was interrupted (or ckpt was killed): go on from
 			// where it stopped, against the run's original checkpoint.
+			if _, err := r.settleRun(ctx, runDir, old); err != nil {
+				return nil, &run.MessageError{Name: m.Name, Err: err}
+			}
 			return r.resumeMessage(ctx, im, cfg, attempts, old, output, report)
 		}
 		return nil, &run.MessageError{Name: m.Name, Err: fmt.Errorf("run %s already exists (%s); rename the message or remove %s", m.ID, old.Status, filepath.Join(run.RunsDir, m.ID))}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, &run.MessageError{Name: m.Name, Err: fmt.Errorf("run %s has a record ckpt cannot use (%v); remove %s to run it again", m.ID, err, filepath.Join(run.RunsDir, m.ID))}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // interrupted before the run began: nothing written
 	}
 	if im.file != "" && !m.Normalized() {
 		return nil, &run.MessageError{Name: im.file, Err: errors.New("not normalized")}
 	}
 	if im.file != "" && !bytes.Equal(im.raw, m.Marshal()) {
 		// The message is rewritten normalized, as Decree does.
+		if err := run.CheckDirs(filepath.Join(r.root, filepath.FromSlash(run.InboxDir)), 2); err != nil {
+			return nil, err
+		}
 		if err := run.WriteFileAtomic(filepath.Join(r.root, filepath.FromSlash(run.InboxDir), im.file), m.Marshal()); err != nil {
 			return nil, err
 		}
@@ -360,8 +380,10 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	if m.Seq >= cfg.MaxDepth && im.file != "" {
 		note := fmt.Sprintf("\n\n<!-- decree: dead-lettered — MaxDepthExceeded (seq=%d, max=%d) -->\n", m.Seq, cfg.MaxDepth)
 		p := filepath.Join(r.root, filepath.FromSlash(run.InboxDir), im.file)
-		data, _ := os.ReadFile(p)
-		run.WriteFileAtomic(p, append(data, note...))
+		data, _ := run.ReadPrefix(p, run.MaxMessageSize)
+		if run.CheckDirs(filepath.Dir(p), 2) == nil {
+			run.WriteFileAtomic(p, append(data, note...))
+		}
 		if err := r.moveMessage(im.file, run.DeadDir); err != nil {
 			return nil, err
 		}
@@ -373,7 +395,10 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 	}
 	rec := &RunRecord{ID: m.ID, Chain: m.Chain, Seq: m.Seq, Type: m.Type, InputFile: m.InputFile, Routine: m.Routine,
 		Command: im.routine.Command, Inbox: im.file, Status: run.StatusRunning, MaxTries: attempts, Started: r.now().UTC(),
-		Title: title(m)}
+		Title: title(m), Owner: run.Self()}
+	if err := run.CheckRunDir(runDir); err != nil {
+		return nil, err
+	}
 	if err := run.WriteFileAtomic(filepath.Join(runDir, "message.md"), m.Marshal()); err != nil {
 		return nil, err
 	}
@@ -405,7 +430,7 @@ func (r *Repo) runMessage(ctx context.Context, im *inboxMessage, cfg run.Config,
 		return nil, err
 	}
 	rec.Checkpoint = pre.Checkpoint.ID.String()
-	if err := r.writeManifest(ctx, runDir, rec.Checkpoint); err != nil {
+	if err := r.writeManifest(context.WithoutCancel(ctx), runDir, rec.Checkpoint); err != nil {
 		return nil, err
 	}
 	if err := rec.Save(runDir); err != nil {
@@ -430,7 +455,7 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 		return nil, &run.MessageError{Name: m.Name, Err: fmt.Errorf("run %s was interrupted before its checkpoint was taken; remove %s and run it again", m.ID, filepath.Join(run.RunsDir, m.ID))}
 	}
 	if _, err := os.Stat(filepath.Join(runDir, "manifest.json")); err != nil {
-		if err := r.writeManifest(ctx, runDir, rec.Checkpoint); err != nil {
+		if err := r.writeManifest(context.WithoutCancel(ctx), runDir, rec.Checkpoint); err != nil {
 			return nil, err
 		}
 	}
@@ -455,7 +480,7 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 	if err != nil {
 		return nil, err
 	}
-	rec.Status, rec.Reason, rec.MaxTries = run.StatusRunning, "", attempts
+	rec.Status, rec.Reason, rec.MaxTries, rec.Owner = run.StatusRunning, "", attempts, run.Self()
 	if err := rec.Save(runDir); err != nil {
 		return nil, err
 	}
@@ -463,20 +488,31 @@ func (r *Repo) resumeMessage(ctx context.Context, im *inboxMessage, cfg run.Conf
 	return r.attempts(ctx, im, rec, runDir, attempts, papermill, params, output, say)
 }
 
-// attempts runs the attempts of a run after the ones rec already has.
-func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, runDir string, attempts int, papermill string, params map[string]string, output io.Writer, say func(string, ...any)) (*RunRecord, error) {
+// attempts runs the attempts of a run after the ones rec already has. If
+// it fails with the run still running, the record says interrupted (and
+// names the error), so that the next ckpt resumes it.
+func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, runDir string, attempts int, papermill string, params map[string]string, output io.Writer, say func(string, ...any)) (_ *RunRecord, err error) {
+	defer func() {
+		if err != nil && rec.Status == run.StatusRunning {
+			rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusInterrupted, "stopped by an error: "+err.Error(), r.now().UTC(), nil
+			rec.Save(runDir)
+		}
+	}()
 	m := im.msg
 	for n := len(rec.Attempts) + 1; n <= attempts; n++ {
 		if n == attempts && n > 1 {
 			// The last attempt starts clean, knowing what went wrong.
 			if _, err := r.revertRun(ctx, runDir, rec, "before the final attempt of run "+m.ID, nil); err != nil {
-				rec.Status, rec.Reason, rec.Ended = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC()
+				rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC(), nil
 				rec.Save(runDir)
 				return rec, err
 			}
 			fc := run.FailureContext(rec.Attempts, func(k int) string {
 				return run.Tail(filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", k)), run.TailLines)
 			})
+			if err := run.CheckRunDir(runDir); err != nil {
+				return nil, err
+			}
 			if err := run.WriteFileAtomic(filepath.Join(runDir, "failure-context.md"), fc); err != nil {
 				return nil, err
 			}
@@ -486,16 +522,17 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 		if err != nil {
 			return nil, err
 		}
-		rec.Attempts = append(rec.Attempts, *a)
+		rec.Attempts, rec.Current = append(rec.Attempts, *a), nil
+		if a.Exit.Interrupted {
+			rec.Owner = nil
+		}
 		rec.Save(runDir)
 		switch {
 		case a.Exit.Interrupted:
-			rec.Status, rec.Reason, rec.Ended = run.StatusInterrupted, "interrupted during attempt "+fmt.Sprint(n), r.now().UTC()
-			rec.Save(runDir)
 			say("    attempt %d interrupted; its changes are kept (changes.diff); run it again to resume (ckpt process, or ckpt run --id %s)", n, m.ID)
 			return rec, nil
 		case a.Exit.OK():
-			rec.Status, rec.Result, rec.Ended = run.StatusDone, a.Checkpoint, r.now().UTC()
+			rec.Status, rec.Result, rec.Ended, rec.Owner = run.StatusDone, a.Checkpoint, r.now().UTC(), nil
 			if im.file != "" {
 				if err := r.moveMessage(im.file, run.DoneDir); err != nil {
 					return nil, err
@@ -520,7 +557,7 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 		Result: rec.Checkpoint, Ended: r.now().UTC(), Inbox: im.file}
 	reverted, err := r.revertRun(ctx, runDir, rec, "run "+m.ID+" exhausted its attempts", dead)
 	if err != nil {
-		rec.Status, rec.Reason, rec.Ended = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC()
+		rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC(), nil
 		rec.Save(runDir)
 		return rec, err
 	}
@@ -544,8 +581,8 @@ func title(m *run.Message) string {
 	}
 	for _, l := range strings.Split(m.Body, "\n") {
 		if l = strings.TrimSpace(strings.TrimLeft(l, "# ")); l != "" {
-			if len(l) > 60 {
-				l = l[:57] + "..."
+			if r := []rune(l); len(r) > 60 {
+				l = string(r[:57]) + "..."
 			}
 			return l
 		}
@@ -555,47 +592,205 @@ func title(m *run.Message) string {
 
 // attempt runs the routine once, checkpoints what it left, and writes
 // changes.diff (against the run's checkpoint) and the attempt's log.
+// While it runs, run.json names it (Current) and its process group, so
+// that if ckpt is killed meanwhile, the next ckpt can stop what is left of
+// it and record it (settleRun). An interrupted attempt is recorded as
+// such at once, before its changes are checkpointed.
 func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *run.Routine, papermill string, params map[string]string, n int, output io.Writer) (*RunAttempt, error) {
+	if err := run.CheckRunDir(runDir); err != nil {
+		return nil, err
+	}
 	logPath := filepath.Join(runDir, rt.LogName())
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	// A new file: the last attempt's log may share its inode with
+	// attempt-N.log (and something may have put a symlink there).
+	if err := os.Remove(logPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	a := &RunAttempt{N: n, Started: r.now().UTC()}
-	a.Exit = run.Execute(ctx, rt.Argv(papermill, runDir, params), r.root, run.Env(params), logf, output)
+	a := &RunAttempt{N: n, Started: r.now().UTC(), Log: rt.LogName()}
+	rec.Current = a
+	if err := rec.Save(runDir); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	a.Exit = run.Execute(ctx, rt.Argv(papermill, runDir, params), r.root, run.Env(params), logf, output, func(g *run.Proc) {
+		a.Group = g
+		rec.Save(runDir)
+	})
 	logf.Close()
 	a.Ended = r.now().UTC()
-	if data, err := os.ReadFile(logPath); err == nil {
-		run.WriteFileAtomic(filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", n)), data)
+	a.Group = nil
+	if a.Exit.Interrupted {
+		// Said at once: ckpt itself may be ended any moment now.
+		rec.Status, rec.Reason, rec.Ended = run.StatusInterrupted, "interrupted during attempt "+fmt.Sprint(n), a.Ended
+		rec.Save(runDir)
 	}
+	if err := r.finishAttempt(ctx, runDir, rec, a, logPath); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// finishAttempt keeps what an attempt left: its log as attempt-N.log, the
+// workspace as a checkpoint, and its changes since the run's checkpoint
+// as changes.diff, attempt-N.diff and counts.
+func (r *Repo) finishAttempt(ctx context.Context, runDir string, rec *RunRecord, a *RunAttempt, logPath string) error {
+	a.Log = ""
+	// The routine had the run directory to itself: it must still be one.
+	if err := run.CheckRunDir(runDir); err != nil {
+		return err
+	}
+	// The log is kept as attempt-N.log too: linked or streamed, never
+	// read into memory (a routine may print gigabytes).
+	run.LinkAtomic(logPath, filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", a.N)))
 	// What the attempt left, kept whatever happens next.
 	bctx := context.WithoutCancel(ctx)
 	res, err := r.Save(bctx, SaveOptions{Kind: KindRun, AllowEmpty: true,
-		Message: fmt.Sprintf("run %s attempt %d (%s)", rec.ID, n, a.Exit), Meta: map[string]string{"run": rec.ID}})
+		Message: fmt.Sprintf("run %s attempt %d (%s)", rec.ID, a.N, a.Exit), Meta: map[string]string{"run": rec.ID}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Checkpoint = res.Checkpoint.ID.String()
 	d, err := r.Diff(bctx, DiffOptions{From: rec.Checkpoint, To: a.Checkpoint})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Added, a.Modified, a.Deleted = d.Summary()
-	var patch, stat bytes.Buffer
-	if err := d.WritePatch(bctx, &patch); err != nil {
-		return nil, err
-	}
+	var stat bytes.Buffer
 	if err := d.WriteStat(bctx, &stat); err != nil {
-		return nil, err
+		return err
 	}
-	a.Stat = stat.String()
-	if err := run.WriteFileAtomic(filepath.Join(runDir, "changes.diff"), patch.Bytes()); err != nil {
-		return nil, err
+	a.Stat = run.TrimStat(stat.String())
+	// The diff is streamed to attempt-N.diff, and changes.diff is a copy.
+	attemptDiff := filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", a.N))
+	if err := run.WriteAtomic(attemptDiff, func(w io.Writer) error { return d.WritePatch(bctx, w) }); err != nil {
+		return err
 	}
-	if err := run.WriteFileAtomic(filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", n)), patch.Bytes()); err != nil {
-		return nil, err
+	return run.CopyAtomic(attemptDiff, filepath.Join(runDir, "changes.diff"))
+}
+
+// settleRuns settles (see settleRun) every run left running by a ckpt
+// that is gone, and returns their ids, with the temporary files ckpt left
+// in run directories (an atomic write of a run's file cut short) that it
+// removed.
+func (r *Repo) settleRuns(ctx context.Context) (settled []string, removed []Path, err error) {
+	ids, err := run.ListRuns(r.root)
+	if err != nil {
+		return nil, nil, err
 	}
-	return a, nil
+	settled = []string{}
+	for _, id := range ids {
+		dir := run.RunDir(r.root, id)
+		rec, err := run.LoadRecord(dir)
+		if err != nil || rec.ID != id {
+			continue
+		}
+		ok, err := r.settleRun(ctx, dir, rec)
+		var busy *RunBusyError
+		switch {
+		case errors.As(err, &busy):
+			continue // its ckpt is alive, and may be writing its files
+		case err != nil:
+			return settled, removed, fmt.Errorf("recover run %s: %w", id, err)
+		case ok:
+			settled = append(settled, id)
+		}
+		// A run no ckpt runs: its temporary files are leftovers, but
+		// for one that a ckpt (runs revert, say) may be writing now.
+		age := time.Minute
+		if ok {
+			age = 0
+		}
+		for _, name := range run.RemoveTemps(dir, age) {
+			removed = append(removed, Path(path.Join(run.RunsDir, id, name)))
+		}
+	}
+	return settled, removed, nil
+}
+
+// unusable says why a run has no record ckpt can use ("" when it has
+// none at all).
+func unusable(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return "run.json: " + err.Error()
+}
+
+// cutShort shows a run that a ckpt which is gone left "running" as what
+// it is, interrupted (the record on disk says so once settled: see
+// settleRun).
+func cutShort(rec *RunRecord) *RunRecord {
+	if rec.Status != run.StatusRunning || rec.Owner.Alive() {
+		return rec
+	}
+	rec.Status = run.StatusInterrupted
+	rec.Reason = "ckpt was stopped during the run; ckpt recover (or running it again) settles it"
+	return rec
+}
+
+// StopRoutines kills the process groups of the routines that runs in
+// this process are running. A program that must exit in the middle of
+// [Repo.Run] or [Repo.Process] (at a second SIGINT) calls it first, so no
+// routine outlives it; the run's record is settled by the next ckpt
+// ([Repo.Recover], or the next run of it).
+func StopRoutines() { run.KillRunning() }
+
+// RunBusyError: a run is being run by another ckpt process.
+type RunBusyError struct {
+	ID  string
+	PID int
+}
+
+func (e *RunBusyError) Error() string {
+	return fmt.Sprintf("run %s is being run by another ckpt (pid %d)", e.ID, e.PID)
+}
+
+// settleRun finishes the record of a run that a ckpt which is gone (killed,
+// or ended at a second signal) left running, or that an error stopped
+// with an attempt under way: what is left of the attempt's routine — its
+// process group — is killed, and the attempt is recorded as interrupted,
+// as after SIGINT (its log kept as attempt-N.log, its changes checkpointed
+// and written to changes.diff); the run is then interrupted, and the next
+// ckpt process (or ckpt run --id) resumes it. It reports whether it
+// changed anything, and refuses a run whose ckpt is still running.
+func (r *Repo) settleRun(ctx context.Context, runDir string, rec *RunRecord) (bool, error) {
+	if rec.Status != run.StatusRunning && rec.Current == nil {
+		return false, nil
+	}
+	if rec.Owner.Alive() && rec.Owner.PID != os.Getpid() {
+		return false, &RunBusyError{ID: rec.ID, PID: rec.Owner.PID}
+	}
+	if _, err := object.ParseID(rec.Checkpoint); err != nil {
+		// Stopped before its checkpoint: no attempt ran.
+		rec.Current = nil
+	}
+	n := len(rec.Attempts) + 1
+	if a := rec.Current; a != nil {
+		run.KillGroup(a.Group)
+		log := a.Log
+		if log != "papermill.log" {
+			log = "routine.log"
+		}
+		*a = RunAttempt{N: n, Started: a.Started, Ended: r.now().UTC(), Exit: run.Exit{Code: 130, Interrupted: true}}
+		if err := r.finishAttempt(ctx, runDir, rec, a, filepath.Join(runDir, log)); err != nil {
+			return false, err
+		}
+		rec.Attempts = append(rec.Attempts, *a)
+		rec.Current = nil
+	}
+	rec.Status, rec.Ended, rec.Owner = run.StatusInterrupted, r.now().UTC(), nil
+	switch {
+	case strings.HasPrefix(rec.Reason, "stopped by an error"):
+	case len(rec.Attempts) == n:
+		rec.Reason = fmt.Sprintf("ckpt was stopped during attempt %d", n)
+	default:
+		rec.Reason = "ckpt was stopped between attempts"
+	}
+	return true, rec.Save(runDir)
 }
 
 func (r *Repo) writeManifest(ctx context.Context, runDir, id string) error {
@@ -604,6 +799,9 @@ func (r *Repo) writeManifest(ctx context.Context, runDir, id string) error {
 		return err
 	}
 	b, _ := m.MarshalJSON()
+	if err := run.CheckRunDir(runDir); err != nil {
+		return err
+	}
 	return run.WriteFileAtomic(filepath.Join(runDir, "manifest.json"), append(b, '\n'))
 }
 
@@ -611,6 +809,10 @@ func (r *Repo) writeManifest(ctx context.Context, runDir, id string) error {
 func (r *Repo) moveMessage(file, to string) error {
 	dir := filepath.Join(r.root, filepath.FromSlash(to))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// inbox/done or dead, inbox and .decree: never through a symlink.
+	if err := run.CheckDirs(dir, 3); err != nil {
 		return err
 	}
 	return os.Rename(filepath.Join(r.root, filepath.FromSlash(run.InboxDir), file), filepath.Join(dir, file))
@@ -626,10 +828,11 @@ func (r *Repo) Runs(ctx context.Context) ([]*RunRecord, error) {
 	for i := len(ids) - 1; i >= 0; i-- {
 		rec, err := run.LoadRecord(run.RunDir(r.root, ids[i]))
 		if err != nil {
-			// A Decree run without ckpt's record: what its files say.
-			rec = &RunRecord{ID: ids[i], Status: "unknown"}
+			// A Decree run without ckpt's record (or with one ckpt
+			// cannot use): what its files say.
+			rec = &RunRecord{ID: ids[i], Status: "unknown", Reason: unusable(err)}
 		}
-		out = append(out, rec)
+		out = append(out, cutShort(rec))
 	}
 	return out, nil
 }
@@ -651,9 +854,9 @@ func (r *Repo) RunShow(ctx context.Context, id string) (*RunDetail, error) {
 	dir := run.RunDir(r.root, full)
 	rec, err := run.LoadRecord(dir)
 	if err != nil {
-		rec = &RunRecord{ID: full, Status: "unknown"}
+		rec = &RunRecord{ID: full, Status: "unknown", Reason: unusable(err)}
 	}
-	d := &RunDetail{Record: rec, Dir: dir}
+	d := &RunDetail{Record: cutShort(rec), Dir: dir}
 	des, _ := os.ReadDir(dir)
 	for _, de := range des {
 		if !strings.HasPrefix(de.Name(), ".") {
@@ -674,6 +877,10 @@ func (r *Repo) RevertRun(ctx context.Context, id string) (*RunRecord, error) {
 	rec, err := run.LoadRecord(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s has no ckpt record: %w", full, err)
+	}
+	// A run a ckpt that is gone left running is settled first.
+	if _, err := r.settleRun(ctx, dir, rec); err != nil {
+		return nil, err
 	}
 	switch rec.Status {
 	case run.StatusDone, run.StatusInterrupted:

@@ -14,7 +14,13 @@ func newRecoverCmd(e *env) *cobra.Command {
 		Long: `Recover finishes a restore, undo, redo, switch, rewind or run revert that was
 interrupted (the process was killed, the machine lost power) so the workspace
 equals its target, and removes ckpt's leftover temporary files. Every ckpt
-command does this automatically first; recover does it explicitly and reports.`,
+command does this automatically first; recover does it explicitly and reports.
+
+Recover also settles guarded runs (ckpt run, ckpt process) that a ckpt which
+is gone left "running": what is left of the routine's process group is
+killed, and the attempt is recorded as interrupted with its changes kept
+(changes.diff), to be resumed by ckpt process or ckpt run --id. The next
+ckpt process or ckpt run of that run does the same.`,
 		Example: `  ckpt recover`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -37,11 +43,15 @@ command does this automatically first; recover does it explicitly and reports.`,
 			for _, p := range res.Removed {
 				e.printf("removed leftover %s\n", displayPath(p))
 			}
-			if res.Op == "" {
-				e.printf("nothing to recover\n")
-				return nil
+			if res.Op != "" {
+				e.printf("finished the interrupted %s: now at %s (%d file(s) changed)\n", res.Op, res.Result.Head.Short(), len(res.Result.Changed()))
 			}
-			e.printf("finished the interrupted %s: now at %s (%d file(s) changed)\n", res.Op, res.Result.Head.Short(), len(res.Result.Changed()))
+			for _, id := range res.Runs {
+				e.printf("run %s was cut short: its routine's processes were stopped and it is recorded as interrupted; ckpt process (or ckpt run --id %s) resumes it\n", id, id)
+			}
+			if res.Op == "" && len(res.Runs) == 0 {
+				e.printf("nothing to recover\n")
+			}
 			return nil
 		},
 	}

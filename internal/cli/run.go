@@ -33,16 +33,21 @@ file hash-checked against manifest.json (a mismatch exits with status 3).
 
 The command gets Decree's environment variables: message_id, message_dir,
 message_file, chain, seq, spec_file. Its exit status is ckpt's exit status.
-Interrupting ckpt (Ctrl-C, SIGTERM) stops the command; the attempt counts as
-failed, its diff is written, and nothing is reverted half-way; running the
-same --id again resumes the run with its next attempt.`,
+It runs in its own process group: what it leaves running there is killed
+when it exits, and ckpt does not wait for output held open by a daemon it
+started. Interrupting ckpt (Ctrl-C, SIGTERM) stops the command's process
+group (SIGTERM, then SIGKILL 0.25 s later) and ends ckpt within a second;
+the attempt counts as failed, its diff is written, and nothing is reverted
+half-way; running the same --id again resumes the run with its next attempt.
+If ckpt itself was killed, ckpt recover (or running the same --id again)
+stops what is left of the command and records the attempt as interrupted.`,
 		Example: `  ckpt run -- make test
   ckpt run --retries 1 -m "try the migration" -- ./migrate.sh
   ckpt run --id 2026112214300000-0 -- bash -c 'go generate ./... && go test ./...'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(e, o, args) },
 	}
-	c.Flags().IntVar(&o.attempts, "retries", 0, "number of attempts (default: max_retries in .decree/config.yml, or 3)")
+	c.Flags().IntVar(&o.attempts, "retries", 0, "number of attempts, at most 100 (default: max_retries in .decree/config.yml, or 3)")
 	c.Flags().StringVar(&o.id, "id", "", "the run's `CHAIN-SEQ` id (default: a new chain)")
 	c.Flags().StringVarP(&o.message, "message", "m", "", "what the run is for (the message body)")
 	c.Flags().BoolVar(&o.json, "json", false, "print the run's record as JSON")
@@ -132,9 +137,12 @@ marks its spec processed (specs/processed-spec.md).
 Unprocessed specs/*.spec.md are queued as messages first. Messages a routine
 adds to the inbox run too, its chain's first. Invalid messages (front matter
 that is not YAML, a routine name with '/' or '..', an input_file outside the
-workspace) are reported and left untouched. Interrupting ckpt (Ctrl-C,
-SIGTERM) stops the running attempt (it counts as failed, its diff is written)
-and leaves its message in the inbox; the next ckpt process resumes it.`,
+workspace, a message over 1 MiB, front matter over 64 KiB or YAML that
+expands beyond 1 MiB or 100 aliases) are reported and left untouched. Interrupting ckpt (Ctrl-C,
+SIGTERM) stops the running attempt's process group within a second (it
+counts as failed, its diff is written) and leaves its message in the inbox;
+the next ckpt process resumes it — and, if ckpt was killed, first stops what
+is left of the routine and records the attempt.`,
 		Example: `  ckpt process
   ckpt process --json | jq '.runs[] | {id, status}'`,
 		Args: cobra.NoArgs,

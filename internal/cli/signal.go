@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
 )
 
 // InterruptGrace is how long ckpt lets a command stop by itself after
@@ -52,6 +54,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case <-sigs:
 		}
 		fmt.Fprintf(stderr, "ckpt: %s: %s\n", signalName(s), interruptedNote)
+		ckpt.StopRoutines()
 		os.Exit(signalStatus(s))
 	}()
 	code := Main(ctx, args, stdin, stdout, stderr)

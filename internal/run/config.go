@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
-	"gopkg.in/yaml.v3"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 )
 
 // Layout names under the workspace.
@@ -36,6 +35,10 @@ type Config struct {
 	MaxDepth int `yaml:"max_depth"`
 }
 
+// MaxAttempts bounds max_retries (and ckpt run --retries): every attempt
+// is kept in run.json.
+const MaxAttempts = 100
+
 // DefaultConfig returns Decree's defaults.
 func DefaultConfig() Config {
 	return Config{MaxRetries: 3, DefaultRoutine: "develop", MaxDepth: 10}
@@ -45,18 +48,21 @@ func DefaultConfig() Config {
 // defaults.
 func LoadConfig(root string) (Config, error) {
 	c := DefaultConfig()
-	data, err := os.ReadFile(filepath.Join(root, ConfigFile))
+	data, err := fsroot.ReadRegular(filepath.Join(root, ConfigFile), MaxMessageSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
 	if err != nil {
-		return c, err
+		return c, fmt.Errorf("%s: %w", ConfigFile, err)
 	}
-	if err := yaml.Unmarshal(data, &c); err != nil {
+	if err := DecodeYAML(data, &c); err != nil {
 		return c, fmt.Errorf("%s: %v", ConfigFile, err)
 	}
 	if c.MaxRetries < 1 {
 		c.MaxRetries = 1
+	}
+	if c.MaxRetries > MaxAttempts {
+		return c, fmt.Errorf("%s: max_retries %d is more than %d", ConfigFile, c.MaxRetries, MaxAttempts)
 	}
 	if c.DefaultRoutine == "" {
 		c.DefaultRoutine = "develop"

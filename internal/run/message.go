@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -42,9 +43,22 @@ func (e *MessageError) Error() string { return fmt.Sprintf("message %s: %v", e.N
 // Unwrap returns the cause.
 func (e *MessageError) Unwrap() error { return e.Err }
 
+// ErrMessageTooLarge: a message file over [MaxMessageSize].
+var ErrMessageTooLarge = errors.New("it is larger than the 1 MiB limit for messages")
+
+// ErrFrontMatterTooLarge: a message whose front matter is over
+// [MaxFrontMatter].
+var ErrFrontMatterTooLarge = errors.New("its front matter is larger than the 64 KiB limit")
+
 // ParseMessage parses a message file. Front matter (between a first line
-// "---" and the next "---" line) must be a YAML mapping.
+// "---" and the next "---" line) must be a YAML mapping. A message larger
+// than [MaxMessageSize], whose front matter is larger than
+// [MaxFrontMatter], or whose front matter is over the YAML limits
+// ([MaxDecodedSize], [MaxAliases]), is a [*MessageError].
 func ParseMessage(name string, data []byte) (*Message, error) {
+	if len(data) > MaxMessageSize {
+		return nil, &MessageError{name, ErrMessageTooLarge}
+	}
 	m := &Message{Name: name, Custom: map[string]string{}}
 	text := string(data)
 	trimmed := strings.TrimLeft(text, " \t\r\n")
@@ -69,6 +83,9 @@ func ParseMessage(name string, data []byte) (*Message, error) {
 		return nil, &MessageError{name, fmt.Errorf("front matter is not closed (no line \"---\" after the first)")}
 	}
 	front := rest[:end]
+	if len(front) > MaxFrontMatter {
+		return nil, &MessageError{name, ErrFrontMatterTooLarge}
+	}
 	body := rest[end+3:]
 	if i := strings.IndexByte(body, '\n'); i >= 0 && strings.TrimSpace(body[:i]) == "" {
 		body = body[i+1:]
@@ -77,7 +94,11 @@ func ParseMessage(name string, data []byte) (*Message, error) {
 	}
 	m.Body = body
 	var fields map[string]any
-	if err := yaml.Unmarshal([]byte(front), &fields); err != nil {
+	if err := DecodeYAML([]byte(front), &fields); err != nil {
+		var le *YAMLLimitError
+		if errors.As(err, &le) {
+			return nil, &MessageError{name, fmt.Errorf("front matter refused: %v", err)}
+		}
 		return nil, &MessageError{name, fmt.Errorf("front matter is not YAML: %v", err)}
 	}
 	for k, v := range fields {
@@ -112,8 +133,18 @@ func ParseMessage(name string, data []byte) (*Message, error) {
 			m.Custom[k] = scalar(v)
 		}
 	}
+	// ckpt writes the message back normalized, its aliases expanded: that
+	// must be a message it reads too.
+	if len(m.Marshal())-len(m.Body) > MaxFrontMatter-normSlack {
+		return nil, &MessageError{name, fmt.Errorf("front matter refused: written out with its aliases expanded, it would be larger than the 64 KiB limit")}
+	}
 	return m, nil
 }
+
+// normSlack is room in the front matter for what normalizing a message
+// adds (id, chain, seq, type, routine: names of at most a few hundred
+// bytes).
+const normSlack = 4 << 10
 
 var keyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
@@ -205,13 +236,12 @@ func (m *Message) Marshal() []byte {
 	return b.Bytes()
 }
 
-// yamlScalar writes s plainly when YAML reads it back as the same string,
-// quoted otherwise.
+// yamlScalar writes s plainly when ParseMessage reads it back as the same
+// string, quoted otherwise (a chain "2023.10100000000" is a number to
+// YAML, which reads back as "2023.101").
 func yamlScalar(s string) string {
-	var back string
-	if s != "" && !strings.ContainsAny(s, "\n\r") && yaml.Unmarshal([]byte("v: "+s), &struct {
-		V *string `yaml:"v"`
-	}{&back}) == nil && back == s {
+	var back map[string]any
+	if s != "" && !strings.ContainsAny(s, "\n\r") && yaml.Unmarshal([]byte("v: "+s), &back) == nil && len(back) == 1 && scalar(back["v"]) == s {
 		return s
 	}
 	out, _ := yaml.Marshal(s)

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 )
 
 // Routine is an executable unit: a shell script or a notebook in
@@ -67,6 +69,9 @@ func ResolveRoutine(root, name string, cfg Config) (*Routine, error) {
 	return nil, &RoutineError{name, "not found in .decree/routines (looked for " + strings.Join(candidates, ", ") + ")"}
 }
 
+// MaxRoutineSize bounds a routine file (a notebook keeps its outputs).
+const MaxRoutineSize = 64 << 20
+
 var declRE = regexp.MustCompile(`^([a-z_][a-z0-9_]*)=`)
 
 // Standard parameters every routine gets.
@@ -89,7 +94,7 @@ func (r *Routine) DeclaredParams() ([]string, error) {
 	if r.Path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(r.Path)
+	data, err := fsroot.ReadRegular(r.Path, MaxRoutineSize)
 	if err != nil {
 		return nil, err
 	}

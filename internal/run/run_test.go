@@ -1,10 +1,13 @@
 package run
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,7 +80,8 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestYAMLScalarQuoting(t *testing.T) {
-	for _, v := range []string{"plain", "yes", "123", "a: b", "# not a comment", "", "multi\nline", "  spaced", "'q'", "[x]"} {
+	for _, v := range []string{"plain", "yes", "123", "a: b", "# not a comment", "", "multi\nline", "  spaced", "'q'", "[x]",
+		"2023.10100000000", "1e3", "0x1F", "0o17", "1_000", ".inf", "~", "null", "007"} {
 		m := NewMessage("c", 0, "task", "", "r", "")
 		m.Custom["k"] = v
 		back, err := ParseMessage("x.md", m.Marshal())
@@ -86,6 +90,11 @@ func TestYAMLScalarQuoting(t *testing.T) {
 		}
 		if back.Custom["k"] != v {
 			t.Errorf("%q came back as %q", v, back.Custom["k"])
+		}
+		// A chain that reads as a number (from a file name) too.
+		m = NewMessage(v, 0, "task", "", "r", "")
+		if back, err := ParseMessage("x.md", m.Marshal()); err != nil || back.Chain != v && v != "" {
+			t.Errorf("chain %q came back as %q (%v)", v, back.Chain, err)
 		}
 	}
 }
@@ -235,23 +244,208 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-func FuzzParseMessage(f *testing.F) {
-	for _, s := range []string{"", "body", "---\nid: a-1\n---\nx", "---\nseq: 3\nk: v\n---\n", "---\n---\n", "---\n: :\n---"} {
-		f.Add("m.md", s)
+// aliasBomb is front matter with a scalar of size bytes behind an anchor,
+// used n times in a list.
+func aliasBomb(size, n int) string {
+	return "---\nbig: &a " + strings.Repeat("x", size) + "\nlist: [" + strings.TrimSuffix(strings.Repeat("*a,", n), ",") + "]\n---\nbody\n"
+}
+
+func TestParseMessageLimits(t *testing.T) {
+	laughs := "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	prev := "a"
+	for _, c := range "bcdefghi" {
+		laughs += string(c) + ": &" + string(c) + " [" + strings.TrimSuffix(strings.Repeat("*"+prev+", ", 10), ", ") + "]\n"
+		prev = string(c)
 	}
-	f.Fuzz(func(t *testing.T, name, text string) {
-		m, err := ParseMessage(name, []byte(text))
-		if err != nil {
-			return
+	laughs += "---\n"
+	for name, tc := range map[string]struct{ text, want string }{
+		"anchor used 100 times":   {aliasBomb(1<<20-1000, 100), "front matter is larger than the 64 KiB limit"},
+		"front matter of 64 KiB":  {"---\nk: [" + strings.Repeat("x,", 40000) + "]\n---\n", "front matter is larger than the 64 KiB limit"},
+		"anchor of 20 KB x 60":    {aliasBomb(20000, 60), "larger than 1 MiB with its aliases expanded"},
+		"small anchor, 101 times": {aliasBomb(10, 101), "more than 100 aliases"},
+		"anchor of 60 KiB x 20":   {aliasBomb(60<<10, 20), "larger than 1 MiB with its aliases expanded"},
+		"billion laughs":          {laughs, "more than 100 aliases"},
+		"message over 1 MiB":      {"---\nk: v\n---\n" + strings.Repeat("b", 1<<20), "larger than the 1 MiB limit"},
+	} {
+		_, err := ParseMessage("m.md", []byte(tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, tc.want)
 		}
-		m.Normalize("develop", func() string { return "2026010100000000" })
-		out := m.Marshal()
-		back, err := ParseMessage(name, out)
-		if err != nil {
-			t.Fatalf("normalized message does not parse: %v\n%s", err, out)
+	}
+	// A few aliases, and a message just under the limits, are fine.
+	m, err := ParseMessage("m.md", []byte("---\nowner: &o alice\nreviewer: *o\n---\n"))
+	if err != nil || m.Custom["reviewer"] != "alice" {
+		t.Fatalf("aliases: %v %+v", err, m)
+	}
+	if _, err := ParseMessage("m.md", []byte(aliasBomb(500, 100))); err != nil {
+		t.Fatalf("100 aliases of 500 bytes: %v", err)
+	}
+	// Accepted only if written out normalized it is a message too.
+	if _, err := ParseMessage("m.md", []byte(aliasBomb(1000, 100))); err == nil || !strings.Contains(err.Error(), "written out with its aliases expanded") {
+		t.Fatalf("100 aliases of 1000 bytes: %v", err)
+	}
+	if _, err := ParseMessage("m.md", []byte("---\nk: "+strings.Repeat("v", 56<<10)+"\n---\n"+strings.Repeat("b", 1<<20-(61<<10)))); err != nil {
+		t.Fatalf("a large message under the limit: %v", err)
+	}
+}
+
+func TestLoadConfigLimits(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, DecreeDir), 0o755)
+	for text, want := range map[string]string{
+		"max_retries: 1000\n": "max_retries 1000 is more than 100",
+		"default_routine: &a x\nai: [" + strings.Repeat("*a,", 200) + "]\n": "more than 100 aliases",
+		"ai: " + strings.Repeat("x", 2<<20) + "\n":                          "file too large",
+	} {
+		os.WriteFile(filepath.Join(root, ConfigFile), []byte(text), 0o644)
+		if _, err := LoadConfig(root); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.40q: got %v, want %q", text, err, want)
 		}
-		if !back.Normalized() || string(back.Marshal()) != string(out) {
-			t.Fatalf("not a fixed point:\n%s\n---\n%s", out, back.Marshal())
+	}
+}
+
+func TestReadFileRefusesOddFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	os.WriteFile(filepath.Join(dir, "f"), []byte("12345"), 0o644)
+	os.Symlink("f", filepath.Join(dir, "link"))
+	for name, want := range map[string]error{"fifo": ErrNotRegular, "link": ErrNotRegular, "missing": os.ErrNotExist} {
+		if _, err := ReadPrefix(filepath.Join(dir, name), 10); !errors.Is(err, want) {
+			t.Errorf("%s: got %v, want %v", name, err, want)
 		}
-	})
+	}
+	if b, err := ReadPrefix(filepath.Join(dir, "f"), 4); err != nil || string(b) != "1234" {
+		t.Errorf("prefix: %q %v", b, err)
+	}
+}
+
+func TestTailBounded(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := range 300 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	os.WriteFile(filepath.Join(dir, "many"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	if got := Tail(filepath.Join(dir, "many"), 200); got != strings.Join(lines[100:], "\n") {
+		t.Errorf("300 lines: got %d bytes starting %.20q", len(got), got)
+	}
+	os.WriteFile(filepath.Join(dir, "long"), []byte("first\n"+strings.Repeat("x", 3*TailBytes)+"\n"), 0o644)
+	if got := Tail(filepath.Join(dir, "long"), 200); len(got) > TailBytes+5 || !strings.HasPrefix(got, "[...]xxx") {
+		t.Errorf("one long line: got %d bytes starting %.20q", len(got), got)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
+		if got := Tail(filepath.Join(dir, "fifo"), 200); !strings.HasPrefix(got, "(no log") {
+			t.Errorf("fifo: %q", got)
+		}
+	}
+	if got := Tail(filepath.Join(dir, "missing"), 200); !strings.HasPrefix(got, "(no log") {
+		t.Errorf("missing: %q", got)
+	}
+}
+
+func TestTrimStat(t *testing.T) {
+	var b strings.Builder
+	for i := range StatLines + 50 {
+		fmt.Fprintf(&b, " f%d | 1 +\n", i)
+	}
+	b.WriteString(" 150 files changed, 150 insertions(+)\n")
+	got := TrimStat(b.String())
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != StatLines+2 || lines[StatLines] != " ... and 50 more file(s)" || lines[StatLines+1] != " 150 files changed, 150 insertions(+)" {
+		t.Errorf("got %d lines, ending %q", len(lines), lines[len(lines)-2:])
+	}
+	if short := " a | 1 +\n 1 file changed\n"; TrimStat(short) != short {
+		t.Errorf("a short stat changed: %q", TrimStat(short))
+	}
+}
+
+func TestLinkAtomic(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "routine.log"), filepath.Join(dir, "attempt-1.log")
+	os.WriteFile(src, []byte("log\n"), 0o644)
+	os.WriteFile(dst, []byte("stale\n"), 0o644)
+	if err := LinkAtomic(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "log\n" {
+		t.Fatalf("dst = %q", b)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
+		if err := CopyAtomic(filepath.Join(dir, "fifo"), dst); !errors.Is(err, ErrNotRegular) {
+			t.Fatalf("copy of a fifo: %v", err)
+		}
+	}
+}
+
+func TestCheckInputFileIn(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "specs", "sub"), 0o755)
+	os.WriteFile(filepath.Join(root, "specs", "a.spec.md"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
+	links := map[string]string{
+		"specs/in.md":           "a.spec.md",
+		"specs/chain.md":        "in.md",
+		"specs/dangling-in.md":  "sub/not-yet.md",
+		"specs/abs-in.md":       filepath.Join(root, "specs", "a.spec.md"),
+		"specs/out.md":          filepath.Join(outside, "secret"),
+		"specs/dangling-out.md": filepath.Join(outside, "not-yet"),
+		"specs/rel-out.md":      "../../" + filepath.Base(outside) + "/not-yet",
+		"specs/up.md":           "../..",
+		"specs/via-missing.md":  "missing/../../../x",
+		"specs/dir":             "sub",
+		"specs/outdir":          outside,
+		"specs/loop1":           "loop2",
+		"specs/loop2":           "loop1",
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(l))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, ok := range map[string]bool{
+		"specs/a.spec.md": true, "specs/in.md": true, "specs/chain.md": true, "specs/dangling-in.md": true,
+		"specs/abs-in.md": true, "specs/dir/x.md": true, "specs/missing.md": true,
+		"specs/out.md": false, "specs/dangling-out.md": false, "specs/rel-out.md": false, "specs/up.md": false,
+		"specs/via-missing.md": false, "specs/outdir/secret": false, "specs/outdir/not-yet": false,
+		"specs/loop1": false, "../x": false, "/etc/passwd": false,
+	} {
+		err := CheckInputFileIn(root, p)
+		if (err == nil) != ok {
+			t.Errorf("%s: got %v, want ok=%v", p, err, ok)
+		}
+	}
+}
+
+func TestParseRecord(t *testing.T) {
+	const id = "2026010100000000-0"
+	cp := strings.Repeat("ab", 32)
+	good := `{"id":"` + id + `","status":"done","checkpoint":"` + cp + `","attempts":[{"n":1,"checkpoint":"` + cp + `"}]}`
+	if _, err := ParseRecord(id, []byte(good)); err != nil {
+		t.Fatalf("a good record: %v", err)
+	}
+	for rec, want := range map[string]string{
+		`{"id":"../../x-0","status":"done"}`:                                   "is not the run's",
+		`{"id":"2026010100000001-0","status":"done"}`:                          "is not the run's",
+		`{"id":"` + id + `","status":"bogus"}`:                                 "status",
+		`{"id":"` + id + `","status":"done","checkpoint":"x"}`:                 "not a checkpoint id",
+		`{"id":"` + id + `","status":"done","result":"ABC"}`:                   "not a checkpoint id",
+		`{"id":"` + id + `","status":"done","attempts":[{"n":2}]}`:             "numbered 2",
+		`{"id":"` + id + `","status":"done","max_attempts":1000}`:              "max_attempts",
+		`{"id":"` + id + `","status":"done","inbox":"../x.md"}`:                "not a file name",
+		`{"id":"` + id + `","status":"done","input_file":"/etc/passwd"}`:       "outside the workspace",
+		`{"id":"` + id + `","status":"running","current":{"group":{"pid":1}}}`: "process group",
+		`{"id":"` + id + `","status":"running","current":{"log":"../../x"}}`:   "log",
+		`{"id":"` + id + `","status":"running","owner":{"pid":-1}}`:            "owner",
+		`{"id":"` + id + `","status":"done","attempts":[{"n":1,"log":"x"}]}`:   "finished",
+		`{"id":"` + id + `","seq":-1,"status":"done"}`:                         "negative",
+		`[]`: "cannot unmarshal",
+	} {
+		if _, err := ParseRecord(id, []byte(rec)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error containing %q", rec, err, want)
+		}
+	}
 }

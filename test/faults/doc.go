@@ -4,7 +4,10 @@
 // during multi-file writes, recovery that cannot finish, hard links in
 // watch mode, reserved names, fsck under load, pruning, permissions, bad
 // MCP input, a full disk, a rolled-back database, very deep trees,
-// read-only and damaged stores, and partial restores across type changes.
+// read-only and damaged stores, partial restores across type changes, and
+// Decree's inputs and routines (decree_*_test.go: alias bombs, huge logs,
+// stuck routines and daemons, signals at each stage of a run, forged run
+// records and reverts).
 //
 // Races are opened deterministically with failpoints (internal/failpoint):
 // the test runs its edit at exactly the moment the engine reaches a path,

@@ -21,7 +21,9 @@ import (
 // name "ckpt" (a symlink made by newEnv), it runs the CLI.
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "ckpt" {
-		os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		code := cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		reportPeakMemory()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -423,8 +423,9 @@ fi
 			t.Fatalf("%s: recover said:\n%s", what, out)
 		}
 		wantState(e, before, what+", then recovered")
-		if rec := readRunRecord(e, revertRunID); rec.Status != "running" || len(rec.Attempts) != 1 {
-			t.Fatalf("%s: run.json says %s after %d attempts; want running after 1", what, rec.Status, len(rec.Attempts))
+		// Its ckpt is gone: recover recorded the run as interrupted.
+		if rec := readRunRecord(e, revertRunID); rec.Status != "interrupted" || len(rec.Attempts) != 1 {
+			t.Fatalf("%s: run.json says %s after %d attempts; want interrupted after 1", what, rec.Status, len(rec.Attempts))
 		}
 		// The run resumes with its last attempt, on the clean tree.
 		out = e.must("process")

@@ -142,7 +142,13 @@ func createDB(ctx context.Context, dir, workspace string) error {
 	if err != nil {
 		return fmt.Errorf("create store %s: %w", dir, err)
 	}
-	if err := initDB(ctx, tmp, workspace); err != nil {
+	// Creation is short and must never be half-done: a signal's
+	// cancellation interrupting SQLite could leave the committed schema in
+	// a -wal file that the rename below does not carry.
+	if err := initDB(context.WithoutCancel(ctx), tmp, workspace); err != nil {
+		return fmt.Errorf("create store %s: %w", dir, err)
+	}
+	if err := checkNewDB(tmp); err != nil {
 		return fmt.Errorf("create store %s: %w", dir, err)
 	}
 	if err := failpoint.Hit("store/create", dir); err != nil {
@@ -190,6 +196,24 @@ func initDB(ctx context.Context, path, workspace string) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return err
+	}
+	return db.Close()
+}
+
+// checkNewDB makes sure the database initDB made is whole in its own
+// file: no write-ahead log left beside it, and its schema readable.
+func checkNewDB(path string) error {
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return fmt.Errorf("the new database's log was not folded into it (%d bytes left in %s)", fi.Size(), path+"-wal")
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var ver string
+	if err := db.QueryRow(`SELECT value FROM meta WHERE key='schema'`).Scan(&ver); err != nil || ver != schemaVersion {
+		return fmt.Errorf("the new database does not read back (schema %q): %v", ver, err)
 	}
 	return db.Close()
 }

@@ -247,7 +247,9 @@ type ModifiedFile struct {
 }
 
 // DiffHunk is one "@@ -old +new @@" section; each line starts with ' ',
-// '-' or '+', without its newline.
+// '-' or '+', without its newline. A line that is not valid UTF-8 (a
+// Latin-1 text file) is written in JSON like a [Path]: C-quoted, with its
+// double quotes, so that it begins with '"' and no byte is lost.
 type DiffHunk struct {
 	OldStart int      `json:"old_start"`
 	OldLines int      `json:"old_lines"`
@@ -287,7 +289,7 @@ func (d *DiffResult) Report(ctx context.Context) (*DiffReport, error) {
 			for _, h := range fp.Hunks {
 				dh := DiffHunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: make([]string, 0, len(h.Lines))}
 				for _, l := range h.Lines {
-					dh.Lines = append(dh.Lines, string(l.Op)+strings.TrimSuffix(l.Text, "\n"))
+					dh.Lines = append(dh.Lines, EncodePath(string(l.Op)+strings.TrimSuffix(l.Text, "\n")))
 				}
 				mf.Hunks = append(mf.Hunks, dh)
 			}

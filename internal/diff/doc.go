@@ -61,9 +61,10 @@
 //
 // # Binary files
 //
-// Content is binary when a NUL byte occurs in its first 8000 bytes or it is
-// not valid UTF-8 ([IsBinary]); a file section is binary when either side
-// is. Such a section carries git's marker after the index line and then,
+// Content is binary when a NUL byte occurs in its first 8000 bytes
+// ([IsBinary]), as git decides; a file section is binary when either side
+// is. Other content is text whatever its encoding: the lines of a Latin-1
+// file are written byte for byte, as git writes them. Such a section carries git's marker after the index line and then,
 // as ckpt's extension, the full content of each side that exists:
 //
 //	Binary files a/P and b/P differ

@@ -46,12 +46,11 @@ const (
 )
 
 // IsBinary reports whether content is treated as binary: it has a NUL byte
-// in its first 8000 bytes or is not valid UTF-8.
+// in its first 8000 bytes, as git's buffer_is_binary decides. Content that
+// is not UTF-8, such as a Latin-1 file, is text, and its diff carries its
+// lines byte for byte, as git writes them.
 func IsBinary(content []byte) bool {
-	if bytes.IndexByte(content[:min(len(content), binarySniff)], 0) >= 0 {
-		return true
-	}
-	return !utf8.Valid(content)
+	return bytes.IndexByte(content[:min(len(content), binarySniff)], 0) >= 0
 }
 
 // GitBlobID returns git's SHA-1 object id of content stored as a blob, in

@@ -77,6 +77,7 @@ var renderCases = []struct {
 	{"binary_from_empty", Change{Path: "data.bin", Old: reg(""), New: reg("\x00\xff")}},
 	{"binary_from_text", Change{Path: "f", Old: reg("text\n"), New: reg("te\x00xt\n")}},
 	{"invalid_utf8", Change{Path: "latin1.txt", Old: reg("caf\xe9\n"), New: reg("cafe\n")}},
+	{"latin1_added", Change{Path: "latin1.txt", New: reg("d\xe9j\xe0 vu\n\xff")}},
 	{"quoted_path", Change{Path: "dir/t\xc3\xa9st \"q\"\t\\\xff", Old: reg("a\n"), New: reg("b\n")}},
 	{"space_path", Change{Path: "my file.txt", New: reg("a\n")}},
 	{"function_name", Change{Path: "f.go", Old: reg("package p\n\nfunc f() {\n\ta()\n\tb()\n\tc()\n\td()\n}\n"),
@@ -167,10 +168,11 @@ func TestIsBinary(t *testing.T) {
 		{"plain\n", false},
 		{"caf\xc3\xa9", false},
 		{"nul\x00", true},
-		{"caf\xe9", true},
+		{"caf\xe9", false}, // Latin-1 text is text, as in git
+		{"\xff\xfe\x80", false},
 		{strings.Repeat("a", 8000) + "\x00", false}, // NUL after the first 8000 bytes
 		{strings.Repeat("a", 7999) + "\x00", true},
-		{strings.Repeat("a", 9000) + "\xff", true},
+		{strings.Repeat("a", 9000) + "\xff", false},
 	} {
 		if got := IsBinary([]byte(tc.in)); got != tc.want {
 			t.Errorf("IsBinary(%.20q… len %d): got %v, want %v", tc.in, len(tc.in), got, tc.want)

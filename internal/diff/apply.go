@@ -85,7 +85,13 @@ func (fp *FilePatch) apply(cur *Side, reverse bool) (*Side, error) {
 	}
 
 	var out []byte
-	if fp.Binary {
+	switch {
+	case fp.Binary && (fp.Forward != nil || fp.Reverse != nil):
+		var err error
+		if out, err = fp.applyGitBinary(src, fromIdx, toIdx, reverse); err != nil {
+			return nil, err
+		}
+	case fp.Binary:
 		if cur != nil && fromBlk != nil {
 			if err := fromBlk.verify(); err != nil {
 				return nil, fmt.Errorf("base64 block: %w", err)
@@ -96,21 +102,21 @@ func (fp *FilePatch) apply(cur *Side, reverse bool) (*Side, error) {
 		}
 		if toExists {
 			if toBlk == nil {
-				return nil, errors.New("binary patch carries no content (ckpt's base64 block is missing)")
+				return nil, errors.New("binary patch carries no content (a diff made without git diff --binary?)")
 			}
 			if err := toBlk.verify(); err != nil {
 				return nil, fmt.Errorf("base64 block: %w", err)
 			}
 			out = bytes.Clone(toBlk.Data)
-			if out == nil {
-				out = []byte{}
-			}
 		}
-	} else {
+	default:
 		var err error
 		if out, err = applyHunks(src, fp.Hunks, reverse); err != nil {
 			return nil, err
 		}
+	}
+	if out == nil {
+		out = []byte{}
 	}
 
 	if !toExists {
@@ -132,6 +138,31 @@ func (fp *FilePatch) apply(cur *Side, reverse bool) (*Side, error) {
 		mode = cur.Mode // unchanged: keep the exact permission bits
 	}
 	return &Side{Mode: mode, Content: out}, nil
+}
+
+// applyGitBinary applies the forward hunk of a git binary patch to src, or
+// in reverse the reverse hunk. Like git apply, it needs full blob ids on
+// the index line: they are all that ties a literal hunk to the content it
+// replaces (the caller checks src against fromIdx, and the result against
+// toIdx).
+func (fp *FilePatch) applyGitBinary(src []byte, fromIdx, toIdx string, reverse bool) ([]byte, error) {
+	h := fp.Forward
+	if reverse {
+		h = fp.Reverse
+	}
+	if h == nil {
+		return nil, errors.New("git binary patch has no reverse hunk, so it cannot be applied in reverse")
+	}
+	for _, id := range []string{fromIdx, toIdx} {
+		if len(id) != 40 && len(id) != 64 {
+			return nil, errors.New("git binary patch without a full index line (git diff --binary writes one)")
+		}
+	}
+	out, err := h.apply(src)
+	if err != nil {
+		return nil, fmt.Errorf("git binary patch: %w", err)
+	}
+	return out, nil
 }
 
 // modeMatches reports whether a file's mode satisfies a patch's mode: equal,

@@ -91,22 +91,26 @@
 //
 // # Parsing and applying
 //
-// [Parse] reads ckpt's diffs and git diff's text output (renames, copies
-// and mode changes included; git's own "GIT binary patch" format is not
-// supported). Text outside "diff --git" sections, such as a mail header, is
+// [Parse] reads ckpt's diffs and git diff's output (renames, copies, mode
+// changes and git diff --binary's "GIT binary patch" sections, literal and
+// delta hunks, included). Text outside "diff --git" sections, such as a mail header, is
 // ignored, but a plain unified diff without "diff --git" lines is an error
 // rather than nothing, and so is non-empty text with no section at all.
 // Names lose their first component (a/, b/), as with -p1. Parse rejects,
 // with an error naming the line, any path that is absolute, has an empty,
 // "." or ".." component, a ".git" component (any letter case) or a NUL byte
-// ([CheckPath]), malformed hunks, and base64 blocks that do not decode to
-// their stated size and SHA-256.
+// ([CheckPath]), malformed hunks, base64 blocks that do not decode to
+// their stated size and SHA-256, and git binary hunks whose base85 lines
+// are malformed or whose data does not inflate to the stated size.
 //
 // [FilePatch.Apply] verifies everything a diff records before returning a
 // result: that the file exists exactly when the patch expects it, its mode,
 // the index line's blob ids of the input and of the result, the size and
 // SHA-256 of both base64 blocks and that the input equals the old (in
 // reverse, the new) one, and each hunk's context and removed lines exactly.
+// A git binary patch needs full blob ids on its index line, as with git
+// apply, and a reverse hunk to be applied in reverse; a delta hunk must fit
+// the content it is applied to.
 // A hunk may match at an offset from its stated line, never with fuzz. In
 // reverse, additions and deletions swap roles. [ApplyTree] checks every
 // path again and writes nothing unless every file patch applies.

@@ -339,3 +339,88 @@ func TestStatMatchesGit(t *testing.T) {
 		})
 	}
 }
+
+// bigBinary returns n pseudo-random bytes with a NUL, so that git writes a
+// delta for a small change to it.
+func bigBinary(seed uint64, n int) string {
+	r := rand.New(rand.NewPCG(seed, 1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.IntN(256))
+	}
+	b[0] = 0
+	return string(b)
+}
+
+// TestParseGitBinaryPatch parses what git diff --binary writes (literal and
+// delta hunks, both directions) and applies it forward and in reverse.
+func TestParseGitBinaryPatch(t *testing.T) {
+	requireTool(t, "git")
+	big := bigBinary(1, 20000)
+	before := tree{
+		"mod.bin":     reg("\x00\x01\x02 old"),
+		"big.bin":     reg(big),
+		"gone.bin":    execf("\x00bye"),
+		"to-text":     reg("\x00was binary"),
+		"to-bin":      reg("was text\n"),
+		"emptied.bin": reg("\x00\x00"),
+		"filled.bin":  reg(""),
+		"mode.bin":    reg("\x00mode"),
+		"both.bin":    reg("\x00both"),
+		"lnk":         link("target"),
+	}
+	after := tree{
+		"mod.bin":     reg("\x00\x01\x02 new!"),
+		"big.bin":     reg(big[:9000] + "a small change" + big[9000:]),
+		"new.bin":     execf("\x89PNG\r\n\x1a\n\x00\x00"),
+		"to-text":     reg("now text\n"),
+		"to-bin":      reg("now\x00binary"),
+		"emptied.bin": reg(""),
+		"filled.bin":  reg("\x00full"),
+		"mode.bin":    execf("\x00mode"),
+		"both.bin":    execf("\x00both changed"),
+		"lnk":         reg("\x00binary file"),
+	}
+	d := gitDiff(t, before, after, "--binary")
+	if !bytes.Contains(d, []byte("\ndelta ")) || !bytes.Contains(d, []byte("\nliteral ")) {
+		t.Fatalf("git diff --binary wrote no delta or no literal hunk:\n%s", d)
+	}
+	p, err := Parse(d)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, d)
+	}
+	checkApply(t, p, before, after)
+}
+
+// A git binary patch without its reverse hunk applies forward only, and
+// one without full index lines not at all (as with git apply).
+func TestGitBinaryPatchLimits(t *testing.T) {
+	requireTool(t, "git")
+	before := tree{"x.bin": reg("\x00old")}
+	after := tree{"x.bin": reg("\x00new")}
+	d := string(gitDiff(t, before, after, "--binary"))
+	i := strings.Index(d, "\n\nliteral ")
+	if i < 0 {
+		t.Fatalf("no reverse hunk in\n%s", d)
+	}
+	p, err := Parse([]byte(d[:i+2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &memTree{files: before.clone()}
+	if _, err := ApplyTree(m, p, false); err != nil {
+		t.Fatalf("forward: %v", err)
+	}
+	m = &memTree{files: after.clone()}
+	if _, err := ApplyTree(m, p, true); err == nil || !strings.Contains(err.Error(), "no reverse hunk") {
+		t.Errorf("reverse without the reverse hunk: got %v", err)
+	}
+	short := strings.Replace(d, GitBlobID([]byte("\x00old")), GitBlobID([]byte("\x00old"))[:7], 1)
+	if p, err = Parse([]byte(short)); err != nil {
+		t.Fatal(err)
+	}
+	m = &memTree{files: before.clone()}
+	if _, err := ApplyTree(m, p, false); err == nil || !strings.Contains(err.Error(), "full index") {
+		t.Errorf("abbreviated index: got %v", err)
+	}
+}

@@ -1,0 +1,253 @@
+package diff
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Git binary patches: "GIT binary patch" followed by a forward hunk (old to
+// new) and a reverse hunk (new to old), each "literal <size>" (the whole
+// result) or "delta <size>" (a git delta against the content it applies
+// to), then the data deflated with zlib and encoded in base85, at most 52
+// bytes a line, each line led by a character giving its length ('A' = 1 to
+// 'Z' = 26, 'a' = 27 to 'z' = 52), and an empty line. <size> is the length
+// of the inflated data.
+
+// BinaryHunk is one hunk of a git binary patch, inflated: the whole content
+// it results in (a literal) or a git delta against the content it applies
+// to.
+type BinaryHunk struct {
+	Delta bool
+	Data  []byte
+}
+
+const (
+	// base85Line is the most bytes git encodes on one line.
+	base85Line = 52
+	// maxBinarySize bounds the size a binary hunk may state.
+	maxBinarySize = 1 << 40
+	// maxDeflateRatio bounds how much deflated data may grow when
+	// inflated (deflate cannot do better than 1032:1), so that a patch
+	// cannot claim more memory than its size warrants.
+	maxDeflateRatio = 1032
+)
+
+const base85Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+
+// base85Value maps a character to its value plus one (0: not in the
+// alphabet).
+var base85Value = func() (t [256]byte) {
+	for i := 0; i < len(base85Alphabet); i++ {
+		t[base85Alphabet[i]] = byte(i + 1)
+	}
+	return t
+}()
+
+// decode85 appends the n bytes that the base85 text s encodes; s must hold
+// exactly the groups n needs.
+func decode85(dst []byte, s string, n int) ([]byte, error) {
+	if len(s) != (n+3)/4*5 {
+		return nil, errors.New("base85 data does not match its length")
+	}
+	for ; n > 0; s = s[5:] {
+		var acc uint64
+		for i := range 5 {
+			v := base85Value[s[i]]
+			if v == 0 {
+				return nil, fmt.Errorf("invalid base85 character %q", s[i])
+			}
+			acc = acc*85 + uint64(v-1)
+		}
+		if acc > 0xffffffff {
+			return nil, fmt.Errorf("invalid base85 group %q", s[:5])
+		}
+		for i := 0; i < min(n, 4); i++ {
+			dst = append(dst, byte(acc>>(24-8*i)))
+		}
+		n -= min(n, 4)
+	}
+	return dst, nil
+}
+
+// inflate decompresses zlib data that must inflate to exactly size bytes.
+func inflate(data []byte, size int64) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	out := bytes.NewBuffer(make([]byte, 0, min(size, 64<<20)))
+	if _, err := io.Copy(out, io.LimitReader(zr, size+1)); err != nil {
+		return nil, err
+	}
+	if int64(out.Len()) != size {
+		return nil, fmt.Errorf("data inflates to %d bytes or more, hunk says %d", out.Len(), size)
+	}
+	// Reading to the end checks the zlib checksum.
+	if n, err := io.Copy(io.Discard, zr); err != nil || n != 0 {
+		return nil, fmt.Errorf("corrupt zlib data: %v", err)
+	}
+	return out.Bytes(), nil
+}
+
+// parseGitBinary parses the hunks after a "GIT binary patch" line: a
+// forward hunk, and a reverse one if present.
+func (p *parser) parseGitBinary(fp *FilePatch) error {
+	start := p.i - 1
+	h, err := p.parseBinaryHunk()
+	if err != nil {
+		return err
+	}
+	if h == nil {
+		if p.i < len(p.lines) {
+			return p.errorf(p.i, "git binary patch: want a \"literal\" or \"delta\" line")
+		}
+		return p.errorf(start, "git binary patch without a hunk")
+	}
+	fp.Forward = h
+	if fp.Reverse, err = p.parseBinaryHunk(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseBinaryHunk parses one "literal N" or "delta N" hunk at p.i, or
+// returns nil if there is none.
+func (p *parser) parseBinaryHunk() (*BinaryHunk, error) {
+	if p.i >= len(p.lines) {
+		return nil, nil
+	}
+	hdr := p.i
+	kind, num, _ := strings.Cut(p.line(hdr), " ")
+	if kind != "literal" && kind != "delta" {
+		return nil, nil
+	}
+	size, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || num[0] == '+' || size < 0 || size > maxBinarySize {
+		return nil, p.errorf(hdr, "bad binary hunk size %q", num)
+	}
+	var enc []byte
+	for p.i++; p.i < len(p.lines); p.i++ {
+		l := p.line(p.i)
+		if l == "" {
+			p.i++
+			break
+		}
+		var n int
+		switch c := l[0]; {
+		case 'A' <= c && c <= 'Z':
+			n = int(c-'A') + 1
+		case 'a' <= c && c <= 'z':
+			n = int(c-'a') + 27
+		default:
+			return nil, p.errorf(p.i, "bad binary data line: length character %q", c)
+		}
+		if enc, err = decode85(enc, l[1:], n); err != nil {
+			return nil, p.errorf(p.i, "bad binary data line: %v", err)
+		}
+	}
+	if size > int64(len(enc))*maxDeflateRatio+64 {
+		return nil, p.errorf(hdr, "binary hunk says %d bytes, more than %d deflated bytes can hold", size, len(enc))
+	}
+	data, err := inflate(enc, size)
+	if err != nil {
+		return nil, p.errorf(hdr, "binary hunk: %v", err)
+	}
+	return &BinaryHunk{Delta: kind == "delta", Data: data}, nil
+}
+
+// apply returns the content h results in when applied to src.
+func (h *BinaryHunk) apply(src []byte) ([]byte, error) {
+	if !h.Delta {
+		return bytes.Clone(h.Data), nil
+	}
+	return applyDelta(src, h.Data)
+}
+
+// deltaSize reads one of the sizes that start a git delta.
+func deltaSize(d []byte) (uint64, []byte, error) {
+	var size uint64
+	for shift := uint(0); ; shift += 7 {
+		if len(d) == 0 || shift > 63 {
+			return 0, nil, errors.New("bad delta header")
+		}
+		c := d[0]
+		d = d[1:]
+		size |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return size, d, nil
+		}
+	}
+}
+
+// applyDelta applies a git delta (as git's patch_delta does): the source
+// and result sizes, then instructions that copy a range of the source
+// (0x80 set: offset and size bytes follow as the low 7 bits say; size 0
+// means 0x10000) or insert the next 1 to 127 bytes.
+func applyDelta(src, delta []byte) ([]byte, error) {
+	srcSize, d, err := deltaSize(delta)
+	if err != nil {
+		return nil, err
+	}
+	if srcSize != uint64(len(src)) {
+		return nil, fmt.Errorf("delta applies to %d bytes, file has %d", srcSize, len(src))
+	}
+	dstSize, d, err := deltaSize(d)
+	if err != nil {
+		return nil, err
+	}
+	if dstSize > maxBinarySize {
+		return nil, fmt.Errorf("delta result of %d bytes is too large", dstSize)
+	}
+	out := make([]byte, 0, min(dstSize, 64<<20))
+	left := dstSize
+	bad := errors.New("corrupt delta")
+	for len(d) > 0 {
+		cmd := d[0]
+		d = d[1:]
+		switch {
+		case cmd&0x80 != 0:
+			var off, size uint64
+			for i := range 7 {
+				if cmd&(1<<i) == 0 {
+					continue
+				}
+				if len(d) == 0 {
+					return nil, bad
+				}
+				if i < 4 {
+					off |= uint64(d[0]) << (8 * i)
+				} else {
+					size |= uint64(d[0]) << (8 * (i - 4))
+				}
+				d = d[1:]
+			}
+			if size == 0 {
+				size = 0x10000
+			}
+			if off+size > uint64(len(src)) || size > left {
+				return nil, bad
+			}
+			out = append(out, src[off:off+size]...)
+			left -= size
+		case cmd != 0:
+			if uint64(cmd) > left || int(cmd) > len(d) {
+				return nil, bad
+			}
+			out = append(out, d[:cmd]...)
+			d = d[cmd:]
+			left -= uint64(cmd)
+		default:
+			return nil, errors.New("corrupt delta: opcode 0")
+		}
+	}
+	if left != 0 {
+		return nil, bad
+	}
+	return out, nil
+}

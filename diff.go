@@ -169,16 +169,23 @@ func (r *Repo) readWorking(path string, mode uint32) ([]byte, error) {
 	return data, nil
 }
 
-// WritePatch writes the difference as a git-style unified diff (see
-// docs/formats.md): text changes apply with git apply and patch -p1, binary
-// files carry their content base64-encoded.
+// WritePatch writes the difference as git diff --binary writes it (see
+// docs/formats.md): git apply applies it forward and in reverse (-R),
+// binary files, modes and symlinks included, and patch -p1 applies it when
+// it has no binary file (and fails, saying so, when it has).
 func (d *DiffResult) WritePatch(ctx context.Context, w io.Writer) error {
+	return d.writePatch(ctx, w, diff.GitBinaryPatch)
+}
+
+// writePatch writes the difference with binary content in format f
+// (Decree's run records use base64 blocks).
+func (d *DiffResult) writePatch(ctx context.Context, w io.Writer, f diff.BinaryFormat) error {
 	for _, fc := range d.Files {
 		c, err := d.change(ctx, fc)
 		if err != nil {
 			return err
 		}
-		if err := diff.WriteChange(w, c); err != nil {
+		if err := diff.WriteFormat(w, []diff.Change{c}, f); err != nil {
 			return err
 		}
 	}
@@ -275,6 +282,11 @@ func (d *DiffResult) Report(ctx context.Context) (*DiffReport, error) {
 		c, err := d.change(ctx, fc)
 		if err != nil {
 			return nil, err
+		}
+		if (c.Old != nil && diff.IsBinary(c.Old.Content)) || (c.New != nil && diff.IsBinary(c.New.Content)) {
+			mf.Binary = true // no hunks: nothing to render
+			out.Modified = append(out.Modified, mf)
+			continue
 		}
 		var buf bytes.Buffer
 		if err := diff.WriteChange(&buf, c); err != nil {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -582,7 +583,8 @@ func (r *Repo) attempt(ctx context.Context, runDir string, rec *RunRecord, rt *r
 	}
 	a.Added, a.Modified, a.Deleted = d.Summary()
 	var patch, stat bytes.Buffer
-	if err := d.WritePatch(bctx, &patch); err != nil {
+	// changes.diff keeps Decree's format: base64 blocks for binary files.
+	if err := d.writePatch(bctx, &patch, diff.Base64Blocks); err != nil {
 		return nil, err
 	}
 	if err := d.WriteStat(bctx, &stat); err != nil {

@@ -293,7 +293,8 @@ func newSnapshotDiffCmd(e *env) *cobra.Command {
 		Long: `Diff prints a git-style unified diff from snapshot NAME to the working tree:
 "-" lines are the snapshot, "+" lines the current files. With no
 differences it prints "no differences". The patch is the one 'ckpt diff NAME'
-prints (it applies with git apply and patch -p1).`,
+prints, as 'git diff --binary' writes it: it applies with git apply (-R to
+reverse), binary files included, and with patch -p1 when it has none.`,
 		Example: `  ckpt snapshot diff before-refactor
   ckpt snapshot diff s1 | git apply -R    # drop the changes since s1
   ckpt snapshot diff s1 --json`,

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"errors"
@@ -48,6 +49,28 @@ var base85Value = func() (t [256]byte) {
 	return t
 }()
 
+// encode85 appends the base85 encoding of data, as git's encode_85 does:
+// each 4 bytes (the last group padded with zeros) as 5 characters.
+func encode85(dst, data []byte) []byte {
+	for len(data) > 0 {
+		var acc uint32
+		for i := range 4 {
+			acc <<= 8
+			if i < len(data) {
+				acc |= uint32(data[i])
+			}
+		}
+		var out [5]byte
+		for i := 4; i >= 0; i-- {
+			out[i] = base85Alphabet[acc%85]
+			acc /= 85
+		}
+		dst = append(dst, out[:]...)
+		data = data[min(4, len(data)):]
+	}
+	return dst
+}
+
 // decode85 appends the n bytes that the base85 text s encodes; s must hold
 // exactly the groups n needs.
 func decode85(dst []byte, s string, n int) ([]byte, error) {
@@ -72,6 +95,45 @@ func decode85(dst []byte, s string, n int) ([]byte, error) {
 		n -= min(n, 4)
 	}
 	return dst, nil
+}
+
+// writeGitBinary writes a git binary patch turning old into new, as git
+// diff --binary does: the header line, the forward hunk and the reverse
+// hunk. Write errors are sticky in bw.
+func writeGitBinary(bw *bufio.Writer, old, new []byte) {
+	bw.WriteString("GIT binary patch\n")
+	writeBinaryHunk(bw, old, new)
+	writeBinaryHunk(bw, new, old)
+}
+
+// writeBinaryHunk writes the hunk turning from into to, as a literal.
+func writeBinaryHunk(bw *bufio.Writer, from, to []byte) {
+	data, kind, size := deflate(to), "literal", len(to)
+	bw.WriteString(kind + " " + strconv.Itoa(size) + "\n")
+	line := make([]byte, 0, 1+base85Line/4*5+1)
+	for len(data) > 0 {
+		n := min(len(data), base85Line)
+		line = line[:0]
+		if n <= 26 {
+			line = append(line, byte('A'+n-1))
+		} else {
+			line = append(line, byte('a'+n-27))
+		}
+		line = encode85(line, data[:n])
+		line = append(line, '\n')
+		bw.Write(line)
+		data = data[n:]
+	}
+	bw.WriteByte('\n')
+}
+
+// deflate compresses data with zlib at the default level, as git does.
+func deflate(data []byte) []byte {
+	var buf bytes.Buffer
+	zw := zlib.NewWriter(&buf)
+	zw.Write(data) // writes to a bytes.Buffer cannot fail
+	zw.Close()
+	return buf.Bytes()
 }
 
 // inflate decompresses zlib data that must inflate to exactly size bytes.

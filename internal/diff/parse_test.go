@@ -128,10 +128,11 @@ func hexSHA(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// binaryDiff returns a diff modifying a binary file, edited by replace.
+// binaryDiff returns a diff modifying a binary file, in Decree's base64
+// format, edited by replace.
 func binaryDiff(replace func(s, old, new string, n int) string, old, new string) string {
 	var buf bytes.Buffer
-	if err := WriteChange(&buf, Change{Path: "x", Old: reg("\x00bin"), New: reg("\x00binar")}); err != nil {
+	if err := WriteFormat(&buf, []Change{{Path: "x", Old: reg("\x00bin"), New: reg("\x00binar")}}, Base64Blocks); err != nil {
 		panic(err)
 	}
 	s := buf.String()

@@ -110,6 +110,35 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
+// Binary changes in Decree's format (base64 blocks), as a run's
+// changes.diff carries them.
+func TestRenderGoldenBase64(t *testing.T) {
+	for _, tc := range renderCases {
+		if !strings.HasPrefix(tc.name, "binary_") {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteFormat(&buf, []Change{tc.c}, Base64Blocks); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, "render/base64/"+tc.name+".diff", buf.Bytes())
+			p, err := Parse(buf.Bytes())
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			a, b := tree{}, tree{}
+			if tc.c.Old != nil {
+				a[tc.c.Path] = tc.c.Old
+			}
+			if tc.c.New != nil {
+				b[tc.c.Path] = tc.c.New
+			}
+			checkApply(t, p, a, b)
+		})
+	}
+}
+
 // checkApply applies p to a, expecting b, and in reverse to b, expecting a.
 func checkApply(t *testing.T, p *Patch, a, b tree) {
 	t.Helper()

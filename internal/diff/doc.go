@@ -83,8 +83,9 @@
 //
 // The first hunk turns the old content into the new, the second the new
 // into the old. Each is "literal <size>" (the whole content) or "delta
-// <size>" (a git delta against the content it applies to; ckpt writes
-// literals), <size> being the length of the hunk's data once inflated.
+// <size>" (a git delta against the content it applies to, written when
+// both sides have content and it compresses smaller than the literal, as
+// git chooses), <size> being the length of the hunk's data once inflated.
 // The data is compressed with zlib and written in base85 (git's alphabet),
 // 52 bytes a line, each line led by a character giving its byte count: 'A'
 // to 'Z' for 1 to 26, 'a' to 'z' for 27 to 52.

@@ -2,7 +2,10 @@ package diff
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -327,5 +330,28 @@ rename to new
 	m.files["src"] = reg("one\nTWO\n")
 	if _, err := ApplyTree(m, p, true); err == nil || m.writes != 0 {
 		t.Errorf("reverse copy with a changed source: got %v and %d writes, want an error and none", err, m.writes)
+	}
+}
+
+// Index lines from a SHA-256 repository carry SHA-256 blob ids, full or
+// abbreviated: they are checked too, not skipped.
+func TestApplySHA256Index(t *testing.T) {
+	old, nw := []byte("a\n"), []byte("b\n")
+	id256 := func(b []byte) string {
+		h := sha256.New()
+		fmt.Fprintf(h, "blob %d\x00", len(b))
+		h.Write(b)
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	for _, n := range []int{7, 12, 64} {
+		good := fmt.Sprintf("diff --git a/f b/f\nindex %s..%s 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n", id256(old)[:n], id256(nw)[:n])
+		got, err := mustParse(t, good).Files[0].Apply(reg(string(old)), false)
+		if err != nil || string(got.Content) != "b\n" {
+			t.Errorf("%d-hex SHA-256 ids: got %v, %v", n, got, err)
+		}
+		bad := strings.Replace(good, id256(old)[:n], strings.Repeat("1", n), 1)
+		if _, err := mustParse(t, bad).Files[0].Apply(reg(string(old)), false); err == nil {
+			t.Errorf("%d-hex wrong id: got no error", n)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -103,4 +104,56 @@ func TestBinaryDeltaIsSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkApply(t, p, tree{"big.bin": c.Old}, tree{"big.bin": c.New})
+}
+
+func FuzzMakeDelta(f *testing.F) {
+	f.Add([]byte(strings.Repeat("0123456789abcdef", 8)), []byte("inserted"), uint16(20), uint16(3))
+	f.Add([]byte(bigBinary(5, 3000)), []byte{}, uint16(1500), uint16(100))
+	f.Add([]byte("short"), []byte("x"), uint16(0), uint16(0))
+	f.Fuzz(func(t *testing.T, src, ins []byte, at, cut uint16) {
+		i := min(int(at), len(src))
+		j := min(i+int(cut), len(src))
+		dst := append(append(bytes.Clone(src[:i]), ins...), src[j:]...)
+		d := makeDelta(src, dst, 1<<30)
+		if d == nil {
+			if len(src) > 0 {
+				t.Fatal("no delta under a generous limit")
+			}
+			return
+		}
+		got, err := applyDelta(src, d)
+		if err != nil || !bytes.Equal(got, dst) {
+			t.Fatalf("delta gives %q, %v, want %q", got, err, dst)
+		}
+	})
+}
+
+func FuzzApplyDelta(f *testing.F) {
+	f.Add([]byte("abc"), []byte{3, 4, 0x91, 1, 2, 1, 'x'})
+	f.Add([]byte(""), []byte{0, 1, 1, 'a'})
+	f.Fuzz(func(t *testing.T, src, delta []byte) {
+		out, err := applyDelta(src, delta)
+		if err == nil && len(out) > 1<<24 {
+			t.Fatalf("%d-byte result from a %d-byte delta", len(out), len(delta))
+		}
+	})
+}
+
+// A delta that states a huge result but carries little makes applyDelta
+// allocate little before it fails.
+func TestApplyDeltaHugeHeader(t *testing.T) {
+	var d bytes.Buffer
+	putSize(&d, 3)
+	putSize(&d, 1<<39)
+	d.Write([]byte{0x91, 0, 3}) // copy 3 bytes from offset 0
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := applyDelta([]byte("abc"), d.Bytes())
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("got no error")
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("allocated %d bytes for a %d-byte delta", n, d.Len())
+	}
 }

@@ -63,7 +63,9 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 	if dstSize > maxBinarySize {
 		return nil, fmt.Errorf("delta result of %d bytes is too large", dstSize)
 	}
-	out := make([]byte, 0, min(dstSize, 64<<20))
+	// Grow as the instructions produce, not by the size the header
+	// states: a tiny delta may state anything.
+	out := make([]byte, 0, min(dstSize, uint64(len(src)+len(d))))
 	left := dstSize
 	bad := errors.New("corrupt delta")
 	for len(d) > 0 {

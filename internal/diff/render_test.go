@@ -78,6 +78,10 @@ var renderCases = []struct {
 	{"binary_from_text", Change{Path: "f", Old: reg("text\n"), New: reg("te\x00xt\n")}},
 	{"invalid_utf8", Change{Path: "latin1.txt", Old: reg("caf\xe9\n"), New: reg("cafe\n")}},
 	{"latin1_added", Change{Path: "latin1.txt", New: reg("d\xe9j\xe0 vu\n\xff")}},
+	// A NUL after the first 8000 bytes does not make a file binary (as
+	// in git): its lines are diffed, NUL and all.
+	{"nul_after_8000", Change{Path: "late.nul", Old: reg(strings.Repeat("x\n", 4000) + "nul\x00here\n"),
+		New: reg(strings.Repeat("x\n", 4000) + "nul\x00here\n\x00second\r\n")}},
 	{"quoted_path", Change{Path: "dir/t\xc3\xa9st \"q\"\t\\\xff", Old: reg("a\n"), New: reg("b\n")}},
 	{"space_path", Change{Path: "my file.txt", New: reg("a\n")}},
 	{"function_name", Change{Path: "f.go", Old: reg("package p\n\nfunc f() {\n\ta()\n\tb()\n\tc()\n\td()\n}\n"),

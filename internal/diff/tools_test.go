@@ -4,6 +4,7 @@ package diff
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -544,5 +545,46 @@ func TestGitApplyBinary(t *testing.T) {
 	}
 	if binaries == 0 {
 		t.Error("no diff had a binary file")
+	}
+}
+
+// TestGitApplyRenderCases applies each rendering case with git apply,
+// forward and in reverse.
+func TestGitApplyRenderCases(t *testing.T) {
+	requireTool(t, "git")
+	for _, tc := range renderCases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := tree{}, tree{}
+			if tc.c.Old != nil {
+				a[tc.c.Path] = tc.c.Old
+			}
+			if tc.c.New != nil {
+				b[tc.c.Path] = tc.c.New
+			}
+			root := t.TempDir()
+			diffPath := filepath.Join(root, "change.diff")
+			if err := os.WriteFile(diffPath, render(t, a, b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, reverse := range []bool{false, true} {
+				from, want, args := a, b, []string{"apply", diffPath}
+				if reverse {
+					from, want, args = b, a, []string{"apply", "-R", diffPath}
+				}
+				dir := filepath.Join(root, fmt.Sprint(reverse))
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for p, s := range from {
+					writeSide(t, dir, p, s)
+				}
+				if out, err := tryRun(dir, "git", args...); err != nil {
+					t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+				if got := diffTrees(readWorkTree(t, dir), gitView(want)); got != "" {
+					t.Fatalf("git %s gave a different tree:\n%s", strings.Join(args, " "), got)
+				}
+			}
+		})
 	}
 }

@@ -169,16 +169,23 @@ func (r *Repo) readWorking(path string, mode uint32) ([]byte, error) {
 	return data, nil
 }
 
-// WritePatch writes the difference as a git-style unified diff (see
-// docs/formats.md): text changes apply with git apply and patch -p1, binary
-// files carry their content base64-encoded.
+// WritePatch writes the difference as git diff --binary writes it (see
+// docs/formats.md): git apply applies it forward and in reverse (-R),
+// binary files, modes and symlinks included, and patch -p1 applies it when
+// it has no binary file (and fails, saying so, when it has).
 func (d *DiffResult) WritePatch(ctx context.Context, w io.Writer) error {
+	return d.writePatch(ctx, w, diff.GitBinaryPatch)
+}
+
+// writePatch writes the difference with binary content in format f
+// (Decree's run records use base64 blocks).
+func (d *DiffResult) writePatch(ctx context.Context, w io.Writer, f diff.BinaryFormat) error {
 	for _, fc := range d.Files {
 		c, err := d.change(ctx, fc)
 		if err != nil {
 			return err
 		}
-		if err := diff.WriteChange(w, c); err != nil {
+		if err := diff.WriteFormat(w, []diff.Change{c}, f); err != nil {
 			return err
 		}
 	}
@@ -247,7 +254,9 @@ type ModifiedFile struct {
 }
 
 // DiffHunk is one "@@ -old +new @@" section; each line starts with ' ',
-// '-' or '+', without its newline.
+// '-' or '+', without its newline. A line that is not valid UTF-8 (a
+// Latin-1 text file) is written in JSON like a [Path]: C-quoted, with its
+// double quotes, so that it begins with '"' and no byte is lost.
 type DiffHunk struct {
 	OldStart int      `json:"old_start"`
 	OldLines int      `json:"old_lines"`
@@ -274,6 +283,11 @@ func (d *DiffResult) Report(ctx context.Context) (*DiffReport, error) {
 		if err != nil {
 			return nil, err
 		}
+		if (c.Old != nil && diff.IsBinary(c.Old.Content)) || (c.New != nil && diff.IsBinary(c.New.Content)) {
+			mf.Binary = true // no hunks: nothing to render
+			out.Modified = append(out.Modified, mf)
+			continue
+		}
 		var buf bytes.Buffer
 		if err := diff.WriteChange(&buf, c); err != nil {
 			return nil, err
@@ -287,7 +301,7 @@ func (d *DiffResult) Report(ctx context.Context) (*DiffReport, error) {
 			for _, h := range fp.Hunks {
 				dh := DiffHunk{OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines, Lines: make([]string, 0, len(h.Lines))}
 				for _, l := range h.Lines {
-					dh.Lines = append(dh.Lines, string(l.Op)+strings.TrimSuffix(l.Text, "\n"))
+					dh.Lines = append(dh.Lines, EncodePath(string(l.Op)+strings.TrimSuffix(l.Text, "\n")))
 				}
 				mf.Hunks = append(mf.Hunks, dh)
 			}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/gitmirror"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
@@ -31,25 +33,28 @@ func (e *NameError) Error() string {
 	return fmt.Sprintf("invalid %s name %q: %s", e.Kind, e.Name, e.Reason)
 }
 
-// ValidRefName checks a branch or tag name: letters, digits, '_', '.',
-// '-' and '/' (for groups like feature/x); no empty, '.'-led or '..'
-// components, no trailing '/' or '.lock', not HEAD, not all hex (it would
-// read as a checkpoint id).
+// ValidRefName checks a new branch or tag name: letters, digits, '_', '.',
+// '-' and '/' (for groups like feature/x), at most 200 bytes, not starting
+// with '-'; git check-ref-format must accept it as a ref (so no empty,
+// '.'-led or ".lock"-ending components, no "..", no trailing '/' or '.');
+// and it must not read as a revision: not HEAD or "@", not 4 or more hex
+// digits (a checkpoint id prefix), not a qualified name (snapshots/x,
+// tags/x, branches/x), which would reach another ref.
 func ValidRefName(kind, name string) error {
 	bad := func(reason string) error { return &NameError{Kind: kind, Name: name, Reason: reason} }
 	switch {
 	case name == "":
 		return bad("it is empty")
 	case name == "HEAD" || name == "@":
-		return bad("it is reserved")
+		return bad("it is reserved (it would read as the revision HEAD)")
 	case strings.HasPrefix(name, "-"):
 		return bad("it starts with '-'")
-	case strings.HasSuffix(name, ".lock") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, "."):
-		return bad("it ends with '/', '.' or '.lock'")
+	case strings.HasSuffix(name, "/"):
+		return bad("it ends with '/'")
 	case len(name) > 200:
 		return bad("it is longer than 200 bytes")
-	case isHex(name) && len(name) >= 4:
-		return bad("it would read as a checkpoint id")
+	case len(name) >= 4 && len(name) <= 64 && isHex(name):
+		return bad("it would read as a checkpoint id (4 or more hex digits)")
 	}
 	for _, c := range []byte(name) {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/'
@@ -68,8 +73,11 @@ func ValidRefName(kind, name string) error {
 	if strings.Contains(name, "..") {
 		return bad("it contains '..'")
 	}
-	if _, _, err := splitAncestry(name); err != nil || strings.ContainsAny(name, "~^") {
-		return bad("it contains '~' or '^'")
+	if ns, _, ok := strings.Cut(name, "/"); ok && slices.Contains(refNamespaces, ns+"/") {
+		return bad(fmt.Sprintf("it would read as a qualified name (%s/NAME names a %s)", ns, map[string]string{"snapshots": "snapshot", "tags": "tag", "branches": "branch"}[ns]))
+	}
+	if err := gitmirror.CheckRefFormat(refCheckPrefix + kind + "/" + name); err != nil {
+		return bad(errors.Unwrap(err).Error() + " (not allowed in a git ref)")
 	}
 	return nil
 }
@@ -189,8 +197,12 @@ type SwitchResult struct {
 // later saves advance it. If any step fails the workspace is rolled back to
 // exactly its prior state. Undo takes a switch back.
 func (r *Repo) Switch(ctx context.Context, name string, opts SwitchOptions) (*SwitchResult, error) {
-	if err := ValidRefName("branch", name); err != nil {
-		return nil, err
+	if opts.Create {
+		// Only a new name is checked, so that a branch named before a
+		// rule was added can still be reached.
+		if err := ValidRefName("branch", name); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := r.begin(ctx)
 	if err != nil {

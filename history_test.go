@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -146,10 +148,46 @@ func TestRefNames(t *testing.T) {
 	}
 	for bad, why := range map[string]string{"": "empty", "HEAD": "reserved", "-x": "'-'", "a b": "not allowed", "a..b": "'..'",
 		"a//b": "empty component", "/a": "empty component", "a/": "ends with", ".hidden": "starts with '.'", "a/.b": "starts with '.'",
-		"x.lock": ".lock", "a~1": "not allowed", "a^": "not allowed", "deadbeef": "checkpoint id", "a:b": "not allowed"} {
+		"x.lock": ".lock", "a~1": "not allowed", "a^": "not allowed", "deadbeef": "checkpoint id", "a:b": "not allowed",
+		"a.": `ends with "."`, "a.lock/b": `".lock"`, "CAFE": "checkpoint id", "1234": "checkpoint id", "@": "reserved",
+		"snapshots/x": "qualified", "tags/x": "qualified", "branches/x": "qualified"} {
 		err := ValidRefName("tag", bad)
 		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), fmt.Sprintf("invalid tag name %q", bad)) {
 			t.Errorf("%q: got %v, want an error about %s", bad, err, why)
+		}
+	}
+}
+
+// TestRefNamesAgainstGit: a branch or tag name is valid exactly when it
+// uses letters, digits, '_', '-', '.' and '/', git check-ref-format accepts
+// the refs it becomes, it is at most 200 bytes, does not start with '-' and
+// does not read as a revision (HEAD, a checkpoint id, a qualified name).
+func TestRefNamesAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	r := rand.New(rand.NewPCG(7, 4004))
+	names := []string{"a", "a.", "a/b.", "a./b", "a.lock/b", "a/b.lock", "a//b", "/a", "a/", "a/.b", "a/-b", "-a",
+		"HEAD", "HEAD/x", "x/HEAD", "@", "a/@", "cafe", "cafe/x", "x/cafe", "snapshots/x", "tags/x", "branches/x",
+		"snapshots", "tagsx/y", strings.Repeat("a", 200), strings.Repeat("a/", 100) + "b"}
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	for range n {
+		names = append(names, randRefName(r, true))
+	}
+	charset := regexp.MustCompile(`^[A-Za-z0-9_./-]+$`)
+	for _, name := range names {
+		first, _, _ := strings.Cut(name, "/")
+		qualified := strings.Contains(name, "/") && (first == "snapshots" || first == "tags" || first == "branches")
+		for _, kind := range []string{"branch", "tag"} {
+			want := charset.MatchString(name) && len(name) <= 200 && name[0] != '-' && !shadowsRevision(name) && !qualified &&
+				gitAcceptsRef(t, "refs/ckpt/"+map[string]string{"branch": "branches", "tag": "tags"}[kind]+"/"+name)
+			err := ValidRefName(kind, name)
+			if (err == nil) != want {
+				t.Errorf("ValidRefName(%q, %q) = %v, want valid: %v", kind, name, err, want)
+			}
 		}
 	}
 }

@@ -116,16 +116,22 @@ func TestResolveNames(t *testing.T) {
 	}
 }
 
-// A ref whose name is also the start of a checkpoint id (the sandbox snapshot tools allow
-// snapshot names like "cafe") is ambiguous, not silently the ref.
+// A ref whose name is also the start of a checkpoint id (the sandbox
+// snapshot tools allow snapshot names like "cafe"; ckpt refuses new ones,
+// but a store may hold one named before) is ambiguous, not silently the
+// ref.
 func TestResolveHexNamedRef(t *testing.T) {
 	ctx := context.Background()
 	r, ws := openTest(t, map[string]string{"a.txt": "1\n"})
 	first := mustSave(t, r, "one")
 	writeFile(t, ws, "a.txt", "2\n")
-	mustSave(t, r, "two")
+	second := mustSave(t, r, "two")
 	prefix := first.ID.String()[:6]
-	if _, err := r.SnapshotCreate(ctx, prefix, SnapshotOptions{}); err != nil {
+	if _, err := r.SnapshotCreate(ctx, prefix, SnapshotOptions{}); !errors.Is(err, ErrInvalidSnapshotName) {
+		t.Fatalf("snapshot create %s: got %v, want it refused", prefix, err)
+	}
+	ref := store.Ref{Name: "snapshots/" + prefix, ID: second.ID, Time: second.Time}
+	if err := r.refOp(ctx, &ref, "", store.Op{Kind: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := r.Resolve(ctx, prefix)

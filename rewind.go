@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
@@ -462,7 +461,7 @@ func (c *Controller) merge3(p string, base, ours, theirs *object.Entry, content 
 		if err != nil {
 			return nil, false, err
 		}
-		if bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 || !utf8.Valid(b) {
+		if diff.IsBinary(b) {
 			return nil, false, nil // binary: no line merge
 		}
 		texts[i] = string(b)

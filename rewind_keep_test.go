@@ -33,6 +33,26 @@ func TestKeepUserEditsUnsavedMerge(t *testing.T) {
 	}
 }
 
+// A Latin-1 file is text, as git and ckpt diff see it: the user's edit
+// and the taken-back turn are merged line by line, not kept whole as if
+// the file were binary.
+func TestKeepUserEditsMergesLatin1(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"latin1.txt": "caf\xe9\n2\n3\n4\n5\n6\n7\n8\n9\n"})
+	c := newCtl(t, r, "keep")
+	turn(t, c, "agent edits", func() {
+		writeFile(t, ws, "latin1.txt", "caf\xe9\nAGENT\n3\n4\n5\n6\n7\n8\n9\n")
+	})
+	writeFile(t, ws, "latin1.txt", "caf\xe9\nAGENT\n3\n4\n5\n6\n7\n8\ncr\xe8me\n")
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	if err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	if got, want := readFile(t, ws, "latin1.txt"), "caf\xe9\n2\n3\n4\n5\n6\n7\n8\ncr\xe8me\n"; got != want || len(res.Conflicts) != 0 {
+		t.Fatalf("latin1.txt = %q, want %q (conflicts %v)", got, want, res.Conflicts)
+	}
+}
+
 // The turn deleted a file; afterwards the user made a directory of the same
 // name and put files in it. Taking the turn back must not delete the
 // user's files (at most it is a conflict that keeps the user's side).

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
@@ -665,8 +666,9 @@ func (r *Repo) finishAttempt(ctx context.Context, runDir string, rec *RunRecord,
 	}
 	a.Stat = run.TrimStat(stat.String())
 	// The diff is streamed to attempt-N.diff, and changes.diff is a copy.
+	// They keep Decree's format: base64 blocks for binary files.
 	attemptDiff := filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", a.N))
-	if err := run.WriteAtomic(attemptDiff, func(w io.Writer) error { return d.WritePatch(bctx, w) }); err != nil {
+	if err := run.WriteAtomic(attemptDiff, func(w io.Writer) error { return d.writePatch(bctx, w, diff.Base64Blocks) }); err != nil {
 		return err
 	}
 	return run.CopyAtomic(attemptDiff, filepath.Join(runDir, "changes.diff"))

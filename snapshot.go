@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/seed1cedbf7c/ckpt/internal/gitmirror"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
@@ -71,48 +72,99 @@ type notFoundError struct{ msg string }
 func (e *notFoundError) Error() string { return e.msg }
 func (e *notFoundError) Unwrap() error { return ErrNotFound }
 
-// ValidSnapshotName reports whether name may name a snapshot: it must match
-// [SnapshotNameRule] (so no empty names, dotfiles, path separators,
-// whitespace or leading hyphens), and, because a snapshot is a git ref on the
-// git backend, must not contain ".." or end in ".lock", and must be at most
-// 200 bytes long. The error wraps [ErrInvalidSnapshotName], quotes the name
-// and states the rule.
+// ValidSnapshotName reports whether name may name a new snapshot. It must
+// match [SnapshotNameRule] (so no empty names, dotfiles, path separators,
+// whitespace or leading hyphens) and be at most 200 bytes long; because a
+// snapshot is the git ref <prefix>/snapshots/NAME on the git backend, git
+// check-ref-format must accept that ref (so no "..", no trailing "." or
+// ".lock"); and it must not read as a revision, which would shadow it or be
+// shadowed by it: not HEAD, not 4 or more hex digits (a checkpoint id
+// prefix). The error wraps [ErrInvalidSnapshotName], quotes the name and
+// states the rule.
 func ValidSnapshotName(name string) error {
-	why := ""
-	switch {
-	case name == "":
-		why = "it is empty"
-	case name[0] == '.':
-		why = `it starts with "."`
-	case name[0] == '-':
-		why = `it starts with "-"`
-	case len(name) > maxSnapshotName:
-		why = fmt.Sprintf("it is longer than %d bytes", maxSnapshotName)
-	default:
-		for _, c := range name {
-			switch {
-			case c == '/' || c == '\\':
-				why = fmt.Sprintf("it contains the path separator %q", c)
-			case unicode.IsSpace(c):
-				why = "it contains whitespace"
-			case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'):
-				why = fmt.Sprintf("it contains %q", c)
-			}
-			if why != "" {
-				break
-			}
-		}
-		if why == "" && strings.Contains(name, "..") {
-			why = `it contains ".." (not allowed in a git ref)`
-		}
-		if why == "" && strings.HasSuffix(name, ".lock") {
-			why = `it ends in ".lock" (not allowed in a git ref)`
-		}
+	why := snapshotPatternError(name)
+	if why == "" {
+		why = snapshotRefError(name)
 	}
+	return snapshotNameError(name, why)
+}
+
+// MatchSnapshotName reports whether name matches [SnapshotNameRule] and is
+// at most 200 bytes long: the check restore, diff and delete make, so that a
+// snapshot named before [ValidSnapshotName] refused its name ("a.", "cafe")
+// can still be restored, compared and deleted. The error is the one
+// [ValidSnapshotName] returns.
+func MatchSnapshotName(name string) error {
+	return snapshotNameError(name, snapshotPatternError(name))
+}
+
+func snapshotNameError(name, why string) error {
 	if why == "" {
 		return nil
 	}
 	return fmt.Errorf("%w %q: %s; a name must match %s", ErrInvalidSnapshotName, name, why, SnapshotNameRule)
+}
+
+// snapshotPatternError says how name breaks SnapshotNameRule or the length
+// limit ("" if it does not).
+func snapshotPatternError(name string) string {
+	switch {
+	case name == "":
+		return "it is empty"
+	case name[0] == '.':
+		return `it starts with "."`
+	case name[0] == '-':
+		return `it starts with "-"`
+	case len(name) > maxSnapshotName:
+		return fmt.Sprintf("it is longer than %d bytes", maxSnapshotName)
+	}
+	for _, c := range name {
+		switch {
+		case c == '/' || c == '\\':
+			return fmt.Sprintf("it contains the path separator %q", c)
+		case unicode.IsSpace(c):
+			return "it contains whitespace"
+		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'):
+			return fmt.Sprintf("it contains %q", c)
+		}
+	}
+	return ""
+}
+
+// snapshotRefError says why a name that matches the pattern cannot become a
+// git ref or would read as a revision ("" if neither).
+func snapshotRefError(name string) string {
+	const notRef = " (not allowed in a git ref)"
+	switch {
+	case strings.Contains(name, ".."):
+		return `it contains ".."` + notRef
+	case strings.HasSuffix(name, ".lock"):
+		return `it ends in ".lock"` + notRef
+	case strings.HasSuffix(name, "."):
+		return `it ends with "."` + notRef
+	}
+	if err := gitmirror.CheckRefFormat(refCheckPrefix + snapshotPrefix + name); err != nil {
+		return errors.Unwrap(err).Error() + notRef
+	}
+	return revisionShadow(name)
+}
+
+// refCheckPrefix is the ref prefix names are checked under. Whether a
+// name makes a valid ref does not depend on the prefix, once the prefix is
+// valid itself (gitmirror.CheckPrefix).
+const refCheckPrefix = "refs/ckpt/"
+
+// revisionShadow says why a ref name would read as a revision: HEAD (or
+// "@"), or 4 to 64 hex digits, which read as a checkpoint id or a prefix of
+// one ("" if neither).
+func revisionShadow(name string) string {
+	switch {
+	case name == "HEAD" || name == "@":
+		return "it would read as the revision HEAD"
+	case len(name) >= 4 && len(name) <= 64 && isHex(name):
+		return "it would read as a checkpoint id (4 or more hex digits)"
+	}
+	return ""
 }
 
 // snapshotTTL is the lifetime a snapshot created with opts gets.
@@ -133,7 +185,7 @@ func (r *Repo) expired(ref store.Ref) bool {
 // snapshotRef returns the ref of a snapshot, or an error naming it (for op)
 // when there is none.
 func (r *Repo) snapshotRef(ctx context.Context, op, name string) (store.Ref, error) {
-	if err := ValidSnapshotName(name); err != nil {
+	if err := MatchSnapshotName(name); err != nil {
 		return store.Ref{}, fmt.Errorf("%s: %w", op, err)
 	}
 	ref, err := r.st.Ref(ctx, snapshotPrefix+name)
@@ -278,7 +330,7 @@ func (r *Repo) Snapshot(ctx context.Context, name string) (*Snapshot, error) {
 // back. An unknown name is an error that touches nothing.
 func (r *Repo) SnapshotRestore(ctx context.Context, name string) (*RestoreResult, error) {
 	const op = "snapshot restore"
-	if err := ValidSnapshotName(name); err != nil {
+	if err := MatchSnapshotName(name); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	unlock, err := r.begin(ctx)
@@ -313,7 +365,7 @@ func (r *Repo) SnapshotDiff(ctx context.Context, name string) (*DiffResult, erro
 // gc finds nothing else refers to it. An unknown name is an error.
 func (r *Repo) SnapshotDelete(ctx context.Context, name string) (*Snapshot, error) {
 	const op = "snapshot delete"
-	if err := ValidSnapshotName(name); err != nil {
+	if err := MatchSnapshotName(name); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	unlock, err := r.begin(ctx)

@@ -3,7 +3,9 @@ package ckpt
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -95,6 +98,15 @@ func TestValidSnapshotName(t *testing.T) {
 		{"a..b", `it contains ".."`},
 		{"x.lock", `it ends in ".lock"`},
 		{strings.Repeat("a", 201), "it is longer than 200 bytes"},
+		{"a.", `it ends with "." (not allowed in a git ref)`},
+		{"v1.", `it ends with "." (not allowed in a git ref)`},
+		{"a.lock", `it ends in ".lock"`},
+		{"HEAD", "it would read as the revision HEAD"},
+		{"cafe", "it would read as a checkpoint id"},
+		{"1234", "it would read as a checkpoint id"},
+		{"DeadBeef", "it would read as a checkpoint id"},
+		{strings.Repeat("f", 64), "it would read as a checkpoint id"},
+		{strings.Repeat("a", 64), "it would read as a checkpoint id"},
 	} {
 		err := ValidSnapshotName(c.name)
 		if err == nil {
@@ -113,6 +125,114 @@ func TestValidSnapshotName(t *testing.T) {
 }
 
 var snapshotRule = regexp.MustCompile(SnapshotNameRule)
+
+// A snapshot or branch named before its name was refused ("a.", "cafe",
+// "x.lock/y") can still be restored, compared, switched to and deleted.
+func TestRefusedNamesStayReachable(t *testing.T) {
+	ctx := context.Background()
+	r, ws, _ := snapshotRepo(t, BackendSQLite, nil, map[string]string{"a.txt": "1\n"})
+	c := mustSave(t, r, "one")
+	for _, name := range []string{"snapshots/a.", "snapshots/cafe", "branches/x.lock/y"} {
+		if err := r.refOp(ctx, &store.Ref{Name: name, ID: c.ID, Time: c.Time}, "", store.Op{Kind: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFiles(t, ws, map[string]string{"a.txt": "2\n"})
+	for _, name := range []string{"a.", "cafe"} {
+		if err := ValidSnapshotName(name); err == nil {
+			t.Fatalf("ValidSnapshotName(%q) accepts it", name)
+		}
+		if _, err := r.SnapshotDiff(ctx, name); err != nil {
+			t.Errorf("diff %s: %v", name, err)
+		}
+		if _, err := r.SnapshotRestore(ctx, name); err != nil {
+			t.Errorf("restore %s: %v", name, err)
+		}
+		if _, err := r.SnapshotDelete(ctx, name); err != nil {
+			t.Errorf("delete %s: %v", name, err)
+		}
+	}
+	if _, err := r.Switch(ctx, "x.lock/y", SwitchOptions{}); err != nil {
+		t.Errorf("switch: %v", err)
+	}
+	if _, err := r.Switch(ctx, "x.lock/z", SwitchOptions{Create: true}); err == nil {
+		t.Errorf("switch -c x.lock/z: no error")
+	}
+}
+
+// gitAcceptsRef reports whether git check-ref-format accepts name.
+func gitAcceptsRef(t *testing.T, name string) bool {
+	t.Helper()
+	err := exec.Command("git", "check-ref-format", name).Run()
+	if _, isExit := err.(*exec.ExitError); err != nil && !isExit {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// shadowsRevision reports whether a name would read as a revision: HEAD,
+// or 4 to 64 hex digits (a checkpoint id or a prefix of one).
+func shadowsRevision(name string) bool {
+	if name == "HEAD" {
+		return true
+	}
+	if len(name) < 4 || len(name) > 64 {
+		return false
+	}
+	for _, c := range name {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// randRefName returns a random name made of the characters and pieces that
+// git's ref rules and the snapshot pattern are about.
+func randRefName(r *rand.Rand, slash bool) string {
+	pieces := []string{"a", "Z", "0", "_", "-", ".", "..", "lock", ".lock", "@", "{", "@{", "~", "^",
+		":", "?", "*", "[", "\\", " ", "\t", "\n", "\x01", "\x7f", "\xc3\xa9", "\xff", "HEAD", "cafe", "12", "/"}
+	var b strings.Builder
+	for range 1 + r.IntN(7) {
+		p := pieces[r.IntN(len(pieces))]
+		if r.IntN(2) == 0 {
+			p = pieces[r.IntN(5)]
+		}
+		if p == "/" && !slash && r.IntN(4) > 0 {
+			continue
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// TestSnapshotNamesAgainstGit: a name is valid exactly when it matches the
+// sandbox snapshot tools' pattern, git check-ref-format accepts the refs it
+// becomes, it is at most 200 bytes and it does not read as a revision.
+func TestSnapshotNamesAgainstGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	r := rand.New(rand.NewPCG(7, 2002))
+	names := []string{"a", "a.", "a.b.", "a..b", "a.lock", "a.lock.b", "a-", "a_", "_", "9", "HEAD", "HEAD.", "head",
+		"cafe", "caf", "cafe1", "cafeg", strings.Repeat("a", 64), strings.Repeat("a", 65), "0000", "123", "1234", "a@{b", "@", "-a", ".a", "a/b", strings.Repeat("a", 200),
+		strings.Repeat("a", 199) + ".", strings.Repeat("a", 196) + ".lock", strings.Repeat("a", 201)}
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	for range n {
+		names = append(names, randRefName(r, false))
+	}
+	for _, name := range names {
+		want := snapshotRule.MatchString(name) && len(name) <= 200 && !shadowsRevision(name) &&
+			gitAcceptsRef(t, "refs/ckpt/snapshots/"+name) && gitAcceptsRef(t, "refs/sandbox/snapshots/"+name)
+		err := ValidSnapshotName(name)
+		if (err == nil) != want {
+			t.Errorf("ValidSnapshotName(%q) = %v, want valid: %v", name, err, want)
+		}
+	}
+}
 
 // Every valid name matches the sandbox snapshot tools' pattern.
 func FuzzValidSnapshotName(f *testing.F) {

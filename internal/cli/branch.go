@@ -22,8 +22,10 @@ With NAME it creates a branch at REV (default HEAD); HEAD stays where it is
 until 'ckpt switch NAME'. -d deletes a branch (not the current one); its
 checkpoints stay until gc's retention drops them.
 
-Names: letters, digits, '_', '-', '.', and '/' for groups (feature/x); no
-'..', no leading '.' or '-', not HEAD.`,
+Names: letters, digits, '_', '-', '.', and '/' for groups (feature/x); a
+valid git ref (no '..', no component starting with '.' or ending in
+'.lock', no trailing '.'), no leading '-'; not HEAD, not 4 to 64 hex digits
+(a checkpoint id), not snapshots/x, tags/x or branches/x.`,
 		Example: `  ckpt branch
   ckpt branch experiment
   ckpt branch fix/retry HEAD~2
@@ -168,7 +170,8 @@ func newTagCmd(e *env) *cobra.Command {
 		Short: "Name a checkpoint (default HEAD), or delete a tag",
 		Long: `Tag gives the checkpoint REV (default HEAD) a name that revisions accept
 (ckpt restore NAME, ckpt diff NAME). Tagged checkpoints are never removed by
-gc. An existing tag is moved only with --force. 'ckpt tags' lists them.`,
+gc. An existing tag is moved only with --force. 'ckpt tags' lists them.
+Names follow the rules of 'ckpt branch --help'.`,
 		Example: `  ckpt tag green-tests
   ckpt tag v1 HEAD~3
   ckpt tag --force green-tests

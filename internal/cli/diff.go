@@ -24,9 +24,11 @@ func newDiffCmd(e *env) *cobra.Command {
   ckpt diff A        checkpoint A against the working tree
   ckpt diff A B      checkpoint A against checkpoint B
 
-Text changes apply with 'git apply' and 'patch -p1' (and -R to reverse).
-Binary files are marked as git marks them and carry their full content,
-base64-encoded, so the diff applies in both directions with ckpt.`,
+The diff is written as 'git diff --binary' writes it: 'git apply' applies it
+(and 'git apply -R' reverses it), binary files, modes and symlinks included.
+Binary files (a NUL byte in their first 8000 bytes, as git decides) are git
+binary patches with full blob ids; 'patch -p1' applies diffs without them
+and refuses (exit status 1) those with them.`,
 		Example: `  ckpt diff
   ckpt diff --stat
   ckpt diff HEAD~1 HEAD --name-only

@@ -22,9 +22,11 @@ store, never in your git repository, so they do not touch HEAD, branches, the
 index or the stash.
 
 Names match ` + ckpt.SnapshotNameRule + ` (no empty names, dotfiles,
-slashes, whitespace or leading hyphens; no ".." or trailing ".lock" either,
-so a name is always a valid git ref). A snapshot name is also a revision:
-'ckpt diff NAME', 'ckpt restore NAME -- PATH' and 'ckpt show NAME' work.
+slashes, whitespace or leading hyphens; no "..", trailing "." or ".lock"
+either, so a name is always a valid git ref), and must not read as a
+revision: not HEAD, not 4 to 64 hex digits (cafe, 2024: a checkpoint id).
+A snapshot name is also a revision: 'ckpt diff NAME', 'ckpt restore NAME
+-- PATH' and 'ckpt show NAME' work.
 
 A snapshot may have a lifetime (--ttl, or the store's default, 'ckpt config
 snapshot_ttl 7d'). An expired snapshot is hidden from 'snapshot list' (the
@@ -251,7 +253,7 @@ An unknown NAME is an error that changes nothing.`,
 }
 
 func runSnapshotRestore(e *env, o *snapshotNameOptions, name string) error {
-	if err := ckpt.ValidSnapshotName(name); err != nil {
+	if err := ckpt.MatchSnapshotName(name); err != nil {
 		return snapshotErr(fmt.Errorf("snapshot restore: %w", err))
 	}
 	r, err := e.open(o.json)
@@ -291,7 +293,8 @@ func newSnapshotDiffCmd(e *env) *cobra.Command {
 		Long: `Diff prints a git-style unified diff from snapshot NAME to the working tree:
 "-" lines are the snapshot, "+" lines the current files. With no
 differences it prints "no differences". The patch is the one 'ckpt diff NAME'
-prints (it applies with git apply and patch -p1).`,
+prints, as 'git diff --binary' writes it: it applies with git apply (-R to
+reverse), binary files included, and with patch -p1 when it has none.`,
 		Example: `  ckpt snapshot diff before-refactor
   ckpt snapshot diff s1 | git apply -R    # drop the changes since s1
   ckpt snapshot diff s1 --json`,
@@ -303,7 +306,7 @@ prints (it applies with git apply and patch -p1).`,
 }
 
 func runSnapshotDiff(e *env, o *snapshotNameOptions, name string) error {
-	if err := ckpt.ValidSnapshotName(name); err != nil {
+	if err := ckpt.MatchSnapshotName(name); err != nil {
 		return snapshotErr(fmt.Errorf("snapshot diff: %w", err))
 	}
 	r, err := e.open(o.json)
@@ -348,7 +351,7 @@ so 'ckpt restore ID' still works until then. An unknown NAME is an error.`,
 }
 
 func runSnapshotDelete(e *env, o *snapshotNameOptions, name string) error {
-	if err := ckpt.ValidSnapshotName(name); err != nil {
+	if err := ckpt.MatchSnapshotName(name); err != nil {
 		return snapshotErr(fmt.Errorf("snapshot delete: %w", err))
 	}
 	r, err := e.open(o.json)

@@ -3,8 +3,10 @@ package diff
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -39,9 +41,10 @@ func (fp *FilePatch) Name() string {
 // Apply verifies everything the patch records: that cur exists exactly when
 // the patch expects it to, its mode (git's normalized 100644/100755 match
 // any permission bits with the same owner execute bit), the index line's
-// abbreviated git blob ids of cur and of the result, the size and SHA-256 of
-// both base64 blocks of a binary patch and that cur equals the one it
-// replaces, and every hunk's context and deleted lines exactly. A hunk may
+// git blob ids (or prefixes; SHA-1, or SHA-256 from a repository that uses
+// it) of cur and of the result, the size and SHA-256 of both base64 blocks
+// of a binary patch and that cur equals the one it replaces, a git binary
+// patch's full ids, and every hunk's context and deleted lines exactly. A hunk may
 // be found at an offset from the line its header names, but never with
 // fuzz; a hunk starting at line 1 (or 0) must match at the start of the file
 // and one without trailing context at its end, as with git apply.
@@ -85,7 +88,13 @@ func (fp *FilePatch) apply(cur *Side, reverse bool) (*Side, error) {
 	}
 
 	var out []byte
-	if fp.Binary {
+	switch {
+	case fp.Binary && (fp.Forward != nil || fp.Reverse != nil):
+		var err error
+		if out, err = fp.applyGitBinary(src, fromIdx, toIdx, reverse); err != nil {
+			return nil, err
+		}
+	case fp.Binary:
 		if cur != nil && fromBlk != nil {
 			if err := fromBlk.verify(); err != nil {
 				return nil, fmt.Errorf("base64 block: %w", err)
@@ -96,21 +105,21 @@ func (fp *FilePatch) apply(cur *Side, reverse bool) (*Side, error) {
 		}
 		if toExists {
 			if toBlk == nil {
-				return nil, errors.New("binary patch carries no content (ckpt's base64 block is missing)")
+				return nil, errors.New("binary patch carries no content (a diff made without git diff --binary?)")
 			}
 			if err := toBlk.verify(); err != nil {
 				return nil, fmt.Errorf("base64 block: %w", err)
 			}
 			out = bytes.Clone(toBlk.Data)
-			if out == nil {
-				out = []byte{}
-			}
 		}
-	} else {
+	default:
 		var err error
 		if out, err = applyHunks(src, fp.Hunks, reverse); err != nil {
 			return nil, err
 		}
+	}
+	if out == nil {
+		out = []byte{}
 	}
 
 	if !toExists {
@@ -134,6 +143,31 @@ func (fp *FilePatch) apply(cur *Side, reverse bool) (*Side, error) {
 	return &Side{Mode: mode, Content: out}, nil
 }
 
+// applyGitBinary applies the forward hunk of a git binary patch to src, or
+// in reverse the reverse hunk. Like git apply, it needs full blob ids on
+// the index line: they are all that ties a literal hunk to the content it
+// replaces (the caller checks src against fromIdx, and the result against
+// toIdx).
+func (fp *FilePatch) applyGitBinary(src []byte, fromIdx, toIdx string, reverse bool) ([]byte, error) {
+	h := fp.Forward
+	if reverse {
+		h = fp.Reverse
+	}
+	if h == nil {
+		return nil, errors.New("git binary patch has no reverse hunk, so it cannot be applied in reverse")
+	}
+	for _, id := range []string{fromIdx, toIdx} {
+		if len(id) != 40 && len(id) != 64 {
+			return nil, errors.New("git binary patch without a full index line (git diff --binary writes one)")
+		}
+	}
+	out, err := h.apply(src)
+	if err != nil {
+		return nil, fmt.Errorf("git binary patch: %w", err)
+	}
+	return out, nil
+}
+
 // modeMatches reports whether a file's mode satisfies a patch's mode: equal,
 // or equal after git's normalization to 100644/100755.
 func modeMatches(have, want uint32) bool {
@@ -152,17 +186,33 @@ func modeMatches(have, want uint32) bool {
 	return false
 }
 
-// checkIndex verifies content against an abbreviated git blob id from an
-// index line. Empty ids, the all-zero id, and ids longer than SHA-1 (from a
-// SHA-256 repository) are not checked.
+// checkIndex verifies content against a git blob id, or a prefix of one,
+// from an index line: SHA-1 as git writes it, or SHA-256 from a repository
+// that uses it (an abbreviated id may be either; the chance that a wrong
+// content matches one of them by accident is negligible). Empty and
+// all-zero ids are not checked.
 func checkIndex(id string, content []byte) error {
-	if isNullID(id) || len(id) > 40 {
+	if isNullID(id) {
 		return nil
 	}
-	if have := GitBlobID(content); !strings.HasPrefix(have, strings.ToLower(id)) {
-		return fmt.Errorf("git blob id %s, index line says %s", have[:len(id)], id)
+	id = strings.ToLower(id)
+	sha1ID := GitBlobID(content)
+	if strings.HasPrefix(sha1ID, id) || strings.HasPrefix(gitBlobID256(content), id) {
+		return nil
 	}
-	return nil
+	if len(id) > len(sha1ID) {
+		return fmt.Errorf("git blob id %s (SHA-256), index line says %s", gitBlobID256(content), id)
+	}
+	return fmt.Errorf("git blob id %s, index line says %s", sha1ID[:len(id)], id)
+}
+
+// gitBlobID256 is the blob id of content in a git repository that uses
+// SHA-256: sha256("blob <len>\x00" + content), in hex.
+func gitBlobID256(content []byte) string {
+	h := sha256.New()
+	h.Write([]byte("blob " + strconv.Itoa(len(content)) + "\x00"))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // hunkSides returns the lines a hunk expects and the lines it leaves, with

@@ -2,7 +2,10 @@ package diff
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,9 +33,14 @@ func baseTrees() (a, b tree) {
 }
 
 func TestApplyTreeTampering(t *testing.T) {
+	t.Run("git", func(t *testing.T) { testApplyTreeTampering(t, GitBinaryPatch) })
+	t.Run("base64", func(t *testing.T) { testApplyTreeTampering(t, Base64Blocks) })
+}
+
+func testApplyTreeTampering(t *testing.T, format BinaryFormat) {
 	a, b := baseTrees()
 	var buf bytes.Buffer
-	if err := Write(&buf, changes(a, b)); err != nil {
+	if err := WriteFormat(&buf, changes(a, b), format); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.String()
@@ -45,25 +53,44 @@ func TestApplyTreeTampering(t *testing.T) {
 		t.Fatalf("no file patch for %s", name)
 		return nil
 	}
+	gitOnly, base64Only := ptr(GitBinaryPatch), ptr(Base64Blocks)
 	for _, tc := range []struct {
 		name     string
+		only     *BinaryFormat // only for diffs in this format
 		reverse  bool
 		text     func(string) string // tampers with the diff text
 		patch    func(*Patch)        // or with the parsed patch
 		tree     func(tree)          // or with the tree
 		parseErr bool                // Parse itself must fail
 	}{
-		{name: "corrupted base64 text", text: func(s string) string { return strings.Replace(s, "AAECbmV3IQ==", "AAECbmV3IA==", 1) }, parseErr: true},
-		{name: "wrong size text", text: func(s string) string { return strings.Replace(s, "base64 new 7 ", "base64 new 8 ", 1) }, parseErr: true},
-		{name: "wrong sha256 text", text: func(s string) string {
+		{name: "corrupted base64 text", only: base64Only, text: func(s string) string { return strings.Replace(s, "AAECbmV3IQ==", "AAECbmV3IA==", 1) }, parseErr: true},
+		{name: "wrong size text", only: base64Only, text: func(s string) string { return strings.Replace(s, "base64 new 7 ", "base64 new 8 ", 1) }, parseErr: true},
+		{name: "wrong sha256 text", only: base64Only, text: func(s string) string {
 			return regexp.MustCompile(`(base64 old 6 )[0-9a-f]`).ReplaceAllString(s, "${1}f")
+		}, parseErr: true},
+		{name: "corrupted base85 text", only: gitOnly, text: func(s string) string {
+			return regexp.MustCompile(`(?m)^(literal 7\n.)(.)`).ReplaceAllStringFunc(s, func(m string) string {
+				last := m[len(m)-1]
+				return m[:len(m)-1] + string("01"[(last&1)])
+			})
+		}, parseErr: true},
+		{name: "wrong literal size text", only: gitOnly, text: func(s string) string { return strings.Replace(s, "\nliteral 7\n", "\nliteral 8\n", 1) }, parseErr: true},
+		{name: "truncated binary hunk text", only: gitOnly, text: func(s string) string {
+			return regexp.MustCompile(`(?m)^(literal 7\n)[^\n]*\n`).ReplaceAllString(s, "${1}")
 		}, parseErr: true},
 		{name: "dotdot path text", text: func(s string) string { return strings.ReplaceAll(s, "z/zz/last.md", "z/../../last.md") }, parseErr: true},
 		{name: "context text", text: func(s string) string { return strings.Replace(s, " line 7\n", " line seven\n", 1) }},
-		{name: "corrupted base64 data", patch: func(p *Patch) { file(p, "z/data.bin").New.Data[0] ^= 1 }},
-		{name: "corrupted base64 data reverse", reverse: true, patch: func(p *Patch) { file(p, "z/data.bin").Old.Data[0] ^= 1 }},
-		{name: "wrong size", patch: func(p *Patch) { file(p, "z/data.bin").New.Size++ }},
-		{name: "wrong sha256", patch: func(p *Patch) { file(p, "z/data.bin").Old.SHA256[3] ^= 1 }},
+		{name: "corrupted base64 data", only: base64Only, patch: func(p *Patch) { file(p, "z/data.bin").New.Data[0] ^= 1 }},
+		{name: "corrupted base64 data reverse", only: base64Only, reverse: true, patch: func(p *Patch) { file(p, "z/data.bin").Old.Data[0] ^= 1 }},
+		{name: "wrong size", only: base64Only, patch: func(p *Patch) { file(p, "z/data.bin").New.Size++ }},
+		{name: "wrong sha256", only: base64Only, patch: func(p *Patch) { file(p, "z/data.bin").Old.SHA256[3] ^= 1 }},
+		{name: "corrupted literal", only: gitOnly, patch: func(p *Patch) { file(p, "z/data.bin").Forward.Data[0] ^= 1 }},
+		{name: "corrupted literal reverse", only: gitOnly, reverse: true, patch: func(p *Patch) { file(p, "z/data.bin").Reverse.Data[0] ^= 1 }},
+		{name: "no reverse hunk", only: gitOnly, reverse: true, patch: func(p *Patch) { file(p, "z/data.bin").Reverse = nil }},
+		{name: "abbreviated index", only: gitOnly, patch: func(p *Patch) { fp := file(p, "z/data.bin"); fp.OldIndex = fp.OldIndex[:7] }},
+		{name: "wrong new index", only: gitOnly, patch: func(p *Patch) {
+			file(p, "z/data.bin").NewIndex = GitBlobID([]byte("\x00\x01\x02new?"))
+		}},
 		{name: "dotdot path", patch: func(p *Patch) { file(p, "z/zz/last.md").NewPath = "../last.md" }},
 		{name: "absolute path", patch: func(p *Patch) { file(p, "z/zz/last.md").NewPath = "/etc/last.md" }},
 		{name: "context changed in tree", tree: func(tr tree) {
@@ -75,6 +102,9 @@ func TestApplyTreeTampering(t *testing.T) {
 		{name: "deleted file missing", tree: func(tr tree) { delete(tr, "gone.txt") }},
 		{name: "mode differs", tree: func(tr tree) { tr["mode.sh"] = execf("echo\n") }},
 	} {
+		if tc.only != nil && *tc.only != format {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			text := good
 			if tc.text != nil {
@@ -124,6 +154,8 @@ func TestApplyTreeTampering(t *testing.T) {
 	}
 	checkApply(t, p, a, b)
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestApplyTreeRollback(t *testing.T) {
 	a, b := baseTrees()
@@ -298,5 +330,28 @@ rename to new
 	m.files["src"] = reg("one\nTWO\n")
 	if _, err := ApplyTree(m, p, true); err == nil || m.writes != 0 {
 		t.Errorf("reverse copy with a changed source: got %v and %d writes, want an error and none", err, m.writes)
+	}
+}
+
+// Index lines from a SHA-256 repository carry SHA-256 blob ids, full or
+// abbreviated: they are checked too, not skipped.
+func TestApplySHA256Index(t *testing.T) {
+	old, nw := []byte("a\n"), []byte("b\n")
+	id256 := func(b []byte) string {
+		h := sha256.New()
+		fmt.Fprintf(h, "blob %d\x00", len(b))
+		h.Write(b)
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	for _, n := range []int{7, 12, 64} {
+		good := fmt.Sprintf("diff --git a/f b/f\nindex %s..%s 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n", id256(old)[:n], id256(nw)[:n])
+		got, err := mustParse(t, good).Files[0].Apply(reg(string(old)), false)
+		if err != nil || string(got.Content) != "b\n" {
+			t.Errorf("%d-hex SHA-256 ids: got %v, %v", n, got, err)
+		}
+		bad := strings.Replace(good, id256(old)[:n], strings.Repeat("1", n), 1)
+		if _, err := mustParse(t, bad).Files[0].Apply(reg(string(old)), false); err == nil {
+			t.Errorf("%d-hex wrong id: got no error", n)
+		}
 	}
 }

@@ -42,6 +42,27 @@ func ExampleWriteChange_binary() {
 	// Output:
 	// diff --git a/logo.bin b/logo.bin
 	// new file mode 100644
+	// index 0000000000000000000000000000000000000000..8352675d67aed6625ece79af41c27fdb4ee2e867
+	// GIT binary patch
+	// literal 3
+	// Oc${KjWC8>L0RR602LJ>B
+	//
+	// literal 0
+	// Kc$@(M0RR6000031
+}
+
+func ExampleWriteFormat() {
+	// Decree's run records carry binary content as base64 blocks.
+	err := diff.WriteFormat(os.Stdout, []diff.Change{{
+		Path: "logo.bin",
+		New:  &diff.Side{Mode: 0o100644, Content: []byte("\x00\x01\x02")},
+	}}, diff.Base64Blocks)
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// diff --git a/logo.bin b/logo.bin
+	// new file mode 100644
 	// index 0000000..8352675
 	// Binary files /dev/null and b/logo.bin differ
 	// base64 new 3 ae4b3280e56e2faf83f414a6e3dabe9d5fbe18976544c05fed121accb85b53fc

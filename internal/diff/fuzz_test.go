@@ -15,6 +15,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("diff --git a/x b/y\nrename from x\nrename to y\n"))
 	f.Add([]byte("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n a\n-b\n\\ No newline at end of file\n"))
 	f.Add([]byte("diff --git \"a/\\303\" b/x y\n"))
+	f.Add([]byte("diff --git a/x b/x\nindex 20b5be91886d0b6f26dc98a225c0dac05fe2c86e..88f37001cec36655decf891d4244853aaa51a00a 100644\n" +
+		"GIT binary patch\nliteral 3\nKcmYdfNCp4_i2%g_\n\nliteral 3\nKcmYdfNCE%>hycU@\n\n"))
+	f.Add([]byte("diff --git a/x b/x\nindex 20b5be91886d0b6f26dc98a225c0dac05fe2c86e..88f37001cec36655decf891d4244853aaa51a00a 100644\n" +
+		"GIT binary patch\ndelta 14\nWcmZ2ChjGCi#tj<Eo6VGeXaN8$&jqpo\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse(data)
 		if err != nil {

@@ -25,8 +25,12 @@ type FilePatch struct {
 	OldMode, NewMode uint32 // 0 when absent or unknown
 	Copy             bool   // NewPath is a copy of OldPath, which stays
 	Binary           bool
-	Old, New         *BinaryData // the base64 blocks of a binary patch, if present
-	OldIndex         string      // abbreviated git blob ids from the index line, if any
+	Old, New         *BinaryData // the base64 blocks of a binary patch (Decree's format), if present
+	// Forward and Reverse are the hunks of a git binary patch: Forward
+	// turns the old content into the new, Reverse (absent from a patch
+	// that cannot be reversed) the new into the old.
+	Forward, Reverse *BinaryHunk
+	OldIndex         string // git blob ids (or prefixes) from the index line, if any
 	NewIndex         string
 	Hunks            []Hunk
 }
@@ -64,12 +68,13 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("parse diff: line %d: %s", e.Line, e.Msg)
 }
 
-// Parse parses diff text: ckpt's own output and git diff's text output
-// (renames, copies and mode changes included; "GIT binary patch" sections
-// are not supported). Text before, between and after the "diff --git"
-// sections is ignored, so mail-formatted patches parse too. Every path is
-// checked with CheckPath and base64 blocks are decoded and checked against
-// their size and SHA-256. Errors are *ParseError values naming the line.
+// Parse parses diff text: ckpt's own output, Decree's (base64 blocks) and
+// git diff's (renames, copies, mode changes and "GIT binary patch" sections
+// included). Text before, between and after the "diff --git" sections is
+// ignored, so mail-formatted patches parse too. Every path is checked with
+// CheckPath, base64 blocks are decoded and checked against their size and
+// SHA-256, and git binary hunks are decoded and inflated to their stated
+// size. Errors are *ParseError values naming the line.
 func Parse(data []byte) (*Patch, error) {
 	p := &parser{s: string(data)}
 	for off := 0; off < len(p.s); {
@@ -235,8 +240,13 @@ header:
 					return nil, err
 				}
 				break header
-			case strings.HasPrefix(l, "GIT binary patch"):
-				return nil, p.errorf(p.i, "git binary patches are not supported")
+			case l == "GIT binary patch":
+				fp.Binary = true
+				p.i++
+				if err := p.parseGitBinary(fp); err != nil {
+					return nil, err
+				}
+				break header
 			}
 			break header
 		}

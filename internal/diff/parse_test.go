@@ -90,7 +90,17 @@ func TestParseRejects(t *testing.T) {
 		{"no newline mid-file", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n\\ No newline at end of file\n-b\n+c\n", 7},
 		{"names differ", "diff --git a/x b/x\n--- a/x\n+++ b/y\n@@ -1 +1 @@\n-a\n+b\n", 2},
 		{"missing +++", "diff --git a/x b/x\n--- a/x\n@@ -1 +1 @@\n-a\n+b\n", 2},
-		{"git binary patch", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 1\n", 3},
+		{"git binary: no hunk", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\n", 3},
+		{"git binary: bad hunk kind", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\ncopy 1\nHcmV?d00001\n\n", 4},
+		{"git binary: bad size", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral -1\nHcmV?d00001\n\n", 4},
+		{"git binary: bad length char", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 0\n!cmV?d00001\n\n", 5},
+		{"git binary: bad line length", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 0\nHcmV?d0000\n\n", 5},
+		{"git binary: length disagrees", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 0\nCcmV?d00001\n\n", 5},
+		{"git binary: bad base85", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 0\nHcmV?d0000\"\n\n", 5},
+		{"git binary: base85 overflow", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 0\nH~~~~~00001\n\n", 5},
+		{"git binary: wrong size", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 1\nHcmV?d00001\n\n", 4},
+		{"git binary: not zlib", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 0\nH0000000000\n\n", 4},
+		{"git binary: bad reverse hunk", "diff --git a/x b/x\nindex 1234567..89abcde 100644\nGIT binary patch\nliteral 0\nHcmV?d00001\n\nliteral 0\nHcmV?d0000\n\n", 8},
 		{"bad base64", "diff --git a/x b/x\nnew file mode 100644\nindex 0000000..1234567\nBinary files /dev/null and b/x differ\nbase64 new 3 " + strings.Repeat("0", 64) + "\nA*B=\n", 5},
 		{"base64 wrong size", binaryDiff(strings.Replace, "base64 new 6 ", "base64 new 5 "), 6},
 		{"base64 wrong line count", binaryDiff(strings.Replace, "base64 new 6 ", "base64 new 7 "), 7},
@@ -118,10 +128,11 @@ func hexSHA(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// binaryDiff returns a diff modifying a binary file, edited by replace.
+// binaryDiff returns a diff modifying a binary file, in Decree's base64
+// format, edited by replace.
 func binaryDiff(replace func(s, old, new string, n int) string, old, new string) string {
 	var buf bytes.Buffer
-	if err := WriteChange(&buf, Change{Path: "x", Old: reg("\x00bin"), New: reg("\x00binar")}); err != nil {
+	if err := WriteFormat(&buf, []Change{{Path: "x", Old: reg("\x00bin"), New: reg("\x00binar")}}, Base64Blocks); err != nil {
 		panic(err)
 	}
 	s := buf.String()

@@ -41,17 +41,14 @@ const (
 	binarySniff = 8000
 	// base64Width is the length of a full base64 data line.
 	base64Width = 76
-	// nullID is the abbreviated blob id of a missing side.
-	nullID = "0000000"
 )
 
 // IsBinary reports whether content is treated as binary: it has a NUL byte
-// in its first 8000 bytes or is not valid UTF-8.
+// in its first 8000 bytes, as git's buffer_is_binary decides. Content that
+// is not UTF-8, such as a Latin-1 file, is text, and its diff carries its
+// lines byte for byte, as git writes them.
 func IsBinary(content []byte) bool {
-	if bytes.IndexByte(content[:min(len(content), binarySniff)], 0) >= 0 {
-		return true
-	}
-	return !utf8.Valid(content)
+	return bytes.IndexByte(content[:min(len(content), binarySniff)], 0) >= 0
 }
 
 // GitBlobID returns git's SHA-1 object id of content stored as a blob, in
@@ -72,11 +69,33 @@ func validMode(m uint32) bool {
 	return t == modeRegular || t == modeSymlink
 }
 
-// Write renders every change in order; see WriteChange.
+// BinaryFormat selects how a diff carries the content of binary files.
+type BinaryFormat int
+
+const (
+	// GitBinaryPatch writes git's binary patches, as git diff --binary
+	// does: git apply applies the diff forward and in reverse.
+	GitBinaryPatch BinaryFormat = iota
+	// Base64Blocks writes Decree's base64 blocks after git's "Binary
+	// files ... differ" line, the format of a run's changes.diff. Only
+	// ckpt applies them; git apply refuses them and patch(1) skips them.
+	Base64Blocks
+)
+
+// Write renders every change in order with git's binary patches; see
+// WriteChange.
 func Write(w io.Writer, changes []Change) error {
+	return WriteFormat(w, changes, GitBinaryPatch)
+}
+
+// WriteFormat renders every change in order, binary content in format f.
+func WriteFormat(w io.Writer, changes []Change, f BinaryFormat) error {
+	if f != GitBinaryPatch && f != Base64Blocks {
+		return fmt.Errorf("write diff: unknown binary format %d", f)
+	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	for _, c := range changes {
-		if err := writeChange(bw, c); err != nil {
+		if err := writeChange(bw, c, f); err != nil {
 			return err
 		}
 	}
@@ -86,14 +105,14 @@ func Write(w io.Writer, changes []Change) error {
 	return nil
 }
 
-// WriteChange renders one change as git diff does, with 3 lines of context
-// and the base64 extension for binary content (see the package
-// documentation). It writes nothing when Old and New are identical.
+// WriteChange renders one change as git diff --binary does, with 3 lines
+// of context (see the package documentation). It writes nothing when Old
+// and New are identical.
 func WriteChange(w io.Writer, c Change) error {
 	return Write(w, []Change{c})
 }
 
-func writeChange(bw *bufio.Writer, c Change) error {
+func writeChange(bw *bufio.Writer, c Change, f BinaryFormat) error {
 	if err := checkPath(c.Path, false); err != nil {
 		return fmt.Errorf("write diff %s: %w", QuotePath(c.Path), err)
 	}
@@ -112,18 +131,18 @@ func writeChange(bw *bufio.Writer, c Change) error {
 		}
 		if o.Mode&modeTypeMask != n.Mode&modeTypeMask {
 			// git shows a type change as a deletion and an addition.
-			writeFile(bw, c.Path, o, nil)
-			writeFile(bw, c.Path, nil, n)
+			writeFile(bw, c.Path, o, nil, f)
+			writeFile(bw, c.Path, nil, n, f)
 			return nil
 		}
 	}
-	writeFile(bw, c.Path, o, n)
+	writeFile(bw, c.Path, o, n, f)
 	return nil
 }
 
 // writeFile renders one "diff --git" section. Write errors are sticky in bw
 // and reported by Flush.
-func writeFile(bw *bufio.Writer, path string, o, n *Side) {
+func writeFile(bw *bufio.Writer, path string, o, n *Side, f BinaryFormat) {
 	aName := QuotePath("a/" + path)
 	bName := QuotePath("b/" + path)
 	bw.WriteString("diff --git " + aName + " " + bName + "\n")
@@ -140,25 +159,32 @@ func writeFile(bw *bufio.Writer, path string, o, n *Side) {
 	}
 
 	var oc, nc []byte
-	oldID, newID := nullID, nullID
 	oldLabel, newLabel := "/dev/null", "/dev/null"
 	if o != nil {
 		oc = o.Content
-		oldID = GitBlobID(oc)[:7]
 		oldLabel = aName
 	}
 	if n != nil {
 		nc = n.Content
-		newID = GitBlobID(nc)[:7]
 		newLabel = bName
 	}
-	bw.WriteString("index " + oldID + ".." + newID)
+	binary := (o != nil && IsBinary(oc)) || (n != nil && IsBinary(nc))
+	// git apply needs full blob ids to apply a binary patch.
+	idLen := 7
+	if binary && f == GitBinaryPatch {
+		idLen = 40
+	}
+	bw.WriteString("index " + indexID(o, idLen) + ".." + indexID(n, idLen))
 	if o != nil && n != nil && o.Mode == n.Mode {
 		fmt.Fprintf(bw, " %06o", o.Mode)
 	}
 	bw.WriteByte('\n')
 
-	if (o != nil && IsBinary(oc)) || (n != nil && IsBinary(nc)) {
+	if binary && f == GitBinaryPatch {
+		writeGitBinary(bw, oc, nc)
+		return
+	}
+	if binary {
 		bw.WriteString("Binary files " + oldLabel + " and " + newLabel + " differ\n")
 		if o != nil {
 			writeBase64(bw, "old", oc)
@@ -174,6 +200,15 @@ func writeFile(bw *bufio.Writer, path string, o, n *Side) {
 	bw.WriteString("--- " + oldLabel + labelTab(oldLabel) + "\n")
 	bw.WriteString("+++ " + newLabel + labelTab(newLabel) + "\n")
 	writeHunks(bw, splitLines(string(oc)), splitLines(string(nc)))
+}
+
+// indexID returns the first n hex digits of a side's git blob id, zeros
+// for a missing side.
+func indexID(s *Side, n int) string {
+	if s == nil {
+		return strings.Repeat("0", n)
+	}
+	return GitBlobID(s.Content)[:n]
 }
 
 // labelTab returns the tab git appends to a ---/+++ name containing a space,

@@ -77,6 +77,11 @@ var renderCases = []struct {
 	{"binary_from_empty", Change{Path: "data.bin", Old: reg(""), New: reg("\x00\xff")}},
 	{"binary_from_text", Change{Path: "f", Old: reg("text\n"), New: reg("te\x00xt\n")}},
 	{"invalid_utf8", Change{Path: "latin1.txt", Old: reg("caf\xe9\n"), New: reg("cafe\n")}},
+	{"latin1_added", Change{Path: "latin1.txt", New: reg("d\xe9j\xe0 vu\n\xff")}},
+	// A NUL after the first 8000 bytes does not make a file binary (as
+	// in git): its lines are diffed, NUL and all.
+	{"nul_after_8000", Change{Path: "late.nul", Old: reg(strings.Repeat("x\n", 4000) + "nul\x00here\n"),
+		New: reg(strings.Repeat("x\n", 4000) + "nul\x00here\n\x00second\r\n")}},
 	{"quoted_path", Change{Path: "dir/t\xc3\xa9st \"q\"\t\\\xff", Old: reg("a\n"), New: reg("b\n")}},
 	{"space_path", Change{Path: "my file.txt", New: reg("a\n")}},
 	{"function_name", Change{Path: "f.go", Old: reg("package p\n\nfunc f() {\n\ta()\n\tb()\n\tc()\n\td()\n}\n"),
@@ -93,6 +98,35 @@ func TestRenderGolden(t *testing.T) {
 			checkGolden(t, "render/"+tc.name+".diff", buf.Bytes())
 
 			// Every golden diff applies both ways.
+			p, err := Parse(buf.Bytes())
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			a, b := tree{}, tree{}
+			if tc.c.Old != nil {
+				a[tc.c.Path] = tc.c.Old
+			}
+			if tc.c.New != nil {
+				b[tc.c.Path] = tc.c.New
+			}
+			checkApply(t, p, a, b)
+		})
+	}
+}
+
+// Binary changes in Decree's format (base64 blocks), as a run's
+// changes.diff carries them.
+func TestRenderGoldenBase64(t *testing.T) {
+	for _, tc := range renderCases {
+		if !strings.HasPrefix(tc.name, "binary_") {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteFormat(&buf, []Change{tc.c}, Base64Blocks); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, "render/base64/"+tc.name+".diff", buf.Bytes())
 			p, err := Parse(buf.Bytes())
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
@@ -167,10 +201,11 @@ func TestIsBinary(t *testing.T) {
 		{"plain\n", false},
 		{"caf\xc3\xa9", false},
 		{"nul\x00", true},
-		{"caf\xe9", true},
+		{"caf\xe9", false}, // Latin-1 text is text, as in git
+		{"\xff\xfe\x80", false},
 		{strings.Repeat("a", 8000) + "\x00", false}, // NUL after the first 8000 bytes
 		{strings.Repeat("a", 7999) + "\x00", true},
-		{strings.Repeat("a", 9000) + "\xff", true},
+		{strings.Repeat("a", 9000) + "\xff", false},
 	} {
 		if got := IsBinary([]byte(tc.in)); got != tc.want {
 			t.Errorf("IsBinary(%.20q… len %d): got %v, want %v", tc.in, len(tc.in), got, tc.want)

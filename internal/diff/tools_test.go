@@ -4,10 +4,12 @@ package diff
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -150,22 +152,15 @@ func patchBlindSpots(a, b tree) []string {
 	return out
 }
 
-// stripBase64 removes ckpt's base64 blocks, leaving what git writes.
-func stripBase64(d []byte) []byte {
-	var out []byte
-	skip := false
-	for _, l := range strings.SplitAfter(string(d), "\n") {
-		switch {
-		case strings.HasPrefix(l, "diff --git "):
-			skip = false
-		case skip:
-			continue
-		case strings.HasPrefix(l, "Binary files "):
-			skip = true
-		}
-		out = append(out, l...)
-	}
-	return out
+// binaryHunks matches the hunks of git binary patches: a "literal N" or
+// "delta N" line, base85 data lines and an empty line.
+var binaryHunks = regexp.MustCompile(`(?m)^(literal|delta) [0-9]+\n([A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_\x60{|}~-]+\n)*\n`)
+
+// hideBinaryHunks replaces each binary hunk with a marker: zlib data (and
+// git's choice between delta and literal) may differ from git's and still
+// be right.
+func hideBinaryHunks(d []byte) []byte {
+	return binaryHunks.ReplaceAll(d, []byte("<binary hunk>\n"))
 }
 
 // writeSide puts one file (or symlink) into a work tree.
@@ -219,12 +214,11 @@ func gitDiff(t *testing.T, before, after tree, args ...string) []byte {
 }
 
 // TestMatchesGitDiff compares the rendering of single changes byte for byte
-// with git diff (minus ckpt's base64 blocks).
+// with git diff --binary (but for the data of binary hunks).
 func TestMatchesGitDiff(t *testing.T) {
 	requireTool(t, "git")
 	differs := map[string]string{
-		"invalid_utf8": "git only looks for NUL bytes",
-		"odd_modes":    "git records only 100644 and 100755",
+		"odd_modes": "git records only 100644 and 100755",
 	}
 	for _, tc := range renderCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,13 +232,13 @@ func TestMatchesGitDiff(t *testing.T) {
 			if tc.c.New != nil {
 				after[tc.c.Path] = tc.c.New
 			}
-			want := gitDiff(t, before, after)
+			want := hideBinaryHunks(gitDiff(t, before, after, "--binary"))
 			var buf bytes.Buffer
 			if err := WriteChange(&buf, tc.c); err != nil {
 				t.Fatal(err)
 			}
-			if got := stripBase64(buf.Bytes()); !bytes.Equal(got, want) {
-				t.Errorf("got\n%s\nwant (git diff)\n%s", got, want)
+			if got := hideBinaryHunks(buf.Bytes()); !bytes.Equal(got, want) {
+				t.Errorf("got\n%s\nwant (git diff --binary)\n%s", got, want)
 			}
 		})
 	}
@@ -336,6 +330,260 @@ func TestStatMatchesGit(t *testing.T) {
 			}
 			if !bytes.Equal(buf.Bytes(), want) {
 				t.Errorf("got\n%s\nwant (git diff --stat)\n%s", buf.Bytes(), want)
+			}
+		})
+	}
+}
+
+// bigBinary returns n pseudo-random bytes with a NUL, so that git writes a
+// delta for a small change to it.
+func bigBinary(seed uint64, n int) string {
+	r := rand.New(rand.NewPCG(seed, 1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.IntN(256))
+	}
+	b[0] = 0
+	return string(b)
+}
+
+// TestParseGitBinaryPatch parses what git diff --binary writes (literal and
+// delta hunks, both directions) and applies it forward and in reverse.
+func TestParseGitBinaryPatch(t *testing.T) {
+	requireTool(t, "git")
+	big := bigBinary(1, 20000)
+	before := tree{
+		"mod.bin":     reg("\x00\x01\x02 old"),
+		"big.bin":     reg(big),
+		"gone.bin":    execf("\x00bye"),
+		"to-text":     reg("\x00was binary"),
+		"to-bin":      reg("was text\n"),
+		"emptied.bin": reg("\x00\x00"),
+		"filled.bin":  reg(""),
+		"mode.bin":    reg("\x00mode"),
+		"both.bin":    reg("\x00both"),
+		"lnk":         link("target"),
+	}
+	after := tree{
+		"mod.bin":     reg("\x00\x01\x02 new!"),
+		"big.bin":     reg(big[:9000] + "a small change" + big[9000:]),
+		"new.bin":     execf("\x89PNG\r\n\x1a\n\x00\x00"),
+		"to-text":     reg("now text\n"),
+		"to-bin":      reg("now\x00binary"),
+		"emptied.bin": reg(""),
+		"filled.bin":  reg("\x00full"),
+		"mode.bin":    execf("\x00mode"),
+		"both.bin":    execf("\x00both changed"),
+		"lnk":         reg("\x00binary file"),
+	}
+	d := gitDiff(t, before, after, "--binary")
+	if !bytes.Contains(d, []byte("\ndelta ")) || !bytes.Contains(d, []byte("\nliteral ")) {
+		t.Fatalf("git diff --binary wrote no delta or no literal hunk:\n%s", d)
+	}
+	p, err := Parse(d)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, d)
+	}
+	checkApply(t, p, before, after)
+}
+
+// A git binary patch without its reverse hunk applies forward only, and
+// one without full index lines not at all (as with git apply).
+func TestGitBinaryPatchLimits(t *testing.T) {
+	requireTool(t, "git")
+	before := tree{"x.bin": reg("\x00old")}
+	after := tree{"x.bin": reg("\x00new")}
+	d := string(gitDiff(t, before, after, "--binary"))
+	i := strings.Index(d, "\n\nliteral ")
+	if i < 0 {
+		t.Fatalf("no reverse hunk in\n%s", d)
+	}
+	p, err := Parse([]byte(d[:i+2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &memTree{files: before.clone()}
+	if _, err := ApplyTree(m, p, false); err != nil {
+		t.Fatalf("forward: %v", err)
+	}
+	m = &memTree{files: after.clone()}
+	if _, err := ApplyTree(m, p, true); err == nil || !strings.Contains(err.Error(), "no reverse hunk") {
+		t.Errorf("reverse without the reverse hunk: got %v", err)
+	}
+	short := strings.Replace(d, GitBlobID([]byte("\x00old")), GitBlobID([]byte("\x00old"))[:7], 1)
+	if p, err = Parse([]byte(short)); err != nil {
+		t.Fatal(err)
+	}
+	m = &memTree{files: before.clone()}
+	if _, err := ApplyTree(m, p, false); err == nil || !strings.Contains(err.Error(), "full index") {
+		t.Errorf("abbreviated index: got %v", err)
+	}
+}
+
+// readWorkTree reads the files and symlinks under dir as git sees them:
+// regular files as 100644 or 100755 (the owner's execute bit).
+func readWorkTree(t *testing.T, dir string) tree {
+	t.Helper()
+	tr := tree{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			tr[filepath.ToSlash(rel)] = link(target)
+		case info.Mode().IsRegular():
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			tr[filepath.ToSlash(rel)] = &Side{Mode: gitMode(uint32(info.Mode().Perm()) | modeRegular), Content: content}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// gitMode is the mode git records: 100755 if the owner may execute,
+// 100644 for other regular files.
+func gitMode(m uint32) uint32 {
+	switch {
+	case m&modeTypeMask != modeRegular:
+		return m
+	case m&0o100 != 0:
+		return 0o100755
+	}
+	return 0o100644
+}
+
+// gitView returns t with modes as git records them.
+func gitView(t tree) tree {
+	out := t.clone()
+	for _, s := range out {
+		s.Mode = gitMode(s.Mode)
+	}
+	return out
+}
+
+// TestGitApplyBinary renders diffs between random trees with binary and
+// empty files, symlinks, odd permissions and names with control
+// characters and invalid UTF-8, and checks that git apply --check and git
+// apply take them forward and in reverse (-R), and that patch -p1 fails,
+// rather than skips, when a diff has a binary file.
+func TestGitApplyBinary(t *testing.T) {
+	requireTool(t, "git")
+	_, patchErr := exec.LookPath("patch")
+	r := rand.New(rand.NewPCG(20250611, 3))
+	o := genOpts{binary: true, symlinks: true, oddModes: true, oddNames: true}
+	trials := 150
+	if testing.Short() {
+		trials = 30
+	}
+	binaries := 0
+	for trial := range trials {
+		a := randTree(r, o)
+		b := mutate(r, a, o)
+		if trial%5 == 0 {
+			// A large binary file with a small change.
+			big := bigBinary(uint64(trial), 50000+r.IntN(50000))
+			a["big.bin"] = reg(big)
+			i := r.IntN(len(big))
+			b["big.bin"] = reg(big[:i] + "inserted" + big[i:])
+		}
+		d := render(t, a, b)
+		hasBinary := bytes.Contains(d, []byte("\nGIT binary patch\n"))
+		if hasBinary {
+			binaries++
+		}
+		root := t.TempDir()
+		diffPath := filepath.Join(root, "change.diff")
+		if err := os.WriteFile(diffPath, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, reverse := range []bool{false, true} {
+			from, want := a, b
+			var rev []string
+			if reverse {
+				from, want, rev = b, a, []string{"-R"}
+			}
+			dir := filepath.Join(root, map[bool]string{false: "fwd", true: "rev"}[reverse])
+			for p, s := range from {
+				writeSide(t, dir, p, s)
+			}
+			for _, args := range [][]string{{"apply", "--check"}, {"apply"}} {
+				args = append(append(args, rev...), diffPath)
+				if out, err := tryRun(dir, "git", args...); err != nil {
+					t.Fatalf("trial %d: git %s: %v\n%s\ndiff:\n%s", trial, strings.Join(args, " "), err, out, d)
+				}
+			}
+			if got := diffTrees(readWorkTree(t, dir), gitView(want)); got != "" {
+				t.Fatalf("trial %d: git apply (reverse=%v) gave a different tree:\n%s\ndiff:\n%s", trial, reverse, got, d)
+			}
+		}
+		if patchErr == nil && hasBinary {
+			dir := filepath.Join(root, "patch")
+			for p, s := range a {
+				writeSide(t, dir, p, s)
+			}
+			out, err := tryRun(dir, "patch", "-p1", "-f", "--no-backup-if-mismatch", "-i", diffPath)
+			if err == nil {
+				t.Fatalf("trial %d: patch -p1 succeeded on a diff with a binary file:\n%s\ndiff:\n%s", trial, out, d)
+			}
+		}
+	}
+	if binaries == 0 {
+		t.Error("no diff had a binary file")
+	}
+}
+
+// TestGitApplyRenderCases applies each rendering case with git apply,
+// forward and in reverse.
+func TestGitApplyRenderCases(t *testing.T) {
+	requireTool(t, "git")
+	for _, tc := range renderCases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := tree{}, tree{}
+			if tc.c.Old != nil {
+				a[tc.c.Path] = tc.c.Old
+			}
+			if tc.c.New != nil {
+				b[tc.c.Path] = tc.c.New
+			}
+			root := t.TempDir()
+			diffPath := filepath.Join(root, "change.diff")
+			if err := os.WriteFile(diffPath, render(t, a, b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, reverse := range []bool{false, true} {
+				from, want, args := a, b, []string{"apply", diffPath}
+				if reverse {
+					from, want, args = b, a, []string{"apply", "-R", diffPath}
+				}
+				dir := filepath.Join(root, fmt.Sprint(reverse))
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for p, s := range from {
+					writeSide(t, dir, p, s)
+				}
+				if out, err := tryRun(dir, "git", args...); err != nil {
+					t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+				if got := diffTrees(readWorkTree(t, dir), gitView(want)); got != "" {
+					t.Fatalf("git %s gave a different tree:\n%s", strings.Join(args, " "), got)
+				}
 			}
 		})
 	}

@@ -51,7 +51,7 @@ func CheckPrefix(prefix string) error {
 			return fmt.Errorf("git ref prefix %q is inside %s, which git shows or uses itself; pick another, e.g. refs/ckpt", prefix, r)
 		}
 	}
-	if err := plumbing.ReferenceName(prefix + "/snapshots/x").Validate(); err != nil {
+	if err := checkRefFormat(prefix + "/snapshots/x"); err != nil {
 		return fmt.Errorf("git ref prefix %q: %w", prefix, err)
 	}
 	return nil

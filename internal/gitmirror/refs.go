@@ -163,8 +163,8 @@ func lockFile(path string) (*os.File, error) {
 // updateRef moves ref name from old to new the way git update-ref does.
 // old zero: the ref must not exist. new zero: delete it.
 func updateRef(common, name string, old, new plumbing.Hash) (err error) {
-	if err := plumbing.ReferenceName(name).Validate(); err != nil {
-		return fmt.Errorf("git ref name %q: %w", name, err)
+	if err := CheckRefFormat(name); err != nil {
+		return fmt.Errorf("update git ref: %w", err)
 	}
 	path := filepath.Join(common, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
@@ -293,5 +293,5 @@ func short(h plumbing.Hash) string {
 // '.', no control characters, ...). A symbolic ref naming anything else,
 // such as "../../../dev/zero", is refused before any file is opened.
 func validRefName(name string) bool {
-	return strings.HasPrefix(name, "refs/") && plumbing.ReferenceName(name).Validate() == nil
+	return strings.HasPrefix(name, "refs/") && CheckRefFormat(name) == nil
 }

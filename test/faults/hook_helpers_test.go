@@ -1,0 +1,106 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// init lets the hook tests run a ckpt child process with its address
+// space bounded (CKPT_TEST_RLIMIT_AS=BYTES), so a hook that reads
+// /dev/zero without bound dies at once of "out of memory" (exit 2) rather
+// than fill the machine's memory.
+func init() {
+	if v := os.Getenv("CKPT_TEST_RLIMIT_AS"); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+			unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: n, Max: n})
+		}
+	}
+}
+
+// hookEnv is the environment of a hook call in the tests: no watcher
+// (it would outlive the test), the address space bounded to 4 GiB.
+var hookEnv = []string{"CKPT_NO_WATCH=1", "CKPT_TEST_RLIMIT_AS=" + strconv.Itoa(4<<30)}
+
+// hookResult is what a hook call did.
+type hookResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// hook runs `ckpt hook AGENT [args...]` with payload on stdin (for Codex,
+// pass the payload as an argument and "" here), bounded to a minute.
+func (e *env) hook(agent, payload string, args ...string) hookResult {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := e.cmd(append([]string{"hook", agent}, args...)...)
+	c = withContext(ctx, c)
+	c.Env = append(c.Env, hookEnv...)
+	c.Env = append(c.Env, e.extra...) // the test's own settings win
+	c.Stdin = strings.NewReader(payload)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	r := hookResult{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		e.t.Fatalf("ckpt hook %s: %v", agent, err)
+	}
+	if ctx.Err() != nil {
+		e.t.Fatalf("ckpt hook %s ran for more than a minute\nstderr: %s", agent, errb.String())
+	}
+	return r
+}
+
+// withContext re-creates c under ctx (exec.Cmd takes its context only
+// when it is made).
+func withContext(ctx context.Context, c *exec.Cmd) *exec.Cmd {
+	cc := exec.CommandContext(ctx, c.Path, c.Args[1:]...)
+	cc.Dir, cc.Env = c.Dir, c.Env
+	return cc
+}
+
+// claudePayload is a Claude Code hook payload for this workspace.
+func (e *env) claudePayload(event, session string, extra map[string]any) string {
+	e.t.Helper()
+	m := map[string]any{"session_id": session, "hook_event_name": event, "cwd": e.ws}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// hookLog returns the hook log of the test's state directory.
+func (e *env) hookLog() string {
+	b, _ := os.ReadFile(filepath.Join(e.state, "ckpt", "hooks.log"))
+	return string(b)
+}
+
+// mustHook runs a hook call that must exit 0 having printed nothing on
+// stdout.
+func (e *env) mustHook(agent, payload string, args ...string) hookResult {
+	e.t.Helper()
+	r := e.hook(agent, payload, args...)
+	if r.code != 0 || r.stdout != "" {
+		e.t.Fatalf("ckpt hook %s: exit %d, stdout %q; want 0 and nothing\nstderr: %s", agent, r.code, r.stdout, r.stderr)
+	}
+	return r
+}

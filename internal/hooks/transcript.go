@@ -328,27 +328,45 @@ func parseGeminiLine(l []byte) (geminiMessage, bool) {
 }
 
 // geminiMessages applies the records in order: a message appended again
-// replaces the first (in its place), a rewind drops messages.
-func geminiMessages(recs []geminiMessage) []geminiMessage {
-	var order []string
+// replaces the first (in its place), a rewind drops the messages from the
+// one it names on. It is linear in the records (a transcript may hold
+// thousands of rewinds): each message's place is in a map, and a rewind
+// drops each message at most once.
+func geminiMessages(recs []geminiMessage) []geminiMessage { return applyGemini(recs, nil) }
+
+// applyGemini is geminiMessages counting in *steps, if not nil, the
+// records and messages it touches (the test that keeps it linear).
+func applyGemini(recs []geminiMessage, steps *int) []geminiMessage {
+	step := func() {
+		if steps != nil {
+			*steps++
+		}
+	}
+	var order []string     // message ids, in place order
+	at := map[string]int{} // id -> its index in order
 	byID := map[string]geminiMessage{}
 	for _, m := range recs {
+		step()
 		if m.RewindTo != "" {
-			if k := slices.Index(order, m.RewindTo); k >= 0 {
+			if k, ok := at[m.RewindTo]; ok {
 				for _, gone := range order[k:] {
+					step()
 					delete(byID, gone)
+					delete(at, gone)
 				}
 				order = order[:k]
 			}
 			continue
 		}
-		if _, ok := byID[m.ID]; !ok {
+		if _, ok := at[m.ID]; !ok {
+			at[m.ID] = len(order)
 			order = append(order, m.ID)
 		}
 		byID[m.ID] = m
 	}
 	out := make([]geminiMessage, 0, len(order))
 	for _, id := range order {
+		step()
 		out = append(out, byID[id])
 	}
 	return out

@@ -2,8 +2,10 @@ package hooks
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -60,5 +62,50 @@ func TestHugeTranscriptReadFromItsEndOnly(t *testing.T) {
 	// A legacy Gemini transcript is read from its start, at most maxTail.
 	if _, err := geminiTurn(p, "the prompt"); err == nil {
 		t.Fatal("a 64 GiB legacy transcript was read")
+	}
+}
+
+// Gemini's rewinds cost linear time: n records — messages, and rewinds
+// to the last message, to a missing one, to the first — touch at most a
+// small multiple of n messages (they touched n²/4 before).
+func TestGeminiRewindsLinear(t *testing.T) {
+	patterns := map[string]func(i int) []geminiMessage{
+		// message, message, rewind to the latter: the order stays short
+		// but every rewind used to scan it from the start.
+		"rewind-last": func(i int) []geminiMessage {
+			a, b := fmt.Sprint("a", i), fmt.Sprint("b", i)
+			return []geminiMessage{{ID: a, Type: "gemini"}, {ID: b, Type: "gemini"}, {RewindTo: b}}
+		},
+		// a rewind to an id that is not there scanned every message.
+		"rewind-missing": func(i int) []geminiMessage {
+			return []geminiMessage{{ID: fmt.Sprint("m", i), Type: "gemini"}, {RewindTo: "missing"}}
+		},
+		// the same message written again and again.
+		"rewrite": func(i int) []geminiMessage {
+			return []geminiMessage{{ID: fmt.Sprint("m", i%7), Type: "gemini"}, {ID: "x", Type: "user"}}
+		},
+	}
+	for name, gen := range patterns {
+		for _, n := range []int{10000, 20000} {
+			var recs []geminiMessage
+			for i := 0; len(recs) < n; i++ {
+				recs = append(recs, gen(i)...)
+			}
+			steps := 0
+			applyGemini(recs, &steps)
+			if steps > 3*len(recs) {
+				t.Errorf("%s: %d records took %d steps, want at most %d", name, len(recs), steps, 3*len(recs))
+			}
+		}
+	}
+	// And the result is what applying them in order gives.
+	recs := []geminiMessage{{ID: "1", Type: "user"}, {ID: "2", Type: "gemini"}, {ID: "3", Type: "gemini"},
+		{ID: "2", Type: "gemini", Content: []byte(`"again"`)}, {RewindTo: "3"}, {RewindTo: "nope"}, {ID: "4", Type: "gemini"}}
+	var ids []string
+	for _, m := range geminiMessages(recs) {
+		ids = append(ids, m.ID+m.text())
+	}
+	if got := strings.Join(ids, ","); got != "1,2again,4" {
+		t.Fatalf("got %s, want 1,2again,4", got)
 	}
 }

@@ -28,7 +28,10 @@ const (
 
 // env is what every command shares: I/O, global flags, the open repo.
 type env struct {
-	ctx    context.Context
+	ctx context.Context
+	// args are the command line's arguments (the hook's guard runs them
+	// again in its child).
+	args   []string
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -66,7 +69,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -84,9 +86,12 @@ and the rest.
 A hook never fails or blocks the agent: errors (a malformed payload, a
 store it cannot open, a store another ckpt holds longer than --lock-timeout)
 go to stderr and to the hook log, and it exits 0 — unless --strict, which
-exits 1 (never 2, which would make the agent drop the prompt). It prints
-nothing on stdout (agents read a hook's stdout). The log is
-$CKPT_HOOK_LOG, else hooks.log in $XDG_STATE_HOME/ckpt. See docs/hooks.md.`,
+exits 1 (never 2, which would make the agent drop the prompt). It handles
+the event in a child process of its own, so a crash of that process (out
+of memory, a fatal runtime error) or one still running past --timeout is
+reported the same way. It prints nothing on stdout (agents read a hook's
+stdout). The log is $CKPT_HOOK_LOG, else hooks.log in $XDG_STATE_HOME/ckpt.
+See docs/hooks.md.`,
 		Example: `  ckpt hook claude-code install
   ckpt hook gemini install --user
   ckpt hook codex install
@@ -143,6 +148,14 @@ func agentName(agent string) string {
 const maxPayload = 16 << 20
 
 func runHook(e *env, o *hookOptions, agent string, args []string) error {
+	called := time.Now()
+	child := os.Getenv(hookChildEnv) != ""
+	if child {
+		// The guard's child: the call began when the guard started.
+		if t, err := time.Parse(time.RFC3339Nano, os.Getenv(hookCalledEnv)); err == nil {
+			called = t
+		}
+	}
 	var payload []byte
 	if len(args) == 1 {
 		payload = []byte(args[0])
@@ -150,34 +163,70 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 		if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
 			return usagef("ckpt hook %s reads the agent's hook JSON on stdin: it is what %s runs, not a command to type (see 'ckpt hook %s install')", agent, agentName(agent), agent)
 		}
-		var err error
-		if e.stdin != nil {
-			payload, err = io.ReadAll(io.LimitReader(e.stdin, maxPayload))
-		}
-		if err != nil {
-			payload = nil
+		payload = readPayload(e.stdin, o.timeout)
+	}
+	if !child && e.guardHook() {
+		if ran, err := runHookGuarded(e, o, agent, payload, called); ran {
+			return err
 		}
 	}
 	store := e.store
 	if store == "" {
 		store = os.Getenv("CKPT_STORE")
 	}
+	ctx := e.ctx
+	if child {
+		// --timeout counts from the agent's call, which the guard took.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, called.Add(o.timeout))
+		defer cancel()
+	}
 	opts := hooks.RunOptions{
 		Options: hooks.Options{Store: store, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
-			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent]), Watch: ensureWatcher(o.noWatch)},
+			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent]), Watch: ensureWatcher(o.noWatch), Called: called},
 		Timeout: o.timeout,
 		Stderr:  e.stderr,
 	}
 	if v := os.Getenv("CKPT_NOW"); v != "" {
 		if t, err := time.Parse(time.RFC3339, v); err == nil {
 			opts.Now = func() time.Time { return t }
+			opts.Called = t
 		}
 	}
-	_, err := hooks.Run(e.ctx, agent, payload, opts)
+	_, err := hooks.Run(ctx, agent, payload, opts)
 	if err != nil && o.strict {
 		return &exitStatusError{code: ExitError} // already reported
 	}
 	return nil
+}
+
+// readPayload reads the hook's JSON from stdin: at most maxPayload bytes,
+// and no longer than timeout — one JSON value is enough, so an agent
+// that keeps stdin open does not hold the hook. What it cannot read is
+// nil (the hook then reports an empty payload).
+func readPayload(r io.Reader, timeout time.Duration) []byte {
+	if r == nil {
+		return nil
+	}
+	done := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		dec := json.NewDecoder(io.TeeReader(io.LimitReader(r, maxPayload), &buf))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err == nil {
+			done <- v
+			return
+		}
+		// Not JSON: the rest as it is, for the log.
+		io.Copy(&buf, io.LimitReader(r, maxPayload-int64(buf.Len())))
+		done <- buf.Bytes()
+	}()
+	select {
+	case p := <-done:
+		return p
+	case <-time.After(timeout):
+		return nil
+	}
 }
 
 func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {

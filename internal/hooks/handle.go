@@ -389,6 +389,30 @@ func Run(ctx context.Context, agent string, payload []byte, opts RunOptions) (*R
 	return res, err
 }
 
+// ReportFailure reports a hook call that failed outside [Run]: the guard
+// process of `ckpt hook` reports with it a child that crashed, was killed
+// or ran past its time. It says so on opts.Stderr and in the log, naming
+// the event when the payload says which (it is parsed here only for that,
+// and a parser that panics on it does not stop the report).
+func ReportFailure(agent string, payload []byte, err error, elapsed time.Duration, opts RunOptions) {
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	logPath := opts.Log
+	if logPath == "" {
+		logPath = LogPath()
+	}
+	res := &Result{Agent: agent}
+	func() {
+		defer func() { recover() }()
+		if ev, perr := Parse(agent, payload); perr == nil {
+			res.Event = ev.Name
+		}
+	}()
+	report(stderr, logPath, res, err, elapsed, payload)
+}
+
 // report writes the outcome to the log (one line, and the payload of a
 // call that failed to parse) and errors and notes to stderr.
 func report(stderr io.Writer, logPath string, res *Result, err error, elapsed time.Duration, payload []byte) {

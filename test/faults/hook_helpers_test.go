@@ -15,15 +15,31 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// init lets the hook tests run a ckpt child process with its address
-// space bounded (CKPT_TEST_RLIMIT_AS=BYTES), so a hook that reads
-// /dev/zero without bound dies at once of "out of memory" (exit 2) rather
-// than fill the machine's memory.
+// init lets the hook tests make a ckpt child process fail the ways a real
+// one can, without risking the machine:
+//
+//   - CKPT_TEST_RLIMIT_AS=BYTES bounds the process's address space, so a
+//     hook that reads /dev/zero without bound dies at once of "out of
+//     memory" (exit 2) rather than fill the machine's memory.
+//   - CKPT_TEST_HOOK_CHILD=crash|hang makes the process that `ckpt hook`
+//     runs the event in (its guard's child, CKPT_HOOK_CHILD set) die of a
+//     fatal runtime error, or hang, as it starts.
 func init() {
 	if v := os.Getenv("CKPT_TEST_RLIMIT_AS"); v != "" {
 		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
 			unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: n, Max: n})
 		}
+	}
+	if os.Getenv("CKPT_HOOK_CHILD") == "" {
+		return
+	}
+	switch os.Getenv("CKPT_TEST_HOOK_CHILD") {
+	case "crash":
+		unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: 1 << 30, Max: 1 << 30})
+		b := make([]byte, 4<<30) // fatal error: runtime: out of memory
+		b[len(b)-1] = 1
+	case "hang":
+		time.Sleep(time.Hour)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -167,6 +168,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&e.dir, "dir", "C", "", "run as if started in `DIR`")
+	pf.StringVar(&e.workspace, "workspace", "", "the workspace is `DIR` itself (default: found from the current directory, as git finds a repository)")
 	pf.StringVar(&e.store, "store", "", "store `DIR` (default: $CKPT_STORE, else under $XDG_STATE_HOME/ckpt)")
 	pf.StringVar(&e.backend, "backend", "", "store `BACKEND`: sqlite or git (default: $CKPT_BACKEND, else the store's setting, else detected)")
 	pf.StringVar(&e.gitPrefix, "git-ref-prefix", "", "git backend's ref namespace `PREFIX` (default refs/ckpt; refs/sandbox: the sandbox snapshot tools'), saved")
@@ -209,25 +211,45 @@ func wrapArgs(c *cobra.Command) {
 	}
 }
 
-// open finds the workspace and opens its store.
-func (e *env) open(json bool) (*ckpt.Repo, error) {
-	if e.repo != nil {
-		return e.repo, nil
+// findWorkspace finds the workspace the way every command does:
+// --workspace DIR as it is (relative to -C DIR), else found from -C DIR or
+// the current directory (see ckpt.FindWorkspace) with the store named.
+func (e *env) findWorkspace(store string) (string, error) {
+	if ws := e.workspace; ws != "" {
+		if !filepath.IsAbs(ws) && e.dir != "" {
+			ws = filepath.Join(e.dir, ws)
+		}
+		abs, err := filepath.Abs(ws)
+		if err != nil {
+			return "", err
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return "", usagef("--workspace %s: not a directory", e.workspace)
+		}
+		return abs, nil
 	}
 	dir := e.dir
 	if dir == "" {
 		dir = "."
 	}
+	return ckpt.FindWorkspace(dir, store)
+}
+
+// open finds the workspace and opens its store.
+func (e *env) open(json bool) (*ckpt.Repo, error) {
+	if e.repo != nil {
+		return e.repo, nil
+	}
 	opts := ckpt.Options{Store: e.store, Backend: e.backend, GitRefPrefix: e.gitPrefix, NoRecover: e.noRecover}
 	if opts.Store == "" {
 		opts.Store = os.Getenv("CKPT_STORE")
 	}
-	ws := e.workspace
-	if ws == "" {
-		var err error
-		if ws, err = ckpt.FindWorkspace(dir, opts.Store); err != nil {
-			return nil, err
-		}
+	ws, err := e.findWorkspace(opts.Store)
+	if err != nil {
+		return nil, err
 	}
 	if opts.Backend == "" {
 		opts.Backend = os.Getenv("CKPT_BACKEND")

@@ -58,11 +58,7 @@ func (e *env) storeDir(key string) (string, error) {
 	if sd == "" {
 		sd = os.Getenv("CKPT_STORE")
 	}
-	dir := e.dir
-	if dir == "" {
-		dir = "."
-	}
-	ws, err := ckpt.FindWorkspace(dir, sd)
+	ws, err := e.findWorkspace(sd)
 	if err != nil {
 		return "", err
 	}
@@ -187,11 +183,7 @@ func (e *env) noteBackendSwitch(sqliteStore, to string) {
 	if e.quiet {
 		return
 	}
-	dir := e.dir
-	if dir == "" {
-		dir = "."
-	}
-	ws, err := ckpt.FindWorkspace(dir, "")
+	ws, err := e.findWorkspace("")
 	if err != nil {
 		return
 	}

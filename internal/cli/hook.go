@@ -371,15 +371,11 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 // workspaceDir finds the workspace (-C DIR or the current directory) the
 // way every command does, without opening its store.
 func (e *env) workspaceDir() (string, error) {
-	dir := e.dir
-	if dir == "" {
-		dir = "."
-	}
 	store := e.store
 	if store == "" {
 		store = os.Getenv("CKPT_STORE")
 	}
-	return ckpt.FindWorkspace(dir, store)
+	return e.findWorkspace(store)
 }
 
 func newHookStatusCmd(e *env) *cobra.Command {

@@ -143,6 +143,9 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := checkAdopt(ws, opts.Store); err != nil {
+		return res, err
+	}
 	res.Workspace = ws
 	lt := opts.LockTimeout
 	if lt <= 0 {

@@ -31,6 +31,27 @@ func homeEnv(t *testing.T) (e *env, home string) {
 	return e, home
 }
 
+// TestHookNeverAdoptsHomeOrRoot: a Codex turn reported in $HOME (or "/")
+// checkpoints nothing — no store for the home directory, so a later
+// 'ckpt restore HEAD' in ~/proj cannot plan changes to ~/other — and the
+// hook exits 0 saying why.
+func TestHookNeverAdoptsHomeOrRoot(t *testing.T) {
+	e, home := homeEnv(t)
+	for _, dir := range []string{home, "/"} {
+		r := e.mustHook("codex", "", codexPayload(t, "t-"+filepath.Base(dir), dir))
+		if !strings.Contains(r.stderr, "a hook does not checkpoint all of it") {
+			t.Errorf("cwd %s: stderr %q, want the refusal", dir, r.stderr)
+		}
+	}
+	e.write(map[string]string{"home/other/o.txt": "changed by hand\n"})
+	c := e.cmd("-C", filepath.Join(home, "proj"), "restore", "HEAD", "--dry-run")
+	c.Env = append(c.Env, hookEnv...)
+	out, _ := c.CombinedOutput()
+	if strings.Contains(string(out), "other/") || strings.Contains(string(out), ".bashrc") {
+		t.Fatalf("a restore in ~/proj plans changes outside it:\n%s", out)
+	}
+}
+
 // TestAncestorStoreNotAdopted: a store an older ckpt left for the home
 // directory (not a repository's top) is not the workspace of ~/proj: a
 // restore there is refused, naming that store and how to go on, and plans
@@ -57,5 +78,27 @@ func TestAncestorStoreNotAdopted(t *testing.T) {
 	}
 	if out := e.must("-C", filepath.Join(home, "proj"), "status"); !strings.Contains(out, "workspace: "+home+"\n") {
 		t.Errorf("status in a repository's subdirectory:\n%s", out)
+	}
+}
+
+// TestHookNeverAdoptsAboveAWorkspace: a turn reported in a directory
+// above a workspace ckpt protects (~/code above ~/code/proj) is not
+// recorded there; once the user makes that directory a workspace, it is.
+func TestHookNeverAdoptsAboveAWorkspace(t *testing.T) {
+	e, home := homeEnv(t)
+	code := filepath.Join(home, "code")
+	e.write(map[string]string{"home/code/proj/p.txt": "p\n", "home/code/notes.txt": "n\n"})
+	e.must("-C", filepath.Join(code, "proj"), "save", "-q")
+	r := e.mustHook("codex", "", codexPayload(t, "t1", code))
+	if !strings.Contains(r.stderr, "above workspaces ckpt protects ("+filepath.Join(code, "proj")+")") || !strings.Contains(r.stderr, "ckpt -C "+code+" save") {
+		t.Fatalf("stderr %q, want the refusal naming the workspace below", r.stderr)
+	}
+	e.must("-C", code, "save", "-q")
+	r = e.mustHook("codex", "", codexPayload(t, "t1", code))
+	if r.stderr != "" {
+		t.Fatalf("stderr %q, want none", r.stderr)
+	}
+	if log := e.hookLog(); !strings.Contains(log, "workspace="+code+": recorded turn 1") {
+		t.Fatalf("log:\n%s", log)
 	}
 }

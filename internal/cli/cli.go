@@ -238,18 +238,16 @@ func (e *env) findWorkspace(store string) (string, error) {
 	return ckpt.FindWorkspace(dir, store)
 }
 
-// open finds the workspace and opens its store.
-func (e *env) open(json bool) (*ckpt.Repo, error) {
-	if e.repo != nil {
-		return e.repo, nil
-	}
-	opts := ckpt.Options{Store: e.store, Backend: e.backend, GitRefPrefix: e.gitPrefix, NoRecover: e.noRecover}
+// storeOptions resolves which store to open, the way every command does
+// — and every hook, so a hook never opens (or creates) another store than
+// the user's commands: --store, else $CKPT_STORE; --backend, else
+// $CKPT_BACKEND, else sqlite when --store names a store without a backend
+// setting, else (empty) the store's setting or what ckpt.Open detects;
+// --git-ref-prefix and --max-file-size.
+func (e *env) storeOptions() (ckpt.Options, error) {
+	opts := ckpt.Options{Store: e.store, Backend: e.backend, GitRefPrefix: e.gitPrefix}
 	if opts.Store == "" {
 		opts.Store = os.Getenv("CKPT_STORE")
-	}
-	ws, err := e.findWorkspace(opts.Store)
-	if err != nil {
-		return nil, err
 	}
 	if opts.Backend == "" {
 		opts.Backend = os.Getenv("CKPT_BACKEND")
@@ -264,7 +262,7 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	switch opts.Backend {
 	case "", ckpt.BackendSQLite, ckpt.BackendGit:
 	default:
-		return nil, usagef("unknown backend %q: want sqlite or git", opts.Backend)
+		return opts, usagef("unknown backend %q: want sqlite or git", opts.Backend)
 	}
 	if e.maxFileSize != "" {
 		// One size parser for every flag and setting: 10mib is 10 MiB.
@@ -273,9 +271,26 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 			err = fmt.Errorf("want a size above 0, not %q", e.maxFileSize)
 		}
 		if err != nil {
-			return nil, usagef("--max-file-size: %v", err)
+			return opts, usagef("--max-file-size: %v", err)
 		}
 		opts.MaxFileSize = n
+	}
+	return opts, nil
+}
+
+// open finds the workspace and opens its store.
+func (e *env) open(json bool) (*ckpt.Repo, error) {
+	if e.repo != nil {
+		return e.repo, nil
+	}
+	opts, err := e.storeOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts.NoRecover = e.noRecover
+	ws, err := e.findWorkspace(opts.Store)
+	if err != nil {
+		return nil, err
 	}
 	if v := os.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
@@ -54,19 +53,15 @@ Durations: 90m, 24h, 30d, 2w. Sizes: 500MiB, 1GiB.`,
 // still be repaired): the sqlite store, or on the git backend
 // <gitdir>/ckpt (see ckpt.ConfigDir).
 func (e *env) storeDir(key string) (string, error) {
-	sd := e.store
-	if sd == "" {
-		sd = os.Getenv("CKPT_STORE")
-	}
-	ws, err := e.findWorkspace(sd)
+	opts, err := e.storeOptions()
 	if err != nil {
 		return "", err
 	}
-	backend := e.backend
-	if backend == "" {
-		backend = os.Getenv("CKPT_BACKEND")
+	ws, err := e.findWorkspace(opts.Store)
+	if err != nil {
+		return "", err
 	}
-	return ckpt.ConfigDir(ws, ckpt.Options{Store: sd, Backend: backend}, key)
+	return ckpt.ConfigDir(ws, ckpt.Options{Store: opts.Store, Backend: opts.Backend}, key)
 }
 
 // configRow is one setting in --json output.

@@ -170,9 +170,17 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 			return err
 		}
 	}
-	store := e.store
-	if store == "" {
-		store = os.Getenv("CKPT_STORE")
+	// The store, exactly as every other command resolves it.
+	so, err := e.storeOptions()
+	if err == nil && e.workspace != "" {
+		e.workspace, err = e.findWorkspace("")
+	}
+	if err != nil {
+		hooks.ReportFailure(agent, payload, err, time.Since(called), hooks.RunOptions{Stderr: e.stderr})
+		if o.strict {
+			return &exitStatusError{code: ExitError}
+		}
+		return nil
 	}
 	ctx := e.ctx
 	if child {
@@ -182,7 +190,8 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 		defer cancel()
 	}
 	opts := hooks.RunOptions{
-		Options: hooks.Options{Store: store, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
+		Options: hooks.Options{Store: so.Store, Backend: so.Backend, GitRefPrefix: so.GitRefPrefix, MaxFileSize: so.MaxFileSize,
+			Workspace: e.workspace, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
 			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent]), Watch: ensureWatcher(o.noWatch), Called: called},
 		Timeout: o.timeout,
 		Stderr:  e.stderr,
@@ -193,8 +202,7 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 			opts.Called = t
 		}
 	}
-	_, err := hooks.Run(ctx, agent, payload, opts)
-	if err != nil && o.strict {
+	if _, err := hooks.Run(ctx, agent, payload, opts); err != nil && o.strict {
 		return &exitStatusError{code: ExitError} // already reported
 	}
 	return nil
@@ -371,11 +379,11 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 // workspaceDir finds the workspace (-C DIR or the current directory) the
 // way every command does, without opening its store.
 func (e *env) workspaceDir() (string, error) {
-	store := e.store
-	if store == "" {
-		store = os.Getenv("CKPT_STORE")
+	opts, err := e.storeOptions()
+	if err != nil {
+		return "", err
 	}
-	return e.findWorkspace(store)
+	return e.findWorkspace(opts.Store)
 }
 
 func newHookStatusCmd(e *env) *cobra.Command {

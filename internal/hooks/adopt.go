@@ -54,8 +54,9 @@ func clipList(l []string, n int) []string {
 }
 
 // checkAdopt refuses a workspace a hook must not adopt (see above). store
-// is the store named by --store or CKPT_STORE, if any.
-func checkAdopt(ws, store string) error {
+// is the store named by --store or CKPT_STORE, if any; explicit says the
+// user named the workspace (--workspace DIR), which may lie above others.
+func checkAdopt(ws, store string, explicit bool) error {
 	if ws == filepath.Dir(ws) {
 		return &WorkspaceRefusedError{Dir: ws, What: "the root directory"}
 	}
@@ -67,7 +68,7 @@ func checkAdopt(ws, store string) error {
 			return &WorkspaceRefusedError{Dir: ws, What: "your home directory"}
 		}
 	}
-	if ownHistory(ws, store) {
+	if explicit || ownHistory(ws, store) {
 		return nil
 	}
 	below, err := ckpt.WorkspacesBelow(ws)

@@ -37,6 +37,17 @@ const (
 type Options struct {
 	// Store is the store directory ("" for the workspace's default store).
 	Store string
+	// Backend, GitRefPrefix and MaxFileSize are [ckpt.Options]' fields of
+	// the same names: the store is opened as every ckpt command opens it
+	// (the CLI resolves them from its flags, CKPT_STORE and CKPT_BACKEND
+	// for hooks and commands alike), so a hook never creates a second
+	// store beside the one the user's commands use.
+	Backend      string
+	GitRefPrefix string
+	MaxFileSize  int64
+	// Workspace, if set, is the workspace itself (ckpt --workspace DIR):
+	// not found from the directories below.
+	Workspace string
 	// ProjectDir is the directory the agent works for, if it says
 	// ($CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR; see [ProjectDirEnv]): the
 	// workspace is found from there rather than from the payload's cwd,
@@ -139,11 +150,14 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	if dir == "" {
 		dir = "."
 	}
-	ws, err := ckpt.FindWorkspace(dir, opts.Store)
-	if err != nil {
-		return res, err
+	ws, explicit := opts.Workspace, opts.Workspace != ""
+	if !explicit {
+		var err error
+		if ws, err = ckpt.FindWorkspace(dir, opts.Store); err != nil {
+			return res, err
+		}
 	}
-	if err := checkAdopt(ws, opts.Store); err != nil {
+	if err := checkAdopt(ws, opts.Store, explicit); err != nil {
 		return res, err
 	}
 	res.Workspace = ws
@@ -151,7 +165,8 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	if lt <= 0 {
 		lt = DefaultLockTimeout
 	}
-	r, err := ckpt.Open(ctx, ws, ckpt.Options{Store: opts.Store, LockTimeout: lt, Now: opts.Now})
+	r, err := ckpt.Open(ctx, ws, ckpt.Options{Store: opts.Store, Backend: opts.Backend, GitRefPrefix: opts.GitRefPrefix,
+		MaxFileSize: opts.MaxFileSize, LockTimeout: lt, Now: opts.Now})
 	if err != nil {
 		return res, err
 	}

@@ -80,13 +80,15 @@ func runConfig(e *env, o *configOptions, args []string) error {
 		return err
 	}
 	sd, err := e.storeDir("")
-	if err != nil {
-		return err
-	}
 	if len(args) == 2 || o.unset {
 		dir := sd
 		if len(args) > 0 && args[0] == "backend" {
-			dir = bsd
+			// Setting the backend needs no other store: it is how a
+			// workspace with two stores is told which one to use.
+			dir, err = bsd, nil
+		}
+		if err != nil {
+			return err
 		}
 		if o.unset {
 			if len(args) != 1 {
@@ -122,6 +124,9 @@ func runConfig(e *env, o *configOptions, args []string) error {
 			return e.printJSON(configRow{Key: args[0], Value: norm, Set: true})
 		}
 		return nil
+	}
+	if err != nil {
+		return err
 	}
 	set, err := ckpt.ConfigSet(sd)
 	if err != nil {

@@ -392,12 +392,14 @@ func newHookStatusCmd(e *env) *cobra.Command {
 		Use:   "status",
 		Short: "Show which agents' settings have ckpt's hooks, and where the hook log is",
 		Long: `Status reads each agent's project and user settings and shows which have
-ckpt's hooks, for which events, with which command; and where the hook log is.`,
+ckpt's hooks, for which events, with which command; where the hook log is;
+and the last hook call that failed — when, which agent and event, the error
+and what to do — until a later hook call succeeds.`,
 		Example: "  ckpt hook status\n  ckpt hook status --json",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return runHookStatus(e, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: {installed, log}")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: {installed, log, last_failure}")
 	return c
 }
 
@@ -406,7 +408,12 @@ func runHookStatus(e *env, asJSON bool) error {
 	out := struct {
 		Installed []*hooks.Installed `json:"installed"`
 		Log       string             `json:"log"`
+		// LastFailure is the last hook call that failed, until a later
+		// one succeeds (null: none).
+		LastFailure *hooks.Failure `json:"last_failure"`
 	}{Installed: []*hooks.Installed{}, Log: hooks.LogPath()}
+	lf, lfErr := hooks.LastFailure("")
+	out.LastFailure = lf
 	for _, agent := range hooks.Agents {
 		for _, scope := range []hooks.Scope{hooks.ScopeProject, hooks.ScopeUser} {
 			if scope == hooks.ScopeProject && wsErr != nil {
@@ -444,10 +451,32 @@ func runHookStatus(e *env, asJSON bool) error {
 		e.printf("%-12s %-8s %s\n    %s\n", in.Agent, in.Scope, in.File, state)
 	}
 	e.printf("log: %s\n", out.Log)
+	printHookFailure(e.stdout, lf, "")
+	if lfErr != nil {
+		e.warnf("hook failure record: %v", lfErr)
+	}
 	if wsErr != nil {
 		return fmt.Errorf("project settings not shown: %w", wsErr)
 	}
 	return nil
+}
+
+// printHookFailure shows the last hook failure, if any, each line
+// starting with indent.
+func printHookFailure(w io.Writer, f *hooks.Failure, indent string) {
+	if f == nil {
+		return
+	}
+	what := f.Agent
+	if f.Event != "" {
+		what += " " + f.Event
+	}
+	if f.Workspace != "" {
+		what += " in " + f.Workspace
+	}
+	fmt.Fprintf(w, "%slast hook failure: %s, %s (turns are not checkpointed until a hook call succeeds)\n", indent, fmtTime(f.Time), what)
+	fmt.Fprintf(w, "%s    error: %s\n", indent, f.Error)
+	fmt.Fprintf(w, "%s    next:  %s\n", indent, f.Next)
 }
 
 // ensureWatcher returns the hooks' Watch option: start the workspace's

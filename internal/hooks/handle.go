@@ -338,6 +338,10 @@ type RunOptions struct {
 	Stderr io.Writer
 	// Log is the log file ("" for [LogPath]; "-" for none).
 	Log string
+	// FailureFile keeps the last failure ("" for [FailurePath]; "-" for
+	// none): a failed call records itself there, and a call that reaches
+	// a workspace and succeeds clears it.
+	FailureFile string
 }
 
 // ErrTimeout: a hook call ran out of time and was abandoned.
@@ -402,9 +406,15 @@ func Run(ctx context.Context, agent string, payload []byte, opts RunOptions) (*R
 			res = &Result{Agent: agent, Event: ev.Name}
 		}
 	}
-	elapsed := time.Since(start)
-	report(stderr, logPath, res, err, elapsed, payload)
+	report(stderr, logPath, failureFile(opts), res, err, start, payload)
 	return res, err
+}
+
+func failureFile(opts RunOptions) string {
+	if opts.FailureFile == "" {
+		return FailurePath()
+	}
+	return opts.FailureFile
 }
 
 // ReportFailure reports a hook call that failed outside [Run]: the guard
@@ -428,12 +438,24 @@ func ReportFailure(agent string, payload []byte, err error, elapsed time.Duratio
 			res.Event = ev.Name
 		}
 	}()
-	report(stderr, logPath, res, err, elapsed, payload)
+	report(stderr, logPath, failureFile(opts), res, err, time.Now().Add(-elapsed), payload)
 }
 
 // report writes the outcome to the log (one line, and the payload of a
-// call that failed to parse) and errors and notes to stderr.
-func report(stderr io.Writer, logPath string, res *Result, err error, elapsed time.Duration, payload []byte) {
+// call that failed to parse), errors and notes to stderr, and keeps a
+// failure (or clears the last one) in failFile.
+func report(stderr io.Writer, logPath, failFile string, res *Result, err error, start time.Time, payload []byte) {
+	elapsed := time.Since(start)
+	var ferr error
+	if err != nil {
+		ferr = recordFailure(failFile, &Failure{Time: time.Now().UTC(), Agent: res.Agent, Event: res.Event, Session: res.Session,
+			Workspace: res.Workspace, Error: err.Error(), Next: nextStep(err, logPath), Log: logPath})
+	} else if res.Workspace != "" {
+		ferr = clearFailure(failFile, start)
+	}
+	if ferr != nil {
+		fmt.Fprintf(stderr, "ckpt: hook failure record: %v\n", ferr)
+	}
 	what := res.Agent
 	if res.Event != "" {
 		what += " " + res.Event

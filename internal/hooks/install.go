@@ -520,7 +520,11 @@ func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([
 			}
 			return fmt.Errorf("%s keeps changing while ckpt edits it; try again", file)
 		}
-		return writeAtomic(target, out)
+		mode := fs.FileMode(0o644)
+		if fi, err := os.Stat(target); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		return writeAtomic(target, out, mode)
 	}
 }
 
@@ -541,15 +545,11 @@ func backup(file string, data []byte, agent, dir string) (string, error) {
 }
 
 // writeAtomic replaces file with data: a temporary file in the same
-// directory, synced, given the old file's mode, renamed over it.
-func writeAtomic(file string, data []byte) error {
+// directory, given mode, synced, renamed over it.
+func writeAtomic(file string, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
-	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(file); err == nil {
-		mode = fi.Mode().Perm()
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".ckpt-tmp-*")
 	if err != nil {

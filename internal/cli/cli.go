@@ -12,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/hooks"
 	"github.com/spf13/cobra"
 )
 
@@ -91,7 +93,34 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err == nil {
 		return ExitOK
 	}
-	return report(stderr, err)
+	code := report(stderr, err)
+	if agent := hookCall(args); code == ExitUsage && agent != "" {
+		// An agent takes a hook's exit status 2 as "block": a mistyped
+		// flag in an installed hook's command must not block every
+		// prompt. It is a failure like any other (for hook status to
+		// show): exit 0, or 1 with --strict.
+		hooks.ReportFailure(agent, nil, err, 0, hooks.RunOptions{Stderr: io.Discard})
+		code = ExitOK
+		if slices.Contains(args, "--strict") {
+			code = ExitError
+		}
+	}
+	return code
+}
+
+// hookCall returns the agent whose hook program args run (ckpt ... hook
+// AGENT ..., not its install or uninstall), or "".
+func hookCall(args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "hook" || !slices.Contains(hooks.Agents, args[i+1]) {
+			continue
+		}
+		if i+2 < len(args) && (args[i+2] == "install" || args[i+2] == "uninstall") {
+			return ""
+		}
+		return args[i+1]
+	}
+	return ""
 }
 
 // isCobraUsage recognizes cobra's own usage errors.

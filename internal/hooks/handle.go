@@ -449,7 +449,7 @@ func report(stderr io.Writer, logPath, failFile string, res *Result, err error, 
 	var ferr error
 	if err != nil {
 		ferr = recordFailure(failFile, &Failure{Time: time.Now().UTC(), Agent: res.Agent, Event: res.Event, Session: res.Session,
-			Workspace: res.Workspace, Error: err.Error(), Next: nextStep(err, logPath), Log: logPath})
+			Workspace: res.Workspace, Error: flat(err.Error()), Next: nextStep(err, logPath), Log: logPath})
 	} else if res.Workspace != "" {
 		ferr = clearFailure(failFile, start)
 	}
@@ -469,7 +469,7 @@ func report(stderr io.Writer, logPath, failFile string, res *Result, err error, 
 		fmt.Fprintf(&line, " workspace=%s", res.Workspace)
 	}
 	if err != nil {
-		fmt.Fprintf(&line, " error: %v", err)
+		fmt.Fprintf(&line, " error: %s", flat(err.Error()))
 		if h := ckpt.Hint(err); h != "" {
 			fmt.Fprintf(&line, " (hint: %s)", h)
 		}
@@ -490,7 +490,7 @@ func report(stderr io.Writer, logPath, failFile string, res *Result, err error, 
 		}
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(&line, "; note: %s", n)
+		fmt.Fprintf(&line, "; note: %s", flat(n))
 	}
 	fmt.Fprintf(&line, " (%dms)\n", elapsed.Milliseconds())
 	if logPath != "-" {
@@ -514,6 +514,11 @@ func report(stderr io.Writer, logPath, failFile string, res *Result, err error, 
 		fmt.Fprintf(stderr, "ckpt: hook %s: note: %s\n", what, n)
 	}
 }
+
+// flat puts a message on one line (the log has one line per call).
+func flat(s string) string { return flattener.Replace(s) }
+
+var flattener = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
 // LogPath returns the hook log: $CKPT_HOOK_LOG, else hooks.log in ckpt's
 // state directory ($XDG_STATE_HOME/ckpt or ~/.local/state/ckpt).

@@ -65,3 +65,26 @@ func TestHookStdinLeftOpen(t *testing.T) {
 		t.Fatalf("the turn did not begin; log:\n%s\noutput: %s", e.hookLog(), out)
 	}
 }
+
+// TestHookUsageErrorNeverExits2: a mistyped flag in an installed hook's
+// command is a usage error, which exits 2 — "block" to Claude Code, on
+// every prompt. Under `ckpt hook AGENT` it is reported (stderr, log, last
+// failure) and exits 0 (1 with --strict).
+func TestHookUsageErrorNeverExits2(t *testing.T) {
+	e := newEnv(t)
+	payload := e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "hi"})
+	r := e.hook("claude-code", payload, "--lock-timeot", "5s")
+	if r.code != 0 || !strings.Contains(r.stderr, "unknown flag: --lock-timeot") {
+		t.Fatalf("exit %d, stderr %q; want 0 and the error", r.code, r.stderr)
+	}
+	if out := e.must("hook", "status"); !strings.Contains(out, "unknown flag: --lock-timeot") {
+		t.Errorf("hook status does not show the failure:\n%s", out)
+	}
+	if r := e.hook("claude-code", payload, "--strict", "--lock-timeot", "5s"); r.code != 1 {
+		t.Errorf("--strict: exit %d, want 1", r.code)
+	}
+	// Installing is a command the user types: its usage errors exit 2.
+	if code, _, _ := e.run("hook", "claude-code", "install", "--no-such-flag"); code != 2 {
+		t.Errorf("install --no-such-flag: exit %d, want 2", code)
+	}
+}

@@ -367,6 +367,9 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	default:
 		e.printf("%s: removed ckpt's hooks for %s from %s\n", agent, strings.Join(ch.Removed, ", "), file)
 	}
+	for _, k := range ch.Kept {
+		e.printf("  left as it is, your own command that runs ckpt's hook: %s\n", k)
+	}
 	if ch.Backup != "" {
 		e.printf("  previous file kept in %s\n", ch.Backup)
 	}

@@ -161,6 +161,10 @@ type Change struct {
 	Added   []string `json:"added"`
 	Updated []string `json:"updated"`
 	Removed []string `json:"removed"`
+	// Kept are events whose hooks already run ckpt's hook through a
+	// command of the user's ("EVENT: COMMAND"): install adds no second
+	// one, and uninstall leaves them as they are.
+	Kept []string `json:"kept,omitempty"`
 	// Changed is false when the file already was as asked.
 	Changed bool `json:"changed"`
 	// Backup is the copy of the file as it was before.
@@ -255,7 +259,30 @@ func shellFields(s string) []string {
 	return out
 }
 
-// isCkptHook reports whether argv runs `ckpt ... hook AGENT`.
+// isOurs reports whether argv is exactly what install writes for agent
+// — CKPT hook AGENT, CKPT a program named ckpt — so that install may
+// update it and uninstall remove it. A command that merely runs ckpt's
+// hook among other things (ckpt hook claude-code && notify-send done, or
+// with flags added) is the user's: see isCkptHook.
+func isOurs(argv []string, agent string) bool {
+	if len(argv) != 3 || argv[1] != "hook" || argv[2] != agent {
+		return false
+	}
+	base := filepath.Base(argv[0])
+	return base == "ckpt" || base == "ckpt.exe"
+}
+
+// isOursCommand reports whether a hook's shell command is exactly one
+// install writes: its words are ours (see isOurs) and it is spelled as
+// install spells it (no operators, redirections or other quoting).
+func isOursCommand(cmd, agent string) bool {
+	argv := shellFields(cmd)
+	return isOurs(argv, agent) && cmd == hookCommand(argv[0], agent)
+}
+
+// isCkptHook reports whether argv runs `ckpt ... hook AGENT` at all —
+// install's own entry, or a command of the user's that runs it (which
+// install then does not double, and uninstall leaves alone).
 func isCkptHook(argv []string, agent string) bool {
 	if len(argv) < 3 {
 		return false
@@ -272,14 +299,16 @@ func isCkptHook(argv []string, agent string) bool {
 	return false
 }
 
-// ckptHandler finds ckpt's handlers in a settings file's hooks object:
-// for each event, the (group, handler) indexes and commands.
+// found is a handler that runs ckpt's hook in a settings file's hooks
+// object: its event, (group, handler) indexes and command, and whether
+// it is exactly install's (ours) or a command of the user's.
 type found struct {
 	event          string
 	eventIdx       int
 	group, handler int
 	handlerNode    *jsonNode
 	command        *jsonNode
+	ours           bool
 }
 
 func ckptHandlers(src []byte, hooksN *jsonNode, agent string) []found {
@@ -297,7 +326,8 @@ func ckptHandlers(src []byte, hooksN *jsonNode, agent string) []found {
 				cmdN := h.member("command")
 				cmd, ok := cmdN.str(src)
 				if ok && isCkptHook(shellFields(cmd), agent) {
-					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: hi, handlerNode: h, command: cmdN})
+					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: hi, handlerNode: h, command: cmdN,
+						ours: isOursCommand(cmd, agent)})
 				}
 			}
 		}
@@ -388,11 +418,23 @@ func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]b
 		if evN.kind != '[' {
 			return nil, fmt.Errorf("%s: hooks.%s is not a list: fix it by hand first", ch.File, event)
 		}
-		var mine []found
+		var mine, theirs []found
 		for _, f := range ckptHandlers(src, hooksN, agent) {
-			if f.event == event {
+			switch {
+			case f.event != event:
+			case f.ours:
 				mine = append(mine, f)
+			default:
+				theirs = append(theirs, f)
 			}
+		}
+		if len(mine) == 0 && len(theirs) > 0 {
+			// The user's own command runs ckpt's hook (with flags, or
+			// among other things): it is theirs, and a second entry
+			// would checkpoint twice.
+			cmd, _ := theirs[0].command.str(src)
+			ch.Kept = append(ch.Kept, event+": "+cmd)
+			continue
 		}
 		if len(mine) == 0 {
 			src = addElem(src, evN, group, st)
@@ -400,8 +442,8 @@ func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]b
 			continue
 		}
 		// An entry as install writes it, with another ckpt binary, is
-		// updated; one the user changed (flags added) is left alone.
-		if cur, _ := mine[0].command.str(src); cur != want && len(shellFields(cur)) == 3 {
+		// updated.
+		if cur, _ := mine[0].command.str(src); cur != want {
 			q, _ := json.Marshal(want)
 			src = splice(src, mine[0].command.start, mine[0].command.end, string(q))
 			ch.Updated = append(ch.Updated, event)
@@ -435,8 +477,17 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 		if hooksN == nil || hooksN.kind != '{' {
 			break
 		}
-		fs := ckptHandlers(src, hooksN, agent)
+		var fs []found
+		for _, f := range ckptHandlers(src, hooksN, agent) {
+			if f.ours { // the user's own commands stay
+				fs = append(fs, f)
+			}
+		}
 		if len(fs) == 0 {
+			for _, f := range ckptHandlers(src, hooksN, agent) {
+				cmd, _ := f.command.str(src)
+				ch.Kept = append(ch.Kept, f.event+": "+cmd)
+			}
 			break
 		}
 		// Remove the last one found (spans before it stay valid, but

@@ -257,7 +257,11 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 It merges: other hooks, unknown keys, their order, formatting and comments
 stay byte for byte as they were; installing again adds nothing; a copy of
 the previous file is kept in $XDG_STATE_HOME/ckpt/hook-backups and the file
-is replaced atomically (through a symlink, the file it points to).
+is replaced atomically, keeping its mode (through a symlink, the file it
+leads to — but a project install never writes through a link that leads
+out of the project). Only entries exactly as install writes them are
+ckpt's: a command of yours that runs 'ckpt hook' among other things is left
+as it is.
 
 The entries run this ckpt by its absolute path (through the PATH entry that
 leads to it, if any), so the agent finds it whatever its PATH; --command
@@ -278,7 +282,9 @@ refuses and says so rather than replace it.`
 		}
 	} else {
 		long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s,
-and the lists and objects they leave empty; nothing else changes.`, file)
+and the lists and objects they leave empty; nothing else changes. An entry
+is ckpt's only if its command is exactly what install writes: a command of
+yours that runs 'ckpt hook' among other things is left as it is.`, file)
 		if agent == hooks.Codex {
 			long = fmt.Sprintf(`Uninstall removes the notify line that runs ckpt from %s;
 nothing else changes (another notify program is left alone).`, file)
@@ -330,7 +336,7 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	if err != nil {
 		return usagef("%v", err)
 	}
-	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop}
+	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop, Project: ws}
 	var ch *hooks.Change
 	if install {
 		ch, err = hooks.Install(agent, scope, file, opts)

@@ -89,7 +89,7 @@ func recordFailure(file string, fl *Failure) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return err
 	}
-	return writeAtomic(file, append(data, '\n'), 0o600)
+	return writeAtomic(file, append(data, '\n'), nil, 0o600)
 }
 
 // clearFailure forgets the last failure if it happened before a call that

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -144,6 +145,10 @@ type InstallOptions struct {
 	// BackupDir receives a copy of a settings file before it is changed
 	// ("" for hook-backups in ckpt's state directory).
 	BackupDir string
+	// Project is the project a project-scope settings file belongs to
+	// ("" for the directory above the file's): the file must lie inside
+	// it, also through symlinks.
+	Project string
 	// AsyncStop makes Claude Code run the Stop hook in the background
 	// ("async": true), so the end-of-turn checkpoint is off the agent's
 	// path (see docs/hooks.md for what that trades).
@@ -535,16 +540,23 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 }
 
 // editFile applies edit to the file's content and, if that changes it,
-// keeps a backup and replaces the file atomically (through a symlink, the
-// file it points to). If the file changes while being edited, it starts
-// over.
+// keeps a backup and replaces the file atomically, keeping its mode
+// (through a symlink, the file it leads to; see settingsTarget). If the
+// file changes while being edited, it starts over.
 func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([]byte, error)) error {
-	target := file
-	if real, err := filepath.EvalSymlinks(file); err == nil {
-		target = real
+	project := ""
+	if ch.Scope == ScopeProject {
+		project = opts.Project
+		if project == "" {
+			project = filepath.Dir(filepath.Dir(file)) // WS/.claude/settings.json
+		}
+	}
+	target, err := settingsTarget(file, project)
+	if err != nil {
+		return err
 	}
 	for attempt := 0; ; attempt++ {
-		old, err := os.ReadFile(target)
+		old, fi, err := readSettings(target)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -562,7 +574,7 @@ func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([
 				return fmt.Errorf("back up %s: %w", target, err)
 			}
 		}
-		again, err := os.ReadFile(target)
+		again, _, err := readSettings(target)
 		if (err == nil) != exists || !bytes.Equal(again, old) {
 			if attempt < 3 {
 				*ch = Change{Agent: ch.Agent, Scope: ch.Scope, File: ch.File, Command: ch.Command, Backup: ch.Backup,
@@ -571,12 +583,89 @@ func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([
 			}
 			return fmt.Errorf("%s keeps changing while ckpt edits it; try again", file)
 		}
-		mode := fs.FileMode(0o644)
-		if fi, err := os.Stat(target); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		return writeAtomic(target, out, mode)
+		return writeAtomic(target, out, fi, 0o644)
 	}
+}
+
+// maxSettings bounds a settings file install reads.
+const maxSettings = 16 << 20
+
+// readSettings reads a settings file: a regular file only (a FIFO or a
+// device there is an error, not a read that never ends), at most
+// maxSettings bytes. fi is the file's.
+func readSettings(file string) ([]byte, fs.FileInfo, error) {
+	f, fi, err := ckpt.OpenRegularFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if fi.Size() > maxSettings {
+		return nil, nil, fmt.Errorf("%s: %d bytes, more than a settings file holds (%d): ckpt leaves it alone", file, fi.Size(), maxSettings)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSettings+1))
+	if err == nil && len(data) > maxSettings {
+		err = fmt.Errorf("%s: grew past %d bytes while read: ckpt leaves it alone", file, maxSettings)
+	}
+	return data, fi, err
+}
+
+// settingsTarget returns the file install edits for file: file itself,
+// or the file a symlink (or a chain of them, or a symlinked directory on
+// the way) leads to, so a dotfiles repository keeps its link. With project
+// set (the project scope), that file must lie inside the project: a
+// repository can ship .claude/settings.json, or .claude, as a symlink to
+// any file of the user's — ~/.docker/config.json — and install must not
+// edit that. A symlink within the project is followed. A symlink that
+// leads nowhere is refused (replacing it with a file would break it).
+func settingsTarget(file, project string) (string, error) {
+	target := file
+	fi, err := os.Lstat(file)
+	switch {
+	case err == nil:
+		real, err := filepath.EvalSymlinks(file)
+		if err != nil {
+			return "", fmt.Errorf("%s is a symlink that leads nowhere (%v): ckpt edits a settings file through a link, never the link itself; create the file it names, or replace the link with a file", file, unwrapPathErr(err))
+		}
+		target = real
+		if fi.Mode()&fs.ModeSymlink == 0 && fi.IsDir() {
+			return "", fmt.Errorf("%s is a directory, not a settings file", file)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		// To be created: in the directory its path really leads to.
+		target = resolveExisting(file)
+	default:
+		return "", err
+	}
+	if project == "" {
+		return target, nil
+	}
+	root := resolveExisting(project)
+	if target != root && !strings.HasPrefix(target, root+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s leads out of the project, to %s (through a symlink): ckpt does not write a file outside the project through a link the project holds; remove the link (or install with --user)", file, target)
+	}
+	return target, nil
+}
+
+// resolveExisting resolves the symlinks of p's longest existing prefix.
+func resolveExisting(p string) string {
+	rest := ""
+	for d := p; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if d == filepath.Dir(d) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func backup(file string, data []byte, agent, dir string) (string, error) {
@@ -596,11 +685,15 @@ func backup(file string, data []byte, agent, dir string) (string, error) {
 }
 
 // writeAtomic replaces file with data: a temporary file in the same
-// directory, given mode, synced, renamed over it.
-func writeAtomic(file string, data []byte, mode fs.FileMode) error {
+// directory, given old's mode (old: the file replaced) or mode when there
+// was none, synced, renamed over it.
+func writeAtomic(file string, data []byte, old fs.FileInfo, mode fs.FileMode) error {
 	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if old != nil {
+		mode = old.Mode().Perm()
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".ckpt-tmp-*")
 	if err != nil {
@@ -610,19 +703,17 @@ func writeAtomic(file string, data []byte, mode fs.FileMode) error {
 	ok := false
 	defer func() {
 		if !ok {
+			f.Close()
 			os.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {
@@ -662,7 +753,7 @@ type Installed struct {
 // Status reports ckpt's entries in an agent's settings file.
 func Status(agent string, scope Scope, file string) *Installed {
 	in := &Installed{Agent: agent, Scope: scope, File: file, Events: []string{}, Commands: []string{}, Missing: []string{}}
-	src, err := os.ReadFile(file)
+	src, _, err := readSettings(file)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			in.Error = err.Error()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -88,6 +89,21 @@ func withContext(ctx context.Context, c *exec.Cmd) *exec.Cmd {
 	cc := exec.CommandContext(ctx, c.Path, c.Args[1:]...)
 	cc.Dir, cc.Env = c.Dir, c.Env
 	return cc
+}
+
+// bounded re-creates c to be killed if it runs for more than a minute.
+func bounded(t *testing.T, c *exec.Cmd) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return withContext(ctx, c)
+}
+
+// must fails the test on an error.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // claudePayload is a Claude Code hook payload for this workspace.

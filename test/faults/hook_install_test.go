@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -73,4 +74,117 @@ func readFile(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestInstallNeverWritesThroughALinkOutOfTheProject: a repository that
+// ships .claude/settings.json (or .claude itself, or a chain of links) as
+// a symlink to a file of the user's — ~/.docker/config.json — does not
+// get that file edited by a project install, nor uninstall; the error
+// names the path. A link within the project is followed.
+func TestInstallNeverWritesThroughALinkOutOfTheProject(t *testing.T) {
+	secret := `{"auths": {"registry.example": {"auth": "c2VjcmV0"}}}` + "\n"
+	cases := map[string]func(t *testing.T, ws, outside string){
+		"file": func(t *testing.T, ws, outside string) {
+			must(t, os.Symlink(outside, filepath.Join(ws, ".claude", "settings.json")))
+		},
+		"directory": func(t *testing.T, ws, outside string) {
+			must(t, os.Remove(filepath.Join(ws, ".claude")))
+			must(t, os.Symlink(filepath.Dir(outside), filepath.Join(ws, ".claude")))
+			must(t, os.Rename(outside, filepath.Join(filepath.Dir(outside), "settings.json")))
+		},
+		"chain": func(t *testing.T, ws, outside string) {
+			must(t, os.Symlink(outside, filepath.Join(ws, "hop2")))
+			must(t, os.Symlink(filepath.Join(ws, "hop2"), filepath.Join(ws, "hop1")))
+			must(t, os.Symlink("../hop1", filepath.Join(ws, ".claude", "settings.json")))
+		},
+		// .claude points out, and the file is not there yet: creating it
+		// would write outside too.
+		"directory-new-file": func(t *testing.T, ws, outside string) {
+			must(t, os.Remove(filepath.Join(ws, ".claude")))
+			must(t, os.Symlink(filepath.Dir(outside), filepath.Join(ws, ".claude")))
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			e, settings := installEnv(t)
+			outside := filepath.Join(t.TempDir(), ".docker", "config.json")
+			must(t, os.MkdirAll(filepath.Dir(outside), 0o700))
+			must(t, os.WriteFile(outside, []byte(secret), 0o600))
+			setup(t, e.ws, outside)
+			before := dirState(t, filepath.Dir(outside))
+			for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+				code, _, errs := e.run(append([]string{"hook", "claude-code"}, args...)...)
+				if args[0] == "install" && (code == 0 || !strings.Contains(errs, settings+" leads out of the project")) {
+					t.Errorf("%s: exit %d, stderr %q; want a refusal naming %s", args[0], code, errs, settings)
+				}
+				if after := dirState(t, filepath.Dir(outside)); after != before {
+					t.Fatalf("after %s, the directory outside the project changed:\n%s\nwant\n%s", args[0], after, before)
+				}
+			}
+		})
+	}
+	// Within the project, a link is followed: the file it leads to is
+	// edited, and the link stays.
+	e, settings := installEnv(t)
+	must(t, os.WriteFile(filepath.Join(e.ws, "claude.json"), []byte("{}\n"), 0o644))
+	must(t, os.Symlink("../claude.json", settings))
+	e.must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	if fi, err := os.Lstat(settings); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v", err)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(e.ws, "claude.json")), "/opt/bin/ckpt hook claude-code") {
+		t.Fatal("the file the link leads to was not edited")
+	}
+	// A link that leads nowhere is refused (replacing it would break it).
+	e, settings = installEnv(t)
+	must(t, os.Symlink(filepath.Join(e.ws, "nowhere.json"), settings))
+	if code, _, errs := e.run("hook", "claude-code", "install", "--command", "/opt/bin/ckpt"); code == 0 || !strings.Contains(errs, "leads nowhere") {
+		t.Fatalf("dangling link: exit %d, %s", code, errs)
+	}
+}
+
+// dirState lists a directory's files with their content and mode.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		fi, _ := de.Info()
+		data, _ := os.ReadFile(filepath.Join(dir, de.Name()))
+		b.WriteString(de.Name() + " " + fi.Mode().String() + " " + string(data) + "\n")
+	}
+	return b.String()
+}
+
+// TestInstallSettingsSpecialFiles: a settings file that is a FIFO, or a
+// symlink to /dev/zero (user scope, where links are followed), is an error
+// — not an install that hangs or runs out of memory — for install,
+// uninstall and hook status alike.
+func TestInstallSettingsSpecialFiles(t *testing.T) {
+	e, settings := installEnv(t)
+	must(t, syscall.Mkfifo(settings, 0o600))
+	userDir := t.TempDir()
+	e.extra = append(e.extra, "CLAUDE_CONFIG_DIR="+userDir)
+	must(t, os.Symlink("/dev/zero", filepath.Join(userDir, "settings.json")))
+	for _, args := range [][]string{
+		{"hook", "claude-code", "install", "--command", "/opt/bin/ckpt"},
+		{"hook", "claude-code", "uninstall"},
+		{"hook", "claude-code", "install", "--user", "--command", "/opt/bin/ckpt"},
+		{"hook", "claude-code", "uninstall", "--user"},
+	} {
+		c := bounded(t, e.cmd(args...))
+		c.Env = append(c.Env, hookEnv...)
+		out, err := c.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "not a regular file") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+	c := bounded(t, e.cmd("hook", "status"))
+	c.Env = append(c.Env, hookEnv...)
+	if out, _ := c.CombinedOutput(); strings.Count(string(out), "not a regular file") != 2 {
+		t.Errorf("hook status:\n%s", out)
+	}
 }

@@ -257,9 +257,9 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 It merges: other hooks, unknown keys, their order, formatting and comments
 stay byte for byte as they were; installing again adds nothing; a copy of
 the previous file is kept in $XDG_STATE_HOME/ckpt/hook-backups and the file
-is replaced atomically, keeping its mode (through a symlink, the file it
-leads to — but a project install never writes through a link that leads
-out of the project). Only entries exactly as install writes them are
+is replaced atomically, keeping its owner and mode (through a symlink, the
+file it leads to — but a project install never writes through a link that
+leads out of the project). Only entries exactly as install writes them are
 ckpt's: a command of yours that runs 'ckpt hook' among other things is left
 as it is.
 

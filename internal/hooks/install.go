@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -540,9 +542,9 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 }
 
 // editFile applies edit to the file's content and, if that changes it,
-// keeps a backup and replaces the file atomically, keeping its mode
-// (through a symlink, the file it leads to; see settingsTarget). If the
-// file changes while being edited, it starts over.
+// keeps a backup and replaces the file atomically, keeping its owner and
+// mode (through a symlink, the file it leads to; see settingsTarget). If
+// the file changes while being edited, it starts over.
 func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([]byte, error)) error {
 	project := ""
 	if ch.Scope == ScopeProject {
@@ -555,6 +557,7 @@ func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([
 	if err != nil {
 		return err
 	}
+	removeStaleTemps(target)
 	for attempt := 0; ; attempt++ {
 		old, fi, err := readSettings(target)
 		exists := err == nil
@@ -685,17 +688,20 @@ func backup(file string, data []byte, agent, dir string) (string, error) {
 }
 
 // writeAtomic replaces file with data: a temporary file in the same
-// directory, given old's mode (old: the file replaced) or mode when there
-// was none, synced, renamed over it.
+// directory (named for this process, see removeStaleTemps), synced,
+// renamed over it. The new file has old's owner and mode (old: the file
+// replaced), or mode when there was none; an owner it cannot keep (another
+// user's file, when ckpt does not run as root) is an error, and nothing is
+// replaced.
 func writeAtomic(file string, data []byte, old fs.FileInfo, mode fs.FileMode) error {
 	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if old != nil {
-		mode = old.Mode().Perm()
+		mode = old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".ckpt-tmp-*")
+	f, err := os.CreateTemp(dir, tempPrefix(file)+"*")
 	if err != nil {
 		return err
 	}
@@ -708,6 +714,9 @@ func writeAtomic(file string, data []byte, old fs.FileInfo, mode fs.FileMode) er
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := keepOwner(f, old, file); err != nil {
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
@@ -728,6 +737,57 @@ func writeAtomic(file string, data []byte, old fs.FileInfo, mode fs.FileMode) er
 		d.Close()
 	}
 	return nil
+}
+
+// keepOwner gives the temporary file f the owner of old, the file it
+// replaces, when that is not who runs ckpt.
+func keepOwner(f *os.File, old fs.FileInfo, file string) error {
+	if old == nil {
+		return nil
+	}
+	st, ok := old.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	uid, gid := int(st.Uid), int(st.Gid)
+	if uid == os.Geteuid() && gid == os.Getegid() {
+		return nil
+	}
+	if err := f.Chown(uid, gid); err != nil {
+		return fmt.Errorf("%s belongs to uid %d (gid %d), and ckpt cannot keep that owner on the new file (%v): it leaves the file alone; install as its owner", file, uid, gid, unwrapPathErr(err))
+	}
+	return nil
+}
+
+// tempPrefix is the name of file's temporary files, with this process's
+// id, so that one a killed install left can be told from one a running
+// install is writing.
+func tempPrefix(file string) string {
+	return fmt.Sprintf(".%s.ckpt-tmp-%d-", filepath.Base(file), os.Getpid())
+}
+
+// removeStaleTemps removes the temporary files an install killed before
+// its rename left beside file (those of processes no longer running).
+func removeStaleTemps(file string) {
+	pattern := "." + filepath.Base(file) + ".ckpt-tmp-"
+	des, err := os.ReadDir(filepath.Dir(file))
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		rest, ok := strings.CutPrefix(de.Name(), pattern)
+		if !ok || !de.Type().IsRegular() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(filepath.Join(filepath.Dir(file), de.Name()))
+		}
+	}
 }
 
 // Installed is what [Status] finds in a settings file.

@@ -1,11 +1,15 @@
 package faults
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // installEnv is a project with its .claude directory, the ckpt command
@@ -159,6 +163,31 @@ func dirState(t *testing.T, dir string) string {
 	return b.String()
 }
 
+// TestInstallKeepsOwnerAndMode: a settings file install rewrites keeps its
+// mode (0600 stays 0600) and, when root installs into a user's file, its
+// owner.
+func TestInstallKeepsOwnerAndMode(t *testing.T) {
+	e, settings := installEnv(t)
+	must(t, os.WriteFile(settings, []byte("{}\n"), 0o600))
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		uid, gid = 4242, 4343 // a user's file, installed into by root
+		must(t, os.Chown(settings, uid, gid))
+	}
+	for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+		verb := args[0]
+		e.must(append([]string{"hook", "claude-code"}, args...)...)
+		fi, err := os.Stat(settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode().Perm() != 0o600 || int(st.Uid) != uid || int(st.Gid) != gid {
+			t.Fatalf("after %s: mode %v owner %d:%d; want 0600 %d:%d", verb, fi.Mode(), st.Uid, st.Gid, uid, gid)
+		}
+	}
+}
+
 // TestInstallSettingsSpecialFiles: a settings file that is a FIFO, or a
 // symlink to /dev/zero (user scope, where links are followed), is an error
 // — not an install that hangs or runs out of memory — for install,
@@ -186,5 +215,43 @@ func TestInstallSettingsSpecialFiles(t *testing.T) {
 	c.Env = append(c.Env, hookEnv...)
 	if out, _ := c.CombinedOutput(); strings.Count(string(out), "not a regular file") != 2 {
 		t.Errorf("hook status:\n%s", out)
+	}
+}
+
+// TestInstallKilledAnywhere: an install killed (-9) at any moment leaves
+// the settings file as it was or as installed, never half-written; a
+// temporary file a killed install left beside it is removed by the next
+// one, so it is not committed with the project.
+func TestInstallKilledAnywhere(t *testing.T) {
+	e, settings := installEnv(t)
+	orig := "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Read\"]}\n}\n"
+	must(t, os.WriteFile(settings, []byte(orig), 0o644))
+	e.must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	installed := readFile(t, settings)
+	rounds := 40
+	if testing.Short() {
+		rounds = 10
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range rounds {
+		must(t, os.WriteFile(settings, []byte(orig), 0o644))
+		c := e.cmd("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+		must(t, c.Start())
+		time.Sleep(time.Duration(rng.IntN(15000)) * time.Microsecond)
+		c.Process.Kill()
+		c.Wait()
+		if got := readFile(t, settings); got != orig && got != installed {
+			t.Fatalf("round %d: a killed install left\n%s", i, got)
+		}
+	}
+	// A temporary file of an install that was killed before its rename.
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	stale := filepath.Join(e.ws, ".claude", fmt.Sprintf(".settings.json.ckpt-tmp-%d-1234", dead.Process.Pid))
+	must(t, os.WriteFile(stale, []byte("{half"), 0o600))
+	must(t, os.WriteFile(settings, []byte(orig), 0o644))
+	e.must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	if left, _ := filepath.Glob(filepath.Join(e.ws, ".claude", ".settings.json.ckpt-tmp-*")); len(left) > 0 {
+		t.Fatalf("temporary files left: %v", left)
 	}
 }

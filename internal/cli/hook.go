@@ -261,7 +261,7 @@ is replaced atomically, keeping its owner and mode (through a symlink, the
 file it leads to — but a project install never writes through a link that
 leads out of the project). Only entries exactly as install writes them are
 ckpt's: a command of yours that runs 'ckpt hook' among other things is left
-as it is.
+as it is. A file with a key twice in one object is refused.
 
 The entries run this ckpt by its absolute path (through the PATH entry that
 leads to it, if any), so the agent finds it whatever its PATH; --command

@@ -255,3 +255,38 @@ func TestInstallKilledAnywhere(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+// TestInstallRefusesDuplicateKeys: a settings file with a key twice in an
+// object — "hooks", an event, anywhere — is refused with the line, not
+// edited at a guess (the agent reads only one of them); so is a Codex
+// config.toml with notify twice.
+func TestInstallRefusesDuplicateKeys(t *testing.T) {
+	e, settings := installEnv(t)
+	for _, bad := range []string{
+		"{\n  \"hooks\": {},\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]}\n}\n",
+		"{\"hooks\": {\"Stop\": [], \"Stop\": []}}\n",
+		"{\"model\": \"opus\", \"permissions\": {\"allow\": [], \"allow\": [\"Read\"]}}\n",
+		"{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"/opt/bin/ckpt hook claude-code\", \"command\": \"rm -rf ~\"}]}]}}\n",
+	} {
+		must(t, os.WriteFile(settings, []byte(bad), 0o644))
+		for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+			code, _, errs := e.run(append([]string{"hook", "claude-code"}, args...)...)
+			if code == 0 || !strings.Contains(errs, "duplicate key") {
+				t.Errorf("%s into %q: exit %d, %s", args[0], bad, code, errs)
+			}
+			if got := readFile(t, settings); got != bad {
+				t.Fatalf("%s changed %q to %q", args[0], bad, got)
+			}
+		}
+	}
+	codexHome := t.TempDir()
+	e.extra = append(e.extra, "CODEX_HOME="+codexHome)
+	conf := filepath.Join(codexHome, "config.toml")
+	bad := "notify = [\"/opt/bin/ckpt\", \"hook\", \"codex\"]\nnotify = [\"say\", \"done\"]\n"
+	must(t, os.WriteFile(conf, []byte(bad), 0o644))
+	for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+		if code, _, errs := e.run(append([]string{"hook", "codex"}, args...)...); code == 0 || readFile(t, conf) != bad {
+			t.Errorf("codex %s: exit %d, %s", args[0], code, errs)
+		}
+	}
+}

@@ -14,8 +14,8 @@ import (
 // Codex session started in the home directory would make a checkpoint of
 // the whole of it, and every later command in a project below would find
 // that store. So a hook never adopts as a new workspace the home
-// directory, the root directory, or a directory above workspaces ckpt
-// already protects; it says so (an error the hook reports, exiting 0) and
+// directory (or one above it), the root directory, or a directory above
+// workspaces ckpt already protects; it says so (an error the hook reports, exiting 0) and
 // checkpoints nothing. A directory the user made a workspace themselves
 // (`ckpt -C DIR save`) is adopted, except home and root.
 
@@ -66,6 +66,9 @@ func checkAdopt(ws, store string, explicit bool) error {
 		}
 		if ws == home {
 			return &WorkspaceRefusedError{Dir: ws, What: "your home directory"}
+		}
+		if strings.HasPrefix(home, ws+string(filepath.Separator)) {
+			return &WorkspaceRefusedError{Dir: ws, What: "above your home directory"}
 		}
 	}
 	if explicit || ownHistory(ws, store) {

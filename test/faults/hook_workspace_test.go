@@ -37,7 +37,7 @@ func homeEnv(t *testing.T) (e *env, home string) {
 // hook exits 0 saying why.
 func TestHookNeverAdoptsHomeOrRoot(t *testing.T) {
 	e, home := homeEnv(t)
-	for _, dir := range []string{home, "/"} {
+	for _, dir := range []string{home, filepath.Dir(home), "/"} {
 		r := e.mustHook("codex", "", codexPayload(t, "t-"+filepath.Base(dir), dir))
 		if !strings.Contains(r.stderr, "a hook does not checkpoint all of it") {
 			t.Errorf("cwd %s: stderr %q, want the refusal", dir, r.stderr)

@@ -375,6 +375,13 @@ func DefaultStoreDir(workspace string) (string, error) {
 // dir, that workspace; else the nearest ancestor whose default store holds
 // checkpoints; else the top of the enclosing git work tree; else dir
 // itself.
+//
+// A store found for an ancestor of dir is used only if that ancestor is
+// the top of a git work tree (it has a .git), where a repository marks
+// the tree as one project. Any other ancestor — a home directory an agent
+// once ran in, "/" — is not taken to be dir's workspace: the error, an
+// [*AncestorStoreError], names it and says how to go on (-C ANCESTOR to
+// use its store, or open dir itself as a workspace).
 func FindWorkspace(dir, storeDir string) (string, error) {
 	start, err := canonicalDir(dir)
 	if err != nil {
@@ -383,6 +390,9 @@ func FindWorkspace(dir, storeDir string) (string, error) {
 	if storeDir != "" {
 		if ws := store.RecordedWorkspace(storeDir); ws != "" &&
 			(start == ws || strings.HasPrefix(start, ws+string(filepath.Separator))) {
+			if err := checkAncestor(start, ws, storeDir); err != nil {
+				return "", err
+			}
 			return ws, nil
 		}
 	}
@@ -391,6 +401,9 @@ func FindWorkspace(dir, storeDir string) (string, error) {
 		// that a command created by just looking (ckpt status in ~) must
 		// not turn every project below into part of it.
 		if sd, err := DefaultStoreDir(d); err == nil && store.HasHistory(sd) {
+			if err := checkAncestor(start, d, sd); err != nil {
+				return "", err
+			}
 			return d, nil
 		}
 		if d == filepath.Dir(d) {
@@ -398,7 +411,7 @@ func FindWorkspace(dir, storeDir string) (string, error) {
 		}
 	}
 	for d := start; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if isRepoTop(d) {
 			return d, nil
 		}
 		if d == filepath.Dir(d) {
@@ -406,6 +419,45 @@ func FindWorkspace(dir, storeDir string) (string, error) {
 		}
 	}
 	return start, nil
+}
+
+// isRepoTop reports whether dir is the top of a git work tree (it has a
+// .git directory or file).
+func isRepoTop(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	return err == nil
+}
+
+// checkAncestor allows the workspace ws, found for the directory start
+// through the store sd, if it is start itself or the top of a git work
+// tree.
+func checkAncestor(start, ws, sd string) error {
+	if ws == start || isRepoTop(ws) {
+		return nil
+	}
+	return &AncestorStoreError{Dir: start, Workspace: ws, Store: sd}
+}
+
+// AncestorStoreError is FindWorkspace's error for a directory inside a
+// workspace that is not the top of a git work tree: ckpt does not act on
+// all of that workspace from below it (a restore there would change
+// files far from where the command ran).
+type AncestorStoreError struct {
+	Dir       string // where the command started
+	Workspace string // the ancestor ckpt protects
+	Store     string // its store
+}
+
+// Error implements error.
+func (e *AncestorStoreError) Error() string {
+	return fmt.Sprintf("%s lies inside %s, whose store %s holds checkpoints, but %s is not the top of a git repository: ckpt does not take it to be the workspace of a directory below it",
+		e.Dir, e.Workspace, e.Store, e.Workspace)
+}
+
+// Hint says how to go on.
+func (e *AncestorStoreError) Hint() string {
+	return fmt.Sprintf("to use that store, run ckpt -C %s (the whole of %s); to protect %s on its own, run ckpt --workspace %s",
+		e.Workspace, e.Workspace, e.Dir, e.Dir)
 }
 
 // HoldLock runs fn while holding the store's operation lock (for tools and

@@ -251,6 +251,41 @@ func Workspaces() ([]*WorkspaceInfo, error) {
 	return out, nil
 }
 
+// WorkspacesBelow lists the workspaces strictly below dir (an absolute,
+// symlink-free path) whose default stores, under [StateDir], hold
+// checkpoints: the projects a command run in dir would swallow whole if
+// it made dir a workspace. It reads each store's metadata, not its size.
+func WorkspacesBelow(dir string) ([]string, error) {
+	sd, err := StateDir()
+	if err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(sd)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	prefix := dir + string(filepath.Separator)
+	if dir == string(filepath.Separator) {
+		prefix = dir
+	}
+	var out []string
+	for _, de := range des {
+		if !de.IsDir() {
+			continue
+		}
+		st := filepath.Join(sd, de.Name())
+		ws := store.RecordedWorkspace(st)
+		if ws != dir && strings.HasPrefix(ws, prefix) && store.HasHistory(st) {
+			out = append(out, ws)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // workspaceState decides whether the workspace ws exists, is provably
 // gone, or cannot be checked (and why). Provably gone: looking it up says
 // it does not exist (ENOENT, not EACCES or EIO), and its parent exists, can

@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/hooks"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +31,10 @@ const (
 
 // env is what every command shares: I/O, global flags, the open repo.
 type env struct {
-	ctx    context.Context
+	ctx context.Context
+	// args are the command line's arguments (the hook's guard runs them
+	// again in its child).
+	args   []string
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
@@ -66,7 +72,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(e)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -87,7 +93,34 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err == nil {
 		return ExitOK
 	}
-	return report(stderr, err)
+	code := report(stderr, err)
+	if agent := hookCall(args); code == ExitUsage && agent != "" {
+		// An agent takes a hook's exit status 2 as "block": a mistyped
+		// flag in an installed hook's command must not block every
+		// prompt. It is a failure like any other (for hook status to
+		// show): exit 0, or 1 with --strict.
+		hooks.ReportFailure(agent, nil, err, 0, hooks.RunOptions{Stderr: io.Discard})
+		code = ExitOK
+		if slices.Contains(args, "--strict") {
+			code = ExitError
+		}
+	}
+	return code
+}
+
+// hookCall returns the agent whose hook program args run (ckpt ... hook
+// AGENT ..., not its install or uninstall), or "".
+func hookCall(args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "hook" || !slices.Contains(hooks.Agents, args[i+1]) {
+			continue
+		}
+		if i+2 < len(args) && (args[i+2] == "install" || args[i+2] == "uninstall") {
+			return ""
+		}
+		return args[i+1]
+	}
+	return ""
 }
 
 // isCobraUsage recognizes cobra's own usage errors.
@@ -164,6 +197,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&e.dir, "dir", "C", "", "run as if started in `DIR`")
+	pf.StringVar(&e.workspace, "workspace", "", "the workspace is `DIR` itself (default: found from the current directory, as git finds a repository)")
 	pf.StringVar(&e.store, "store", "", "store `DIR` (default: $CKPT_STORE, else under $XDG_STATE_HOME/ckpt)")
 	pf.StringVar(&e.backend, "backend", "", "store `BACKEND`: sqlite or git (default: $CKPT_BACKEND, else the store's setting, else detected)")
 	pf.StringVar(&e.gitPrefix, "git-ref-prefix", "", "git backend's ref namespace `PREFIX` (default refs/ckpt; refs/sandbox: the sandbox snapshot tools'), saved")
@@ -206,25 +240,43 @@ func wrapArgs(c *cobra.Command) {
 	}
 }
 
-// open finds the workspace and opens its store.
-func (e *env) open(json bool) (*ckpt.Repo, error) {
-	if e.repo != nil {
-		return e.repo, nil
+// findWorkspace finds the workspace the way every command does:
+// --workspace DIR as it is (relative to -C DIR), else found from -C DIR or
+// the current directory (see ckpt.FindWorkspace) with the store named.
+func (e *env) findWorkspace(store string) (string, error) {
+	if ws := e.workspace; ws != "" {
+		if !filepath.IsAbs(ws) && e.dir != "" {
+			ws = filepath.Join(e.dir, ws)
+		}
+		abs, err := filepath.Abs(ws)
+		if err != nil {
+			return "", err
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return "", usagef("--workspace %s: not a directory", e.workspace)
+		}
+		return abs, nil
 	}
 	dir := e.dir
 	if dir == "" {
 		dir = "."
 	}
-	opts := ckpt.Options{Store: e.store, Backend: e.backend, GitRefPrefix: e.gitPrefix, NoRecover: e.noRecover}
+	return ckpt.FindWorkspace(dir, store)
+}
+
+// storeOptions resolves which store to open, the way every command does
+// — and every hook, so a hook never opens (or creates) another store than
+// the user's commands: --store, else $CKPT_STORE; --backend, else
+// $CKPT_BACKEND, else sqlite when --store names a store without a backend
+// setting, else (empty) the store's setting or what ckpt.Open detects;
+// --git-ref-prefix and --max-file-size.
+func (e *env) storeOptions() (ckpt.Options, error) {
+	opts := ckpt.Options{Store: e.store, Backend: e.backend, GitRefPrefix: e.gitPrefix}
 	if opts.Store == "" {
 		opts.Store = os.Getenv("CKPT_STORE")
-	}
-	ws := e.workspace
-	if ws == "" {
-		var err error
-		if ws, err = ckpt.FindWorkspace(dir, opts.Store); err != nil {
-			return nil, err
-		}
 	}
 	if opts.Backend == "" {
 		opts.Backend = os.Getenv("CKPT_BACKEND")
@@ -239,7 +291,7 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	switch opts.Backend {
 	case "", ckpt.BackendSQLite, ckpt.BackendGit:
 	default:
-		return nil, usagef("unknown backend %q: want sqlite or git", opts.Backend)
+		return opts, usagef("unknown backend %q: want sqlite or git", opts.Backend)
 	}
 	if e.maxFileSize != "" {
 		// One size parser for every flag and setting: 10mib is 10 MiB.
@@ -248,9 +300,26 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 			err = fmt.Errorf("want a size above 0, not %q", e.maxFileSize)
 		}
 		if err != nil {
-			return nil, usagef("--max-file-size: %v", err)
+			return opts, usagef("--max-file-size: %v", err)
 		}
 		opts.MaxFileSize = n
+	}
+	return opts, nil
+}
+
+// open finds the workspace and opens its store.
+func (e *env) open(json bool) (*ckpt.Repo, error) {
+	if e.repo != nil {
+		return e.repo, nil
+	}
+	opts, err := e.storeOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts.NoRecover = e.noRecover
+	ws, err := e.findWorkspace(opts.Store)
+	if err != nil {
+		return nil, err
 	}
 	if v := os.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
@@ -54,23 +53,15 @@ Durations: 90m, 24h, 30d, 2w. Sizes: 500MiB, 1GiB.`,
 // still be repaired): the sqlite store, or on the git backend
 // <gitdir>/ckpt (see ckpt.ConfigDir).
 func (e *env) storeDir(key string) (string, error) {
-	sd := e.store
-	if sd == "" {
-		sd = os.Getenv("CKPT_STORE")
-	}
-	dir := e.dir
-	if dir == "" {
-		dir = "."
-	}
-	ws, err := ckpt.FindWorkspace(dir, sd)
+	opts, err := e.storeOptions()
 	if err != nil {
 		return "", err
 	}
-	backend := e.backend
-	if backend == "" {
-		backend = os.Getenv("CKPT_BACKEND")
+	ws, err := e.findWorkspace(opts.Store)
+	if err != nil {
+		return "", err
 	}
-	return ckpt.ConfigDir(ws, ckpt.Options{Store: sd, Backend: backend}, key)
+	return ckpt.ConfigDir(ws, ckpt.Options{Store: opts.Store, Backend: opts.Backend}, key)
 }
 
 // configRow is one setting in --json output.
@@ -89,13 +80,15 @@ func runConfig(e *env, o *configOptions, args []string) error {
 		return err
 	}
 	sd, err := e.storeDir("")
-	if err != nil {
-		return err
-	}
 	if len(args) == 2 || o.unset {
 		dir := sd
 		if len(args) > 0 && args[0] == "backend" {
-			dir = bsd
+			// Setting the backend needs no other store: it is how a
+			// workspace with two stores is told which one to use.
+			dir, err = bsd, nil
+		}
+		if err != nil {
+			return err
 		}
 		if o.unset {
 			if len(args) != 1 {
@@ -131,6 +124,9 @@ func runConfig(e *env, o *configOptions, args []string) error {
 			return e.printJSON(configRow{Key: args[0], Value: norm, Set: true})
 		}
 		return nil
+	}
+	if err != nil {
+		return err
 	}
 	set, err := ckpt.ConfigSet(sd)
 	if err != nil {
@@ -187,11 +183,7 @@ func (e *env) noteBackendSwitch(sqliteStore, to string) {
 	if e.quiet {
 		return
 	}
-	dir := e.dir
-	if dir == "" {
-		dir = "."
-	}
-	ws, err := ckpt.FindWorkspace(dir, "")
+	ws, err := e.findWorkspace("")
 	if err != nil {
 		return
 	}

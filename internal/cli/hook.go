@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -84,9 +86,12 @@ and the rest.
 A hook never fails or blocks the agent: errors (a malformed payload, a
 store it cannot open, a store another ckpt holds longer than --lock-timeout)
 go to stderr and to the hook log, and it exits 0 — unless --strict, which
-exits 1 (never 2, which would make the agent drop the prompt). It prints
-nothing on stdout (agents read a hook's stdout). The log is
-$CKPT_HOOK_LOG, else hooks.log in $XDG_STATE_HOME/ckpt. See docs/hooks.md.`,
+exits 1 (never 2, which would make the agent drop the prompt). It handles
+the event in a child process of its own, so a crash of that process (out
+of memory, a fatal runtime error) or one still running past --timeout is
+reported the same way. It prints nothing on stdout (agents read a hook's
+stdout). The log is $CKPT_HOOK_LOG, else hooks.log in $XDG_STATE_HOME/ckpt.
+See docs/hooks.md.`,
 		Example: `  ckpt hook claude-code install
   ckpt hook gemini install --user
   ckpt hook codex install
@@ -143,6 +148,14 @@ func agentName(agent string) string {
 const maxPayload = 16 << 20
 
 func runHook(e *env, o *hookOptions, agent string, args []string) error {
+	called := time.Now()
+	child := os.Getenv(hookChildEnv) != ""
+	if child {
+		// The guard's child: the call began when the guard started.
+		if t, err := time.Parse(time.RFC3339Nano, os.Getenv(hookCalledEnv)); err == nil {
+			called = t
+		}
+	}
 	var payload []byte
 	if len(args) == 1 {
 		payload = []byte(args[0])
@@ -150,34 +163,78 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 		if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
 			return usagef("ckpt hook %s reads the agent's hook JSON on stdin: it is what %s runs, not a command to type (see 'ckpt hook %s install')", agent, agentName(agent), agent)
 		}
-		var err error
-		if e.stdin != nil {
-			payload, err = io.ReadAll(io.LimitReader(e.stdin, maxPayload))
-		}
-		if err != nil {
-			payload = nil
+		payload = readPayload(e.stdin, o.timeout)
+	}
+	if !child && e.guardHook() {
+		if ran, err := runHookGuarded(e, o, agent, payload, called); ran {
+			return err
 		}
 	}
-	store := e.store
-	if store == "" {
-		store = os.Getenv("CKPT_STORE")
+	// The store, exactly as every other command resolves it.
+	so, err := e.storeOptions()
+	if err == nil && e.workspace != "" {
+		e.workspace, err = e.findWorkspace("")
+	}
+	if err != nil {
+		hooks.ReportFailure(agent, payload, err, time.Since(called), hooks.RunOptions{Stderr: e.stderr})
+		if o.strict {
+			return &exitStatusError{code: ExitError}
+		}
+		return nil
+	}
+	ctx := e.ctx
+	if child {
+		// --timeout counts from the agent's call, which the guard took.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, called.Add(o.timeout))
+		defer cancel()
 	}
 	opts := hooks.RunOptions{
-		Options: hooks.Options{Store: store, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
-			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent]), Watch: ensureWatcher(o.noWatch)},
+		Options: hooks.Options{Store: so.Store, Backend: so.Backend, GitRefPrefix: so.GitRefPrefix, MaxFileSize: so.MaxFileSize,
+			Workspace: e.workspace, Dir: e.dir, LockTimeout: o.lockTimeout, NoMessages: o.noMessages,
+			ProjectDir: os.Getenv(hooks.ProjectDirEnv[agent]), Watch: ensureWatcher(o.noWatch), Called: called},
 		Timeout: o.timeout,
 		Stderr:  e.stderr,
 	}
 	if v := os.Getenv("CKPT_NOW"); v != "" {
 		if t, err := time.Parse(time.RFC3339, v); err == nil {
 			opts.Now = func() time.Time { return t }
+			opts.Called = t
 		}
 	}
-	_, err := hooks.Run(e.ctx, agent, payload, opts)
-	if err != nil && o.strict {
+	if _, err := hooks.Run(ctx, agent, payload, opts); err != nil && o.strict {
 		return &exitStatusError{code: ExitError} // already reported
 	}
 	return nil
+}
+
+// readPayload reads the hook's JSON from stdin: at most maxPayload bytes,
+// and no longer than timeout — one JSON value is enough, so an agent
+// that keeps stdin open does not hold the hook. What it cannot read is
+// nil (the hook then reports an empty payload).
+func readPayload(r io.Reader, timeout time.Duration) []byte {
+	if r == nil {
+		return nil
+	}
+	done := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		dec := json.NewDecoder(io.TeeReader(io.LimitReader(r, maxPayload), &buf))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err == nil {
+			done <- v
+			return
+		}
+		// Not JSON: the rest as it is, for the log.
+		io.Copy(&buf, io.LimitReader(r, maxPayload-int64(buf.Len())))
+		done <- buf.Bytes()
+	}()
+	select {
+	case p := <-done:
+		return p
+	case <-time.After(timeout):
+		return nil
+	}
 }
 
 func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
@@ -200,7 +257,11 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 It merges: other hooks, unknown keys, their order, formatting and comments
 stay byte for byte as they were; installing again adds nothing; a copy of
 the previous file is kept in $XDG_STATE_HOME/ckpt/hook-backups and the file
-is replaced atomically (through a symlink, the file it points to).
+is replaced atomically, keeping its owner and mode (through a symlink, the
+file it leads to — but a project install never writes through a link that
+leads out of the project). Only entries exactly as install writes them are
+ckpt's: a command of yours that runs 'ckpt hook' among other things is left
+as it is. A file with a key twice in one object is refused.
 
 The entries run this ckpt by its absolute path (through the PATH entry that
 leads to it, if any), so the agent finds it whatever its PATH; --command
@@ -221,7 +282,9 @@ refuses and says so rather than replace it.`
 		}
 	} else {
 		long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s,
-and the lists and objects they leave empty; nothing else changes.`, file)
+and the lists and objects they leave empty; nothing else changes. An entry
+is ckpt's only if its command is exactly what install writes: a command of
+yours that runs 'ckpt hook' among other things is left as it is.`, file)
 		if agent == hooks.Codex {
 			long = fmt.Sprintf(`Uninstall removes the notify line that runs ckpt from %s;
 nothing else changes (another notify program is left alone).`, file)
@@ -273,7 +336,7 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	if err != nil {
 		return usagef("%v", err)
 	}
-	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop}
+	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop, Project: ws}
 	var ch *hooks.Change
 	if install {
 		ch, err = hooks.Install(agent, scope, file, opts)
@@ -310,6 +373,9 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	default:
 		e.printf("%s: removed ckpt's hooks for %s from %s\n", agent, strings.Join(ch.Removed, ", "), file)
 	}
+	for _, k := range ch.Kept {
+		e.printf("  left as it is, your own command that runs ckpt's hook: %s\n", k)
+	}
 	if ch.Backup != "" {
 		e.printf("  previous file kept in %s\n", ch.Backup)
 	}
@@ -322,15 +388,11 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 // workspaceDir finds the workspace (-C DIR or the current directory) the
 // way every command does, without opening its store.
 func (e *env) workspaceDir() (string, error) {
-	dir := e.dir
-	if dir == "" {
-		dir = "."
+	opts, err := e.storeOptions()
+	if err != nil {
+		return "", err
 	}
-	store := e.store
-	if store == "" {
-		store = os.Getenv("CKPT_STORE")
-	}
-	return ckpt.FindWorkspace(dir, store)
+	return e.findWorkspace(opts.Store)
 }
 
 func newHookStatusCmd(e *env) *cobra.Command {
@@ -339,12 +401,14 @@ func newHookStatusCmd(e *env) *cobra.Command {
 		Use:   "status",
 		Short: "Show which agents' settings have ckpt's hooks, and where the hook log is",
 		Long: `Status reads each agent's project and user settings and shows which have
-ckpt's hooks, for which events, with which command; and where the hook log is.`,
+ckpt's hooks, for which events, with which command; where the hook log is;
+and the last hook call that failed — when, which agent and event, the error
+and what to do — until a later hook call succeeds.`,
 		Example: "  ckpt hook status\n  ckpt hook status --json",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return runHookStatus(e, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: {installed, log}")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: {installed, log, last_failure}")
 	return c
 }
 
@@ -353,7 +417,12 @@ func runHookStatus(e *env, asJSON bool) error {
 	out := struct {
 		Installed []*hooks.Installed `json:"installed"`
 		Log       string             `json:"log"`
+		// LastFailure is the last hook call that failed, until a later
+		// one succeeds (null: none).
+		LastFailure *hooks.Failure `json:"last_failure"`
 	}{Installed: []*hooks.Installed{}, Log: hooks.LogPath()}
+	lf, lfErr := hooks.LastFailure("")
+	out.LastFailure = lf
 	for _, agent := range hooks.Agents {
 		for _, scope := range []hooks.Scope{hooks.ScopeProject, hooks.ScopeUser} {
 			if scope == hooks.ScopeProject && wsErr != nil {
@@ -391,10 +460,32 @@ func runHookStatus(e *env, asJSON bool) error {
 		e.printf("%-12s %-8s %s\n    %s\n", in.Agent, in.Scope, in.File, state)
 	}
 	e.printf("log: %s\n", out.Log)
+	printHookFailure(e.stdout, lf, "")
+	if lfErr != nil {
+		e.warnf("hook failure record: %v", lfErr)
+	}
 	if wsErr != nil {
 		return fmt.Errorf("project settings not shown: %w", wsErr)
 	}
 	return nil
+}
+
+// printHookFailure shows the last hook failure, if any, each line
+// starting with indent.
+func printHookFailure(w io.Writer, f *hooks.Failure, indent string) {
+	if f == nil {
+		return
+	}
+	what := f.Agent
+	if f.Event != "" {
+		what += " " + f.Event
+	}
+	if f.Workspace != "" {
+		what += " in " + f.Workspace
+	}
+	fmt.Fprintf(w, "%slast hook failure: %s, %s (turns are not checkpointed until a hook call succeeds)\n", indent, fmtTime(f.Time), what)
+	fmt.Fprintf(w, "%s    error: %s\n", indent, f.Error)
+	fmt.Fprintf(w, "%s    next:  %s\n", indent, f.Next)
 }
 
 // ensureWatcher returns the hooks' Watch option: start the workspace's

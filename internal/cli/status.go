@@ -2,6 +2,9 @@ package cli
 
 import (
 	"fmt"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/hooks"
 	"github.com/spf13/cobra"
 )
 
@@ -29,8 +32,13 @@ the change lines, and nothing when the workspace equals HEAD.`,
 }
 
 func runStatus(e *env, o *statusOptions) error {
+	// A hook that could not checkpoint exits 0 for the agent's sake: this
+	// is where the user sees it (also when this workspace cannot be
+	// opened, which may be why).
+	lf, _ := hooks.LastFailure("")
 	r, err := e.open(o.json)
 	if err != nil {
+		printHookFailure(e.stderr, lf, "ckpt: ")
 		return err
 	}
 	s, err := r.Status(e.ctx, true)
@@ -39,7 +47,10 @@ func runStatus(e *env, o *statusOptions) error {
 		return err
 	}
 	if o.json {
-		return e.printJSON(s)
+		return e.printJSON(struct {
+			*ckpt.Status
+			HookFailure *hooks.Failure `json:"hook_failure,omitempty"`
+		}{s, lf})
 	}
 	if e.quiet {
 		// Only the changes, one per line, as the full report lists them;
@@ -49,6 +60,7 @@ func runStatus(e *env, o *statusOptions) error {
 		}
 		return nil
 	}
+	defer printHookFailure(e.stdout, lf, "")
 	e.printf("workspace: %s\n", s.Workspace)
 	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, humanSize(s.StoreSize), s.Checkpoints)
 	if g := s.Git; g != nil {

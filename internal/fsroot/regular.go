@@ -27,18 +27,11 @@ var ErrTooLarge = errors.New("file too large")
 // grows past limit is an error, never an unbounded read. A missing file's
 // error wraps fs.ErrNotExist.
 func ReadRegular(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, fi, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(fi.Mode()))}
-	}
 	if fi.Size() > limit {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, fi.Size(), limit)}
 	}
@@ -50,6 +43,29 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)}
 	}
 	return data, nil
+}
+
+// OpenRegular opens the regular file at path for reading, as
+// [ReadRegular] reads it — without blocking on a FIFO, refusing anything
+// that is not a regular file once opened (the error wraps
+// [ErrNotRegular]) — for a caller that reads only part of it (the end of
+// a long transcript). The caller bounds what it reads; fi is the opened
+// file's.
+func OpenRegular(path string) (f *os.File, fi fs.FileInfo, err error) {
+	f, err = os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err = f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(fi.Mode()))}
+	}
+	return f, fi, nil
 }
 
 // kindOf names a file type for an error message.

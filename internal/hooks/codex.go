@@ -131,8 +131,10 @@ func codexInstall(src []byte, command string, ch *Change) ([]byte, error) {
 		case ok && reflect.DeepEqual(cur, argv):
 			return src, nil
 		case ok && isCkptHook(cur, Codex):
-			if len(cur) != 3 {
-				return src, nil // changed by the user: leave it
+			if !isOurs(cur, Codex) {
+				// The user's own notify program runs ckpt's hook: theirs.
+				ch.Kept = append(ch.Kept, "notify: "+formatNotify(v))
+				return src, nil
 			}
 			out, err := replaceNotifyLine(src, line, want, ch.File)
 			if err != nil {
@@ -179,7 +181,10 @@ func codexUninstall(src []byte, ch *Change) ([]byte, error) {
 		return nil, err
 	}
 	cur, ok := notifyArgv(m["notify"])
-	if !ok || !isCkptHook(cur, Codex) {
+	if !ok || !isOurs(cur, Codex) {
+		if ok && isCkptHook(cur, Codex) {
+			ch.Kept = append(ch.Kept, "notify: "+formatNotify(m["notify"]))
+		}
 		return src, nil
 	}
 	want := map[string]any{}

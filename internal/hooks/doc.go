@@ -10,9 +10,18 @@
 // A hook runs inside the agent's loop, so [Run] never fails the agent: a
 // malformed payload, an unknown event, a store it cannot open or one
 // another ckpt process holds longer than the (short) lock timeout are
-// reported on stderr and in the hook log ([LogPath]) and the agent goes
-// on. Its time is bounded; on the deadline it returns and the abandoned
-// operation is cancelled (the store's transactions make that safe).
+// reported on stderr, in the hook log ([LogPath]) and as the last failure
+// ([LastFailure], which `ckpt hook status` and `ckpt status` show until a
+// call succeeds), and the agent goes on. Its time is bounded; on the
+// deadline it returns and the abandoned operation is cancelled (the
+// store's transactions make that safe). What it reads is bounded too: a
+// transcript only if it is a regular file, at most its last 16 MiB. The
+// CLI runs Run in a guarded child process (see internal/cli), so even a
+// crash of the runtime does not reach the agent as a failure.
+//
+// A hook never widens a workspace: it does not make one of the home
+// directory, "/", or a directory above workspaces ckpt protects
+// ([WorkspaceRefusedError]).
 //
 // # Events
 //

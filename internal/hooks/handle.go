@@ -37,6 +37,17 @@ const (
 type Options struct {
 	// Store is the store directory ("" for the workspace's default store).
 	Store string
+	// Backend, GitRefPrefix and MaxFileSize are [ckpt.Options]' fields of
+	// the same names: the store is opened as every ckpt command opens it
+	// (the CLI resolves them from its flags, CKPT_STORE and CKPT_BACKEND
+	// for hooks and commands alike), so a hook never creates a second
+	// store beside the one the user's commands use.
+	Backend      string
+	GitRefPrefix string
+	MaxFileSize  int64
+	// Workspace, if set, is the workspace itself (ckpt --workspace DIR):
+	// not found from the directories below.
+	Workspace string
 	// ProjectDir is the directory the agent works for, if it says
 	// ($CLAUDE_PROJECT_DIR, $GEMINI_PROJECT_DIR; see [ProjectDirEnv]): the
 	// workspace is found from there rather than from the payload's cwd,
@@ -139,8 +150,14 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	if dir == "" {
 		dir = "."
 	}
-	ws, err := ckpt.FindWorkspace(dir, opts.Store)
-	if err != nil {
+	ws, explicit := opts.Workspace, opts.Workspace != ""
+	if !explicit {
+		var err error
+		if ws, err = ckpt.FindWorkspace(dir, opts.Store); err != nil {
+			return res, err
+		}
+	}
+	if err := checkAdopt(ws, opts.Store, explicit); err != nil {
 		return res, err
 	}
 	res.Workspace = ws
@@ -148,7 +165,8 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	if lt <= 0 {
 		lt = DefaultLockTimeout
 	}
-	r, err := ckpt.Open(ctx, ws, ckpt.Options{Store: opts.Store, LockTimeout: lt, Now: opts.Now})
+	r, err := ckpt.Open(ctx, ws, ckpt.Options{Store: opts.Store, Backend: opts.Backend, GitRefPrefix: opts.GitRefPrefix,
+		MaxFileSize: opts.MaxFileSize, LockTimeout: lt, Now: opts.Now})
 	if err != nil {
 		return res, err
 	}
@@ -320,6 +338,10 @@ type RunOptions struct {
 	Stderr io.Writer
 	// Log is the log file ("" for [LogPath]; "-" for none).
 	Log string
+	// FailureFile keeps the last failure ("" for [FailurePath]; "-" for
+	// none): a failed call records itself there, and a call that reaches
+	// a workspace and succeeds clears it.
+	FailureFile string
 }
 
 // ErrTimeout: a hook call ran out of time and was abandoned.
@@ -384,14 +406,56 @@ func Run(ctx context.Context, agent string, payload []byte, opts RunOptions) (*R
 			res = &Result{Agent: agent, Event: ev.Name}
 		}
 	}
-	elapsed := time.Since(start)
-	report(stderr, logPath, res, err, elapsed, payload)
+	report(stderr, logPath, failureFile(opts), res, err, start, payload)
 	return res, err
 }
 
+func failureFile(opts RunOptions) string {
+	if opts.FailureFile == "" {
+		return FailurePath()
+	}
+	return opts.FailureFile
+}
+
+// ReportFailure reports a hook call that failed outside [Run]: the guard
+// process of `ckpt hook` reports with it a child that crashed, was killed
+// or ran past its time. It says so on opts.Stderr and in the log, naming
+// the event when the payload says which (it is parsed here only for that,
+// and a parser that panics on it does not stop the report).
+func ReportFailure(agent string, payload []byte, err error, elapsed time.Duration, opts RunOptions) {
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	logPath := opts.Log
+	if logPath == "" {
+		logPath = LogPath()
+	}
+	res := &Result{Agent: agent}
+	func() {
+		defer func() { recover() }()
+		if ev, perr := Parse(agent, payload); perr == nil {
+			res.Event = ev.Name
+		}
+	}()
+	report(stderr, logPath, failureFile(opts), res, err, time.Now().Add(-elapsed), payload)
+}
+
 // report writes the outcome to the log (one line, and the payload of a
-// call that failed to parse) and errors and notes to stderr.
-func report(stderr io.Writer, logPath string, res *Result, err error, elapsed time.Duration, payload []byte) {
+// call that failed to parse), errors and notes to stderr, and keeps a
+// failure (or clears the last one) in failFile.
+func report(stderr io.Writer, logPath, failFile string, res *Result, err error, start time.Time, payload []byte) {
+	elapsed := time.Since(start)
+	var ferr error
+	if err != nil {
+		ferr = recordFailure(failFile, &Failure{Time: time.Now().UTC(), Agent: res.Agent, Event: res.Event, Session: res.Session,
+			Workspace: res.Workspace, Error: flat(err.Error()), Next: nextStep(err, logPath), Log: logPath})
+	} else if res.Workspace != "" {
+		ferr = clearFailure(failFile, start)
+	}
+	if ferr != nil {
+		fmt.Fprintf(stderr, "ckpt: hook failure record: %v\n", ferr)
+	}
 	what := res.Agent
 	if res.Event != "" {
 		what += " " + res.Event
@@ -405,7 +469,7 @@ func report(stderr io.Writer, logPath string, res *Result, err error, elapsed ti
 		fmt.Fprintf(&line, " workspace=%s", res.Workspace)
 	}
 	if err != nil {
-		fmt.Fprintf(&line, " error: %v", err)
+		fmt.Fprintf(&line, " error: %s", flat(err.Error()))
 		if h := ckpt.Hint(err); h != "" {
 			fmt.Fprintf(&line, " (hint: %s)", h)
 		}
@@ -426,7 +490,7 @@ func report(stderr io.Writer, logPath string, res *Result, err error, elapsed ti
 		}
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(&line, "; note: %s", n)
+		fmt.Fprintf(&line, "; note: %s", flat(n))
 	}
 	fmt.Fprintf(&line, " (%dms)\n", elapsed.Milliseconds())
 	if logPath != "-" {
@@ -450,6 +514,11 @@ func report(stderr io.Writer, logPath string, res *Result, err error, elapsed ti
 		fmt.Fprintf(stderr, "ckpt: hook %s: note: %s\n", what, n)
 	}
 }
+
+// flat puts a message on one line (the log has one line per call).
+func flat(s string) string { return flattener.Replace(s) }
+
+var flattener = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
 // LogPath returns the hook log: $CKPT_HOOK_LOG, else hooks.log in ckpt's
 // state directory ($XDG_STATE_HOME/ckpt or ~/.local/state/ckpt).

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -144,6 +147,10 @@ type InstallOptions struct {
 	// BackupDir receives a copy of a settings file before it is changed
 	// ("" for hook-backups in ckpt's state directory).
 	BackupDir string
+	// Project is the project a project-scope settings file belongs to
+	// ("" for the directory above the file's): the file must lie inside
+	// it, also through symlinks.
+	Project string
 	// AsyncStop makes Claude Code run the Stop hook in the background
 	// ("async": true), so the end-of-turn checkpoint is off the agent's
 	// path (see docs/hooks.md for what that trades).
@@ -161,6 +168,10 @@ type Change struct {
 	Added   []string `json:"added"`
 	Updated []string `json:"updated"`
 	Removed []string `json:"removed"`
+	// Kept are events whose hooks already run ckpt's hook through a
+	// command of the user's ("EVENT: COMMAND"): install adds no second
+	// one, and uninstall leaves them as they are.
+	Kept []string `json:"kept,omitempty"`
 	// Changed is false when the file already was as asked.
 	Changed bool `json:"changed"`
 	// Backup is the copy of the file as it was before.
@@ -255,7 +266,30 @@ func shellFields(s string) []string {
 	return out
 }
 
-// isCkptHook reports whether argv runs `ckpt ... hook AGENT`.
+// isOurs reports whether argv is exactly what install writes for agent
+// — CKPT hook AGENT, CKPT a program named ckpt — so that install may
+// update it and uninstall remove it. A command that merely runs ckpt's
+// hook among other things (ckpt hook claude-code && notify-send done, or
+// with flags added) is the user's: see isCkptHook.
+func isOurs(argv []string, agent string) bool {
+	if len(argv) != 3 || argv[1] != "hook" || argv[2] != agent {
+		return false
+	}
+	base := filepath.Base(argv[0])
+	return base == "ckpt" || base == "ckpt.exe"
+}
+
+// isOursCommand reports whether a hook's shell command is exactly one
+// install writes: its words are ours (see isOurs) and it is spelled as
+// install spells it (no operators, redirections or other quoting).
+func isOursCommand(cmd, agent string) bool {
+	argv := shellFields(cmd)
+	return isOurs(argv, agent) && cmd == hookCommand(argv[0], agent)
+}
+
+// isCkptHook reports whether argv runs `ckpt ... hook AGENT` at all —
+// install's own entry, or a command of the user's that runs it (which
+// install then does not double, and uninstall leaves alone).
 func isCkptHook(argv []string, agent string) bool {
 	if len(argv) < 3 {
 		return false
@@ -272,14 +306,16 @@ func isCkptHook(argv []string, agent string) bool {
 	return false
 }
 
-// ckptHandler finds ckpt's handlers in a settings file's hooks object:
-// for each event, the (group, handler) indexes and commands.
+// found is a handler that runs ckpt's hook in a settings file's hooks
+// object: its event, (group, handler) indexes and command, and whether
+// it is exactly install's (ours) or a command of the user's.
 type found struct {
 	event          string
 	eventIdx       int
 	group, handler int
 	handlerNode    *jsonNode
 	command        *jsonNode
+	ours           bool
 }
 
 func ckptHandlers(src []byte, hooksN *jsonNode, agent string) []found {
@@ -297,7 +333,8 @@ func ckptHandlers(src []byte, hooksN *jsonNode, agent string) []found {
 				cmdN := h.member("command")
 				cmd, ok := cmdN.str(src)
 				if ok && isCkptHook(shellFields(cmd), agent) {
-					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: hi, handlerNode: h, command: cmdN})
+					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: hi, handlerNode: h, command: cmdN,
+						ours: isOursCommand(cmd, agent)})
 				}
 			}
 		}
@@ -388,11 +425,23 @@ func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]b
 		if evN.kind != '[' {
 			return nil, fmt.Errorf("%s: hooks.%s is not a list: fix it by hand first", ch.File, event)
 		}
-		var mine []found
+		var mine, theirs []found
 		for _, f := range ckptHandlers(src, hooksN, agent) {
-			if f.event == event {
+			switch {
+			case f.event != event:
+			case f.ours:
 				mine = append(mine, f)
+			default:
+				theirs = append(theirs, f)
 			}
+		}
+		if len(mine) == 0 && len(theirs) > 0 {
+			// The user's own command runs ckpt's hook (with flags, or
+			// among other things): it is theirs, and a second entry
+			// would checkpoint twice.
+			cmd, _ := theirs[0].command.str(src)
+			ch.Kept = append(ch.Kept, event+": "+cmd)
+			continue
 		}
 		if len(mine) == 0 {
 			src = addElem(src, evN, group, st)
@@ -400,8 +449,8 @@ func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]b
 			continue
 		}
 		// An entry as install writes it, with another ckpt binary, is
-		// updated; one the user changed (flags added) is left alone.
-		if cur, _ := mine[0].command.str(src); cur != want && len(shellFields(cur)) == 3 {
+		// updated.
+		if cur, _ := mine[0].command.str(src); cur != want {
 			q, _ := json.Marshal(want)
 			src = splice(src, mine[0].command.start, mine[0].command.end, string(q))
 			ch.Updated = append(ch.Updated, event)
@@ -435,8 +484,17 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 		if hooksN == nil || hooksN.kind != '{' {
 			break
 		}
-		fs := ckptHandlers(src, hooksN, agent)
+		var fs []found
+		for _, f := range ckptHandlers(src, hooksN, agent) {
+			if f.ours { // the user's own commands stay
+				fs = append(fs, f)
+			}
+		}
 		if len(fs) == 0 {
+			for _, f := range ckptHandlers(src, hooksN, agent) {
+				cmd, _ := f.command.str(src)
+				ch.Kept = append(ch.Kept, f.event+": "+cmd)
+			}
 			break
 		}
 		// Remove the last one found (spans before it stay valid, but
@@ -484,16 +542,24 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 }
 
 // editFile applies edit to the file's content and, if that changes it,
-// keeps a backup and replaces the file atomically (through a symlink, the
-// file it points to). If the file changes while being edited, it starts
-// over.
+// keeps a backup and replaces the file atomically, keeping its owner and
+// mode (through a symlink, the file it leads to; see settingsTarget). If
+// the file changes while being edited, it starts over.
 func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([]byte, error)) error {
-	target := file
-	if real, err := filepath.EvalSymlinks(file); err == nil {
-		target = real
+	project := ""
+	if ch.Scope == ScopeProject {
+		project = opts.Project
+		if project == "" {
+			project = filepath.Dir(filepath.Dir(file)) // WS/.claude/settings.json
+		}
 	}
+	target, err := settingsTarget(file, project)
+	if err != nil {
+		return err
+	}
+	removeStaleTemps(target)
 	for attempt := 0; ; attempt++ {
-		old, err := os.ReadFile(target)
+		old, fi, err := readSettings(target)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -511,7 +577,7 @@ func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([
 				return fmt.Errorf("back up %s: %w", target, err)
 			}
 		}
-		again, err := os.ReadFile(target)
+		again, _, err := readSettings(target)
 		if (err == nil) != exists || !bytes.Equal(again, old) {
 			if attempt < 3 {
 				*ch = Change{Agent: ch.Agent, Scope: ch.Scope, File: ch.File, Command: ch.Command, Backup: ch.Backup,
@@ -520,8 +586,89 @@ func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([
 			}
 			return fmt.Errorf("%s keeps changing while ckpt edits it; try again", file)
 		}
-		return writeAtomic(target, out)
+		return writeAtomic(target, out, fi, 0o644)
 	}
+}
+
+// maxSettings bounds a settings file install reads.
+const maxSettings = 16 << 20
+
+// readSettings reads a settings file: a regular file only (a FIFO or a
+// device there is an error, not a read that never ends), at most
+// maxSettings bytes. fi is the file's.
+func readSettings(file string) ([]byte, fs.FileInfo, error) {
+	f, fi, err := ckpt.OpenRegularFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if fi.Size() > maxSettings {
+		return nil, nil, fmt.Errorf("%s: %d bytes, more than a settings file holds (%d): ckpt leaves it alone", file, fi.Size(), maxSettings)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSettings+1))
+	if err == nil && len(data) > maxSettings {
+		err = fmt.Errorf("%s: grew past %d bytes while read: ckpt leaves it alone", file, maxSettings)
+	}
+	return data, fi, err
+}
+
+// settingsTarget returns the file install edits for file: file itself,
+// or the file a symlink (or a chain of them, or a symlinked directory on
+// the way) leads to, so a dotfiles repository keeps its link. With project
+// set (the project scope), that file must lie inside the project: a
+// repository can ship .claude/settings.json, or .claude, as a symlink to
+// any file of the user's — ~/.docker/config.json — and install must not
+// edit that. A symlink within the project is followed. A symlink that
+// leads nowhere is refused (replacing it with a file would break it).
+func settingsTarget(file, project string) (string, error) {
+	target := file
+	fi, err := os.Lstat(file)
+	switch {
+	case err == nil:
+		real, err := filepath.EvalSymlinks(file)
+		if err != nil {
+			return "", fmt.Errorf("%s is a symlink that leads nowhere (%v): ckpt edits a settings file through a link, never the link itself; create the file it names, or replace the link with a file", file, unwrapPathErr(err))
+		}
+		target = real
+		if fi.Mode()&fs.ModeSymlink == 0 && fi.IsDir() {
+			return "", fmt.Errorf("%s is a directory, not a settings file", file)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		// To be created: in the directory its path really leads to.
+		target = resolveExisting(file)
+	default:
+		return "", err
+	}
+	if project == "" {
+		return target, nil
+	}
+	root := resolveExisting(project)
+	if target != root && !strings.HasPrefix(target, root+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s leads out of the project, to %s (through a symlink): ckpt does not write a file outside the project through a link the project holds; remove the link (or install with --user)", file, target)
+	}
+	return target, nil
+}
+
+// resolveExisting resolves the symlinks of p's longest existing prefix.
+func resolveExisting(p string) string {
+	rest := ""
+	for d := p; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if d == filepath.Dir(d) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func backup(file string, data []byte, agent, dir string) (string, error) {
@@ -541,17 +688,20 @@ func backup(file string, data []byte, agent, dir string) (string, error) {
 }
 
 // writeAtomic replaces file with data: a temporary file in the same
-// directory, synced, given the old file's mode, renamed over it.
-func writeAtomic(file string, data []byte) error {
+// directory (named for this process, see removeStaleTemps), synced,
+// renamed over it. The new file has old's owner and mode (old: the file
+// replaced), or mode when there was none; an owner it cannot keep (another
+// user's file, when ckpt does not run as root) is an error, and nothing is
+// replaced.
+func writeAtomic(file string, data []byte, old fs.FileInfo, mode fs.FileMode) error {
 	dir := filepath.Dir(file)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(file); err == nil {
-		mode = fi.Mode().Perm()
+	if old != nil {
+		mode = old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".ckpt-tmp-*")
+	f, err := os.CreateTemp(dir, tempPrefix(file)+"*")
 	if err != nil {
 		return err
 	}
@@ -559,19 +709,20 @@ func writeAtomic(file string, data []byte) error {
 	ok := false
 	defer func() {
 		if !ok {
+			f.Close()
 			os.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		return err
+	}
+	if err := keepOwner(f, old, file); err != nil {
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {
@@ -586,6 +737,57 @@ func writeAtomic(file string, data []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+// keepOwner gives the temporary file f the owner of old, the file it
+// replaces, when that is not who runs ckpt.
+func keepOwner(f *os.File, old fs.FileInfo, file string) error {
+	if old == nil {
+		return nil
+	}
+	st, ok := old.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	uid, gid := int(st.Uid), int(st.Gid)
+	if uid == os.Geteuid() && gid == os.Getegid() {
+		return nil
+	}
+	if err := f.Chown(uid, gid); err != nil {
+		return fmt.Errorf("%s belongs to uid %d (gid %d), and ckpt cannot keep that owner on the new file (%v): it leaves the file alone; install as its owner", file, uid, gid, unwrapPathErr(err))
+	}
+	return nil
+}
+
+// tempPrefix is the name of file's temporary files, with this process's
+// id, so that one a killed install left can be told from one a running
+// install is writing.
+func tempPrefix(file string) string {
+	return fmt.Sprintf(".%s.ckpt-tmp-%d-", filepath.Base(file), os.Getpid())
+}
+
+// removeStaleTemps removes the temporary files an install killed before
+// its rename left beside file (those of processes no longer running).
+func removeStaleTemps(file string) {
+	pattern := "." + filepath.Base(file) + ".ckpt-tmp-"
+	des, err := os.ReadDir(filepath.Dir(file))
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		rest, ok := strings.CutPrefix(de.Name(), pattern)
+		if !ok || !de.Type().IsRegular() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(filepath.Join(filepath.Dir(file), de.Name()))
+		}
+	}
 }
 
 // Installed is what [Status] finds in a settings file.
@@ -611,7 +813,7 @@ type Installed struct {
 // Status reports ckpt's entries in an agent's settings file.
 func Status(agent string, scope Scope, file string) *Installed {
 	in := &Installed{Agent: agent, Scope: scope, File: file, Events: []string{}, Commands: []string{}, Missing: []string{}}
-	src, err := os.ReadFile(file)
+	src, _, err := readSettings(file)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			in.Error = err.Error()

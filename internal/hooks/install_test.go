@@ -232,7 +232,9 @@ func TestInstallShapes(t *testing.T) {
 		})
 	}
 
-	// ckpt's handler in a group with the user's: only ckpt's goes.
+	// A command of the user's that runs ckpt's hook with a flag added is
+	// theirs: install adds no second one for that event, and uninstall
+	// leaves it.
 	p = filepath.Join(dir, "shared.json")
 	shared := `{
   "hooks": {
@@ -253,16 +255,15 @@ func TestInstallShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ch.Updated) != 0 || reflect.DeepEqual(ch.Added, Events[ClaudeCode]) || !strings.Contains(string(read(t, p)), "ckpt hook claude-code --strict") {
+	if len(ch.Updated) != 0 || reflect.DeepEqual(ch.Added, Events[ClaudeCode]) || !reflect.DeepEqual(ch.Kept, []string{"Stop: ckpt hook claude-code --strict"}) ||
+		strings.Count(string(read(t, p)), "hook claude-code") != 4 {
 		t.Fatalf("install over a customized entry: %+v\n%s", ch, read(t, p))
 	}
-	if _, err := Uninstall(ClaudeCode, ScopeProject, p, opts); err != nil {
-		t.Fatal(err)
+	if ch, err := Uninstall(ClaudeCode, ScopeProject, p, opts); err != nil || !reflect.DeepEqual(ch.Kept, []string{"Stop: ckpt hook claude-code --strict"}) {
+		t.Fatalf("%+v, %v", ch, err)
 	}
-	want := strings.Replace(shared, `,
-          { "type": "command", "command": "ckpt hook claude-code --strict" }`, "", 1)
-	if got := string(read(t, p)); got != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	if got := string(read(t, p)); got != shared {
+		t.Fatalf("got\n%s\nwant\n%s", got, shared)
 	}
 
 	// An entry as install writes it, from another ckpt binary, is updated.
@@ -406,6 +407,26 @@ func TestShellWords(t *testing.T) {
 	} {
 		if got := isCkptHook(shellFields(c.cmd), ClaudeCode); got != c.want {
 			t.Errorf("%s: %v", c.cmd, got)
+		}
+	}
+	// Only what install writes is ckpt's own entry.
+	for _, c := range []struct {
+		cmd  string
+		want bool
+	}{
+		{"ckpt hook claude-code", true},
+		{"/usr/local/bin/ckpt hook claude-code", true},
+		{"'/Users/a b/bin/ckpt' hook claude-code", true},
+		{`"/Users/a b/bin/ckpt" hook claude-code`, false}, // not as install quotes it
+		{"ckpt hook claude-code && notify-send done", false},
+		{"ckpt hook claude-code; rm -rf ~", false},
+		{"ckpt hook claude-code --strict", false},
+		{"ckpt  hook claude-code", false},
+		{"ckpt hook claude-code > /tmp/log", false},
+		{"ckpt hook gemini", false},
+	} {
+		if got := isOursCommand(c.cmd, ClaudeCode); got != c.want {
+			t.Errorf("ours %s: %v", c.cmd, got)
 		}
 	}
 	if got := hookCommand("/Users/a b/ckpt", Gemini); got != "'/Users/a b/ckpt' hook gemini" {

@@ -125,6 +125,7 @@ func (p *jsonParser) value(depth int) (*jsonNode, error) {
 			n.end = p.pos
 			return n, nil
 		}
+		seen := map[string]bool{}
 		for {
 			p.space()
 			if p.pos >= len(p.src) || p.src[p.pos] != '"' {
@@ -138,6 +139,13 @@ func (p *jsonParser) value(depth int) (*jsonNode, error) {
 			if err := json.Unmarshal(p.src[ks:p.pos], &key); err != nil {
 				return nil, p.errorf("member name: %v", err)
 			}
+			// Agents' JSON readers keep one of two equal keys (which one
+			// varies): an edit of either would be a guess.
+			if seen[key] {
+				p.pos = ks
+				return nil, p.errorf("duplicate key %q in an object (the agent reads only one of them)", key)
+			}
+			seen[key] = true
 			p.space()
 			if p.pos >= len(p.src) || p.src[p.pos] != ':' {
 				return nil, p.errorf("want ':' after %q", key)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -14,12 +13,16 @@ import (
 )
 
 // Limits on what a turn records from a transcript: the messages are a
-// record for the user, not a copy of the agent's log.
+// record for the user, not a copy of the agent's log. maxTail also bounds
+// what a hook reads of a transcript at all — JSON lines back from its end,
+// a legacy Gemini transcript from its start — and it reads only a regular
+// file (a transcript_path naming /dev/zero, a FIFO or a symlink to one is
+// a note), so a hook's memory does not depend on what the payload names.
 const (
 	maxMessages      = 200      // per turn; the rest are counted in a note
 	maxAssistantText = 64 << 10 // bytes of one assistant message
 	maxToolText      = 2 << 10  // bytes of one tool call's description
-	maxTail          = 16 << 20 // bytes of a transcript read back from its end
+	maxTail          = 16 << 20 // bytes of a transcript read, at most
 )
 
 // turnMessages returns the messages of the turn whose prompt is prompt,
@@ -58,21 +61,19 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 }
 
 // readTail reads the end of a file: whole lines, at least want bytes back
-// from the end (or the whole file), and whether it reached the start.
+// from the end (or the whole file), and whether it reached the start. It
+// reads a regular file only (see [ckpt.OpenRegularFile]) and never more
+// than want bytes, however the file grows meanwhile.
 func readTail(path string, want int64) ([]byte, bool, error) {
-	f, err := os.Open(path)
+	f, fi, err := ckpt.OpenRegularFile(path)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
 	size := fi.Size()
 	off := size - want
 	if off <= 0 {
-		data, err := io.ReadAll(f)
+		data, err := io.ReadAll(io.LimitReader(f, size))
 		return data, true, err
 	}
 	data := make([]byte, size-off)
@@ -327,27 +328,45 @@ func parseGeminiLine(l []byte) (geminiMessage, bool) {
 }
 
 // geminiMessages applies the records in order: a message appended again
-// replaces the first (in its place), a rewind drops messages.
-func geminiMessages(recs []geminiMessage) []geminiMessage {
-	var order []string
+// replaces the first (in its place), a rewind drops the messages from the
+// one it names on. It is linear in the records (a transcript may hold
+// thousands of rewinds): each message's place is in a map, and a rewind
+// drops each message at most once.
+func geminiMessages(recs []geminiMessage) []geminiMessage { return applyGemini(recs, nil) }
+
+// applyGemini is geminiMessages counting in *steps, if not nil, the
+// records and messages it touches (the test that keeps it linear).
+func applyGemini(recs []geminiMessage, steps *int) []geminiMessage {
+	step := func() {
+		if steps != nil {
+			*steps++
+		}
+	}
+	var order []string     // message ids, in place order
+	at := map[string]int{} // id -> its index in order
 	byID := map[string]geminiMessage{}
 	for _, m := range recs {
+		step()
 		if m.RewindTo != "" {
-			if k := slices.Index(order, m.RewindTo); k >= 0 {
+			if k, ok := at[m.RewindTo]; ok {
 				for _, gone := range order[k:] {
+					step()
 					delete(byID, gone)
+					delete(at, gone)
 				}
 				order = order[:k]
 			}
 			continue
 		}
-		if _, ok := byID[m.ID]; !ok {
+		if _, ok := at[m.ID]; !ok {
+			at[m.ID] = len(order)
 			order = append(order, m.ID)
 		}
 		byID[m.ID] = m
 	}
 	out := make([]geminiMessage, 0, len(order))
 	for _, id := range order {
+		step()
 		out = append(out, byID[id])
 	}
 	return out
@@ -356,7 +375,7 @@ func geminiMessages(recs []geminiMessage) []geminiMessage {
 // geminiLegacy reads a transcript written as one JSON object (Gemini CLI
 // before 2026), or reports that it is JSON lines.
 func geminiLegacy(path string) ([]geminiMessage, bool, error) {
-	f, err := os.Open(path)
+	f, _, err := ckpt.OpenRegularFile(path)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,0 +1,170 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The fuzz targets of every parser a hook runs on input it did not write
+// (run each with go test -run '^$' -fuzz '^FuzzX$' -fuzztime 1m
+// ./internal/hooks): payloads, transcripts, settings files. Each asserts
+// no panic and output bounded by its input; FuzzHookExit (fuzz_cli_test.go)
+// runs the whole `ckpt hook AGENT` and asserts it exits 0.
+
+// addFiles seeds f with the files matching pattern under testdata.
+func addFiles(f *testing.F, pattern string, add func(data []byte)) {
+	f.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", pattern))
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seeds for %s: %v", pattern, err)
+	}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		add(data)
+	}
+}
+
+// eventSize is the bytes of an event's strings: all come from the
+// payload, so they are bounded by it (invalid UTF-8 is replaced by U+FFFD:
+// at most three bytes for one).
+func eventSize(ev *Event) int {
+	return len(ev.Agent) + len(ev.Name) + len(string(ev.Kind)) + len(ev.SessionID) + len(ev.Cwd) + len(ev.Prompt) +
+		len(ev.Transcript) + len(ev.Assistant) + len(ev.Detail)
+}
+
+func fuzzParse(f *testing.F, agent, seeds string) {
+	addFiles(f, seeds, func(data []byte) { f.Add(data) })
+	f.Add([]byte(`{"hook_event_name":"Stop","session_id":"\ud800","transcript_path":"/dev/zero"}`))
+	f.Add([]byte(`{"type":"agent-turn-complete","input-messages":["","",""],"thread-id":"t"}`))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		ev, err := Parse(agent, payload)
+		if err != nil {
+			if ev != nil {
+				t.Fatalf("an event with the error %v", err)
+			}
+			return
+		}
+		if ev.Agent != agent || ev.Name == "" || ev.Kind == "" {
+			t.Fatalf("event %+v", ev)
+		}
+		// Fixed strings (agent, kind) plus what the payload carried.
+		if n := eventSize(ev); n > 3*len(payload)+64 {
+			t.Fatalf("a %d-byte payload made a %d-byte event", len(payload), n)
+		}
+	})
+}
+
+// FuzzParseClaudeCode: Claude Code's hook payloads.
+func FuzzParseClaudeCode(f *testing.F) { fuzzParse(f, ClaudeCode, "claude-code/*.json") }
+
+// FuzzParseGemini: Gemini CLI's hook payloads.
+func FuzzParseGemini(f *testing.F) { fuzzParse(f, Gemini, "gemini/*.json") }
+
+// FuzzParseCodex: Codex's notify payloads.
+func FuzzParseCodex(f *testing.F) { fuzzParse(f, Codex, "codex/*.json") }
+
+// fuzzTranscript reads a transcript's turn: at most maxMessages messages,
+// each clipped, whatever the transcript holds.
+func fuzzTranscript(f *testing.F, agent, seeds string) {
+	addFiles(f, seeds, func(data []byte) { f.Add(data, prompt, "") })
+	f.Add([]byte(`{"id":"1","type":"user","content":"p"}`+"\n"+`{"$rewindTo":"1"}`+"\n"), "p", "reply")
+	f.Add([]byte(`{"messages":[{"id":"1","type":"user","content":"p"},{"id":"2","type":"gemini","content":[{"text":"a"}]}]}`), "p", "")
+	// One file per worker process (iterations in a process run one at a
+	// time); a directory per iteration would cost more than the parse.
+	p := filepath.Join(f.TempDir(), "t.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte, prompt, assistant string) {
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		msgs, _ := turnMessages(&Event{Agent: agent, Transcript: p, Assistant: assistant}, prompt)
+		if len(msgs) > maxMessages {
+			t.Fatalf("%d messages, more than %d", len(msgs), maxMessages)
+		}
+		total := 0
+		for _, m := range msgs {
+			if len(m.Content) > maxAssistantText || len(m.Tool) > 3*len(data) {
+				t.Fatalf("a %d-byte message (tool %d bytes) from %d bytes", len(m.Content), len(m.Tool), len(data))
+			}
+			total += len(m.Content) + len(m.Tool)
+		}
+		if total > 3*(len(data)+len(assistant))+100 {
+			t.Fatalf("%d bytes of messages from a %d-byte transcript", total, len(data))
+		}
+	})
+}
+
+// FuzzClaudeTranscript: Claude Code's transcript (JSON lines).
+func FuzzClaudeTranscript(f *testing.F) {
+	fuzzTranscript(f, ClaudeCode, "claude-code/transcript.jsonl")
+}
+
+// FuzzGeminiTranscript: Gemini CLI's transcript (JSON lines with
+// rewinds, or one legacy JSON object).
+func FuzzGeminiTranscript(f *testing.F) { fuzzTranscript(f, Gemini, "gemini/transcript.jsonl") }
+
+// FuzzSettingsJSON: install and uninstall on any settings file. They fail
+// or give a file that parses, grown by at most ckpt's entries; uninstall
+// after install takes ckpt's entries out again.
+func FuzzSettingsJSON(f *testing.F) {
+	addFiles(f, "settings/*.json", func(data []byte) { f.Add(data, false) })
+	f.Add([]byte(`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ckpt hook claude-code && x"}]}]}}`), true)
+	f.Add([]byte("{\n\t// c\n\t\"hooks\": {} /* x */\n}"), false)
+	f.Fuzz(func(t *testing.T, src []byte, gemini bool) {
+		agent := ClaudeCode
+		if gemini {
+			agent = Gemini
+		}
+		opts := InstallOptions{Command: "/opt/ckpt/bin/ckpt"}
+		ch := &Change{Agent: agent, File: "settings.json"}
+		out, err := jsonInstall(append([]byte(nil), src...), agent, opts, ch)
+		if err != nil {
+			return
+		}
+		if _, err := parseSettings(out, "settings.json"); err != nil {
+			t.Fatalf("install made a file it cannot read: %v\n%s", err, out)
+		}
+		if len(out) > len(src)+4096 {
+			t.Fatalf("install grew %d bytes to %d", len(src), len(out))
+		}
+		back, err := jsonUninstall(out, agent, &Change{Agent: agent, File: "settings.json"})
+		if err != nil {
+			t.Fatalf("uninstall after install: %v\n%s", err, out)
+		}
+		if strings.Contains(string(back), opts.Command+" hook "+agent+`"`) {
+			t.Fatalf("uninstall left ckpt's entry:\n%s", back)
+		}
+	})
+}
+
+// FuzzCodexConfig: install and uninstall on any config.toml. They fail
+// or give a file that decodes to the same settings plus (or minus) the
+// notify key.
+func FuzzCodexConfig(f *testing.F) {
+	addFiles(f, "settings/*.toml", func(data []byte) { f.Add(data) })
+	f.Add([]byte("notify = [\"ckpt\", \"hook\", \"codex\"]\n[tui]\nx = 1\n"))
+	f.Add([]byte("# only a comment"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		ch := &Change{Agent: Codex, File: "config.toml"}
+		out, err := codexInstall(append([]byte(nil), src...), "/opt/ckpt/bin/ckpt", ch)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if _, err := toml.Decode(string(out), &m); err != nil {
+			t.Fatalf("install made a file that does not decode: %v\n%s", err, out)
+		}
+		if len(out) > len(src)+200 {
+			t.Fatalf("install grew %d bytes to %d", len(src), len(out))
+		}
+		if _, err := codexUninstall(out, &Change{Agent: Codex, File: "config.toml"}); err != nil {
+			t.Fatalf("uninstall after install: %v\n%s", err, out)
+		}
+	})
+}

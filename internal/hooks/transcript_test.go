@@ -1,0 +1,111 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/seed1cedbf7c/ckpt"
+)
+
+// A transcript_path naming something other than a regular file — a
+// device, a FIFO, a directory, a symlink to one — is a note, read neither
+// forever nor at all.
+func TestTranscriptMustBeRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"/dev/zero", fifo, dir} {
+		link := filepath.Join(dir, "link-"+filepath.Base(target))
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{target, link} {
+			if _, err := claudeTurn(p, "the prompt"); !errors.Is(err, ckpt.ErrNotRegular) {
+				t.Errorf("claude %s: %v, want not a regular file", p, err)
+			}
+			if _, err := geminiTurn(p, "the prompt"); !errors.Is(err, ckpt.ErrNotRegular) {
+				t.Errorf("gemini %s: %v, want not a regular file", p, err)
+			}
+		}
+	}
+}
+
+// A transcript far larger than maxTail is read only as far back as
+// maxTail from its end (a sparse file: nothing is written).
+func TestHugeTranscriptReadFromItsEndOnly(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail := `{"type":"user","message":{"role":"user","content":"the prompt"}}` + "\n" +
+		`{"type":"assistant","message":{"role":"assistant","id":"m","content":[{"type":"text","text":"the answer"}]}}` + "\n"
+	if _, err := f.WriteAt([]byte("\n"+tail), 64<<30); err != nil { // 64 GiB of holes first
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	data, whole, err := readTail(p, maxTail)
+	if err != nil || whole || int64(len(data)) > maxTail {
+		t.Fatalf("read %d bytes (whole %v), %v; want at most %d", len(data), whole, err, maxTail)
+	}
+	got, err := claudeTurn(p, "the prompt")
+	if err != nil || len(got) != 1 || got[0].Content != "the answer" {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	// A legacy Gemini transcript is read from its start, at most maxTail.
+	if _, err := geminiTurn(p, "the prompt"); err == nil {
+		t.Fatal("a 64 GiB legacy transcript was read")
+	}
+}
+
+// Gemini's rewinds cost linear time: n records — messages, and rewinds
+// to the last message, to a missing one, to the first — touch at most a
+// small multiple of n messages (they touched n²/4 before).
+func TestGeminiRewindsLinear(t *testing.T) {
+	patterns := map[string]func(i int) []geminiMessage{
+		// message, message, rewind to the latter: the order stays short
+		// but every rewind used to scan it from the start.
+		"rewind-last": func(i int) []geminiMessage {
+			a, b := fmt.Sprint("a", i), fmt.Sprint("b", i)
+			return []geminiMessage{{ID: a, Type: "gemini"}, {ID: b, Type: "gemini"}, {RewindTo: b}}
+		},
+		// a rewind to an id that is not there scanned every message.
+		"rewind-missing": func(i int) []geminiMessage {
+			return []geminiMessage{{ID: fmt.Sprint("m", i), Type: "gemini"}, {RewindTo: "missing"}}
+		},
+		// the same message written again and again.
+		"rewrite": func(i int) []geminiMessage {
+			return []geminiMessage{{ID: fmt.Sprint("m", i%7), Type: "gemini"}, {ID: "x", Type: "user"}}
+		},
+	}
+	for name, gen := range patterns {
+		for _, n := range []int{10000, 20000} {
+			var recs []geminiMessage
+			for i := 0; len(recs) < n; i++ {
+				recs = append(recs, gen(i)...)
+			}
+			steps := 0
+			applyGemini(recs, &steps)
+			if steps > 3*len(recs) {
+				t.Errorf("%s: %d records took %d steps, want at most %d", name, len(recs), steps, 3*len(recs))
+			}
+		}
+	}
+	// And the result is what applying them in order gives.
+	recs := []geminiMessage{{ID: "1", Type: "user"}, {ID: "2", Type: "gemini"}, {ID: "3", Type: "gemini"},
+		{ID: "2", Type: "gemini", Content: []byte(`"again"`)}, {RewindTo: "3"}, {RewindTo: "nope"}, {ID: "4", Type: "gemini"}}
+	var ids []string
+	for _, m := range geminiMessages(recs) {
+		ids = append(ids, m.ID+m.text())
+	}
+	if got := strings.Join(ids, ","); got != "1,2again,4" {
+		t.Fatalf("got %s, want 1,2again,4", got)
+	}
+}

@@ -75,6 +75,9 @@ Register it with an agent, e.g.:
 const sandboxPrefix = "refs/sandbox"
 
 func runMCP(e *env, o *mcpOptions) error {
+	if o.workspace == "" {
+		o.workspace = e.workspace // ckpt --workspace DIR mcp
+	}
 	if o.sandbox {
 		if e.backend != "" && e.backend != ckpt.BackendGit {
 			return usagef("--sandbox uses the git backend, not --backend %s", e.backend)

@@ -48,7 +48,15 @@ func TestHugeTranscriptReadFromItsEndOnly(t *testing.T) {
 	tail := `{"type":"user","message":{"role":"user","content":"the prompt"}}` + "\n" +
 		`{"type":"assistant","message":{"role":"assistant","id":"m","content":[{"type":"text","text":"the answer"}]}}` + "\n"
 	if _, err := f.WriteAt([]byte("\n"+tail), 64<<30); err != nil { // 64 GiB of holes first
-		t.Skip("no sparse files here:", err)
+		// A file system without files that large: four times the bound
+		// proves the same (zeros where it has no holes).
+		t.Logf("no 64 GiB file here (%v): %d bytes before the tail instead", err, 4*maxTail)
+		if err := f.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte("\n"+tail), 4*maxTail); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.Close()
 	data, whole, err := readTail(p, maxTail)
@@ -61,7 +69,7 @@ func TestHugeTranscriptReadFromItsEndOnly(t *testing.T) {
 	}
 	// A legacy Gemini transcript is read from its start, at most maxTail.
 	if _, err := geminiTurn(p, "the prompt"); err == nil {
-		t.Fatal("a 64 GiB legacy transcript was read")
+		t.Fatal("a legacy transcript larger than maxTail was read")
 	}
 }
 

@@ -179,21 +179,7 @@ func TestMCPFlagsErrorsAndHelp(t *testing.T) {
 	t.Setenv("CKPT_STORE", "")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var serverErr bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		code := Main(ctx, []string{"--backend", "git", "--git-ref-prefix", "refs/sandbox", "mcp", "--workspace", ws}, inR, outW, &serverErr)
-		outW.Close()
-		done <- code
-	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); inW.Close(); <-done }()
+	cs := serveMCP(t, "--backend", "git", "--git-ref-prefix", "refs/sandbox", "mcp", "--workspace", ws)
 	tool := func(name string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
@@ -264,21 +250,7 @@ func TestMCPSandbox(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("v1\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var serverErr bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		code := Main(ctx, []string{"mcp", "--sandbox", "--workspace", ws}, inR, outW, &serverErr)
-		outW.Close()
-		done <- code
-	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); inW.Close(); <-done }()
+	cs := serveMCP(t, "mcp", "--sandbox", "--workspace", ws)
 	tool := func(name string, args map[string]any) string {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
@@ -329,4 +301,27 @@ func TestMCPSandbox(t *testing.T) {
 	if refs := git("for-each-ref", "--format=%(refname)", "refs/sandbox/snapshots/"); refs != "refs/sandbox/snapshots/s1" {
 		t.Fatalf("refs: %q", refs)
 	}
+}
+
+// serveMCP runs ckpt with args (an mcp command) in-process and returns a
+// client connected to it; the server ends with the test.
+func serveMCP(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var serverErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		code := Main(ctx, args, inR, outW, &serverErr)
+		outW.Close()
+		done <- code
+	}()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); inW.Close(); <-done })
+	return cs
 }

@@ -88,6 +88,11 @@ type journalData struct {
 	// Run, for a run's revert, is what the run's record says afterwards;
 	// it is written before the journal is cleared.
 	Run *runMark `json:"run,omitempty"`
+	// Include lists paths the restore's captures take whatever the ignore
+	// rules say (a run's revert: the files its routine's new ignore rules
+	// cover), so that it writes them as tracked files, their current
+	// content kept in the checkpoint before it.
+	Include pathList `json:"include,omitempty"`
 }
 
 // errBaseChanged: the workspace changed after a restore's target was
@@ -323,7 +328,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx, false)
+		c, err = r.captureTx(ctx, tx, false, j.Include)
 		if err != nil {
 			return err
 		}

@@ -58,12 +58,19 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 	}
 	var nothing bool
 	compute := func() (target, base ID, err error) {
-		// The state being reverted: the workspace now, its files stored.
-		c, err := r.captureStored(ctx)
+		// The state being reverted: the workspace now, its files stored —
+		// with the paths the run touched that ignore rules it added now
+		// hide, so that the restore writes them as tracked files and the
+		// checkpoint before it keeps what they hold. The patch, made from
+		// checkpoints that left them out, sees them absent.
+		c, err := r.captureStored(ctx, rv.touched...)
 		if err != nil {
 			return ID{}, ID{}, err
 		}
-		t := &revertTree{ctx: ctx, st: r.st, root: c.res.Root, edits: map[string]*diff.Side{}}
+		t := &revertTree{ctx: ctx, st: r.st, root: c.res.Root, edits: map[string]*diff.Side{}, leave: map[string]bool{}}
+		for _, p := range c.res.Forced {
+			t.edits[p] = nil
+		}
 		if bad, err := t.mismatches(rv); err != nil {
 			return ID{}, ID{}, err
 		} else if len(bad) == 0 {
@@ -87,6 +94,7 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 			return ID{}, ID{}, withHint(&IntegrityError{Op: "revert " + rec.ID + " (" + err.Error() + ")", Paths: paths},
 				"the workspace no longer matches what the run left; nothing was changed. The state before the run is checkpoint "+pre+" (ckpt restore "+pre+")")
 		}
+		t.leaveIgnored(r.root, rv)
 		bad, err := t.mismatches(rv)
 		if err != nil {
 			return ID{}, ID{}, err
@@ -110,7 +118,7 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 		}
 		return target, c.res.Root, nil
 	}
-	j := journalData{Op: "revert"}
+	j := journalData{Op: "revert", Include: rv.touched}
 	if mark != nil {
 		m := *mark
 		j.Run = &m
@@ -168,16 +176,49 @@ func (r *Repo) uncapturable(t *revertTree) []string {
 	return out
 }
 
+// leaveIgnored keeps the files the revert would delete that the manifest
+// does not list and the ignore rules of the result leave out: files the
+// run's own ignore rule changes showed, which may have been there, ignored,
+// before it (a run that removed "*.env" from .gitignore shows the user's
+// .env as added). Their state before the run was never recorded; they stay
+// as they are.
+func (t *revertTree) leaveIgnored(root string, rv *revert) {
+	rules := scan.NewRules(root, func(p string) ([]byte, bool) {
+		s, err := t.Read(p)
+		if err != nil || s == nil || !object.IsFile(s.Mode) {
+			return nil, false
+		}
+		return s.Content, true
+	})
+	for p, s := range t.edits {
+		if _, listed := rv.manifest.Files[p]; s != nil || listed || !rules.Ignored(p, false) {
+			continue
+		}
+		// Not where the result has a file: the run made it there.
+		blocked := false
+		for d := path.Dir(p); d != "." && !blocked; d = path.Dir(d) {
+			blocked = t.edits[d] != nil
+		}
+		if !blocked {
+			delete(t.edits, p)
+			t.leave[p] = true
+		}
+	}
+}
+
 // revert is a run's record of what to undo, read as untrusted input.
 type revert struct {
 	patch    *diff.Patch
 	manifest Manifest
 	affected []string // every path the patch names, sorted
+	// touched adds the paths earlier attempts' diffs name, sorted.
+	touched []string
 }
 
 // loadRevert reads and checks a run directory's changes.diff and
-// manifest.json. A path out of the workspace, or into what ckpt never
-// captures (.git, .ckpt, .decree), is refused.
+// manifest.json, and the paths its attempt-N.diff files name. A path out
+// of the workspace, or into what ckpt never captures (.git, .ckpt,
+// .decree), is refused.
 func loadRevert(runDir string) (*revert, error) {
 	patchData, err := os.ReadFile(filepath.Join(runDir, "changes.diff"))
 	if err != nil {
@@ -196,26 +237,65 @@ func loadRevert(runDir string) (*revert, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "changes.diff"), err)
 		}
 	}
+	if rv.affected, err = patchPaths(filepath.Join(runDir, "changes.diff"), rv.patch); err != nil {
+		return nil, err
+	}
+	// Paths earlier attempts changed: one the last attempt's new ignore
+	// rules hide is in no checkpoint of it, and only these name it.
+	touched := map[string]bool{}
+	for _, p := range rv.affected {
+		touched[p] = true
+	}
+	names, _ := filepath.Glob(filepath.Join(runDir, "attempt-*.diff"))
+	for _, name := range names {
+		data, err := fsroot.ReadRegular(name, 1<<30)
+		if err != nil {
+			continue
+		}
+		p, err := diff.Parse(data)
+		if err != nil {
+			continue // changes.diff alone says what to revert
+		}
+		ps, err := patchPaths(name, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if !touched[p] {
+				touched[p] = true
+				rv.touched = append(rv.touched, p)
+			}
+		}
+	}
+	rv.touched = append(rv.touched, rv.affected...)
+	sort.Strings(rv.touched)
+	return rv, nil
+}
+
+// patchPaths returns the paths p names, sorted, refusing any out of the
+// workspace or into what ckpt never captures.
+func patchPaths(file string, p *diff.Patch) ([]string, error) {
+	var out []string
 	seen := map[string]bool{}
-	for _, fp := range rv.patch.Files {
+	for _, fp := range p.Files {
 		for _, p := range []string{fp.OldPath, fp.NewPath} {
 			if p == "" || seen[p] {
 				continue
 			}
 			if err := diff.CheckPath(p); err != nil {
-				return nil, fmt.Errorf("%s: %w; nothing was changed", filepath.Join(runDir, "changes.diff"), err)
+				return nil, fmt.Errorf("%s: %w; nothing was changed", file, err)
 			}
 			for c := range strings.SplitSeq(p, "/") {
 				if object.Reserved(c) {
-					return nil, fmt.Errorf("%s: path %s is inside %s, which is never checkpointed; nothing was changed", filepath.Join(runDir, "changes.diff"), diff.QuotePath(p), c)
+					return nil, fmt.Errorf("%s: path %s is inside %s, which is never checkpointed; nothing was changed", file, diff.QuotePath(p), c)
 				}
 			}
 			seen[p] = true
-			rv.affected = append(rv.affected, p)
+			out = append(out, p)
 		}
 	}
-	sort.Strings(rv.affected)
-	return rv, nil
+	sort.Strings(out)
+	return out, nil
 }
 
 // revertTree is a stored tree seen as a [diff.Tree]: it reads files from
@@ -227,6 +307,8 @@ type revertTree struct {
 	st    store.Store
 	root  object.ID
 	edits map[string]*diff.Side // nil: removed
+	// leave: paths left as they are (see leaveIgnored).
+	leave map[string]bool
 }
 
 var _ diff.Tree = (*revertTree)(nil)
@@ -350,6 +432,9 @@ func (t *revertTree) Remove(p string) error {
 func (t *revertTree) mismatches(rv *revert) ([]string, error) {
 	var bad []string
 	for _, p := range rv.affected {
+		if t.leave[p] {
+			continue
+		}
 		want, listed := rv.manifest.Files[p]
 		var (
 			present bool

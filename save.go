@@ -204,14 +204,18 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 // only) and preparing a new stat cache (when tx is not nil). With a
 // watcher running (ckpt watch), the new cache records the watcher's token;
 // with accel (saves only), directories the watcher saw unchanged are taken
-// from the old cache without being read.
-func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool) (*capture, error) {
+// from the old cache without being read. include lists paths captured
+// whatever the ignore rules say (see scan.Options.Include); such a capture
+// writes no stat cache, whose entries must be what a plain scan sees.
+func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, include []string) (*capture, error) {
 	cache := r.loadCache(ctx)
 	defer cache.Close()
 	var sink scan.Sink
 	var cw *scan.CacheWriter
 	o := r.scanOptions(ctx, nil, cache)
-	if tx != nil {
+	if tx != nil && len(include) > 0 {
+		sink = tx
+	} else if tx != nil {
 		sink = tx
 		info, err := r.st.Info(ctx)
 		if err != nil {
@@ -239,6 +243,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool) (*capture
 	o = r.scanOptions(ctx, sink, cache)
 	o.Unchanged = unchanged
 	o.CacheOut = cw
+	o.Include = include
 	res, err := scan.Scan(ctx, o)
 	if err != nil {
 		cw.Abort()
@@ -276,12 +281,13 @@ func (c *capture) abort() {
 
 // captureStored scans the workspace and stores its objects (and the new
 // stat cache) without recording a checkpoint, so that what follows can read
-// the workspace's current files from the store. The lock must be held.
-func (r *Repo) captureStored(ctx context.Context) (*capture, error) {
+// the workspace's current files from the store. include is as for
+// captureTx. The lock must be held.
+func (r *Repo) captureStored(ctx context.Context, include ...string) (*capture, error) {
 	var c *capture
 	err := r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx, false)
+		c, err = r.captureTx(ctx, tx, false, include)
 		return err
 	})
 	if err != nil {
@@ -390,7 +396,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx, true)
+		c, err = r.captureTx(ctx, tx, true, nil)
 		if err != nil {
 			return err
 		}

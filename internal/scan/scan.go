@@ -22,6 +22,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -156,6 +157,13 @@ type Options struct {
 	// older copy): the scan then starts over without the cache (and with
 	// CacheOut emptied), and the caller should drop the cache file.
 	OnStaleCache func()
+	// Include lists paths captured, with everything below them, whatever
+	// the ignore rules say (a run's revert puts back files its routine's
+	// new ignore rules cover). An ignored directory on the way to one is
+	// entered, but only the included paths and the directories leading to
+	// them are captured there. Files and symlinks captured only because of
+	// it are reported in Result.Forced.
+	Include []string
 }
 
 // Progress is a snapshot of a running scan's counters.
@@ -196,6 +204,9 @@ type Result struct {
 	Nested []string
 	// Excluded is Options.Exclude: paths a restore must never write.
 	Excluded []string
+	// Forced lists the files and symlinks captured only because of
+	// Options.Include (the ignore rules leave them out), sorted.
+	Forced []string
 }
 
 // PathError is a failure to read a path of the workspace.
@@ -236,6 +247,11 @@ type node struct {
 	// nested: a nested repository (no cache block); hasNested: holds one.
 	nested    bool
 	hasNested atomic.Bool
+	// ignored: the ignore rules leave the directory out, and it was
+	// entered for Options.Include; includeAll: everything below it is
+	// captured whatever the rules say (else, in an ignored directory, only
+	// the included paths and the ways to them).
+	ignored, includeAll bool
 }
 
 type ent struct {
@@ -262,6 +278,9 @@ type scanner struct {
 	cancel  context.CancelCauseFunc
 	exclude map[string]bool
 	max     int64
+	// include: Options.Include (true) and the directories leading to
+	// those paths (false).
+	include map[string]bool
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -310,6 +329,18 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 	s := &scanner{opts: opts, exclude: map[string]bool{}, max: opts.MaxFileSize}
 	for _, e := range opts.Exclude {
 		s.exclude[e] = true
+	}
+	if len(opts.Include) > 0 {
+		s.include = map[string]bool{}
+		for _, p := range opts.Include {
+			s.include[p] = true
+			for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+				if _, ok := s.include[d]; ok {
+					break
+				}
+				s.include[d] = false
+			}
+		}
 	}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	s.cond = sync.NewCond(&s.mu)
@@ -397,6 +428,7 @@ func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stal
 	sort.Slice(s.res.Skipped, func(i, j int) bool { return s.res.Skipped[i].Path < s.res.Skipped[j].Path })
 	sort.Strings(s.res.Temp)
 	sort.Strings(s.res.Nested)
+	sort.Strings(s.res.Forced)
 	return &s.res, false, nil
 }
 
@@ -601,8 +633,16 @@ func (s *scanner) readDir(n *node) error {
 			continue
 		}
 		// The type from readdir is enough to apply the ignore rules, so
-		// ignored entries cost no stat.
-		if de.typeKnown && n.m.IgnoredIn(n.rel, name, de.isDir) {
+		// ignored entries cost no stat. Options.Include overrides them:
+		// listed paths (and all below them) are captured, and an ignored
+		// directory on the way to one is entered for it alone.
+		var incl, listed bool
+		if s.include != nil {
+			incl, listed = s.include[join(n.rel, name)]
+		}
+		all := n.includeAll || incl
+		ignored := n.ignored || de.typeKnown && n.m.IgnoredIn(n.rel, name, de.isDir)
+		if ignored && !all && !listed {
 			s.markUntracked(n.rel)
 			continue
 		}
@@ -613,17 +653,25 @@ func (s *scanner) readDir(n *node) error {
 			}
 			return &PathError{Op: "stat", Path: join(n.rel, name), Err: err}
 		}
-		if isDir := st.mode&sIFMT == sIFDIR; (!de.typeKnown || isDir != de.isDir) && n.m.IgnoredIn(n.rel, name, isDir) {
-			s.markUntracked(n.rel) // type unknown to readdir, or replaced since
-			continue
+		if isDir := st.mode&sIFMT == sIFDIR; !n.ignored && (!de.typeKnown || isDir != de.isDir) {
+			// Type unknown to readdir, or replaced since.
+			if ignored = n.m.IgnoredIn(n.rel, name, isDir); ignored && !all && !listed {
+				s.markUntracked(n.rel)
+				continue
+			}
+		}
+		if ignored && st.mode&sIFMT != sIFDIR {
+			s.rmu.Lock()
+			s.res.Forced = append(s.res.Forced, join(n.rel, name))
+			s.rmu.Unlock()
 		}
 		switch st.mode & sIFMT {
 		case sIFDIR:
-			if id, size, ok := s.reuse(join(n.rel, name)); ok {
+			if id, size, ok := s.reuse(join(n.rel, name)); !ignored && !all && ok {
 				n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, id: id, size: size})
 				continue
 			}
-			child := &node{rel: join(n.rel, name), parent: n, idx: len(n.entries), m: n.m}
+			child := &node{rel: join(n.rel, name), parent: n, idx: len(n.entries), m: n.m, ignored: ignored, includeAll: all}
 			n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, child: child})
 			dirJobs = append(dirJobs, job{n: child, i: -1})
 		case sIFREG:

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -278,6 +279,46 @@ func TestIgnoredDirectoryNotDescended(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+// TestIncludeIgnored: Options.Include captures paths the ignore rules
+// leave out, and everything below them — through an ignored directory, of
+// which nothing else is captured — and reports them in Result.Forced; what
+// is not there is not made up.
+func TestIncludeIgnored(t *testing.T) {
+	f := newFixture(t)
+	f.write(".gitignore", "/build\n*.log\n", 0o644)
+	f.write("a.log", "x", 0o644)
+	f.write("b.log", "x", 0o644)
+	f.write("build/keep/x.o", "x", 0o644)
+	f.write("build/keep/y.o", "y", 0o644)
+	f.write("build/other", "x", 0o644)
+	f.write("src/c.go", "c", 0o644)
+	f.write("src/d.log", "d", 0o644)
+	f.write("tmp/x.log", "x", 0o644)
+	f.write("tmp/y", "y", 0o644)
+	res, err := Scan(context.Background(), Options{Root: f.root, Include: []string{"a.log", "build/keep/x.o", "src/c.go", "gone.log", "build/none/z", "tmp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	tree.Walk(context.Background(), func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		return object.DecodeTree(res.Trees[id])
+	}, res.Root, nil, func(p string, e object.Entry) error {
+		got = append(got, p)
+		return nil
+	})
+	if want := ".gitignore a.log build/keep/x.o src/c.go tmp/x.log tmp/y"; strings.Join(got, " ") != want {
+		t.Fatalf("captured %q, want %q", strings.Join(got, " "), want)
+	}
+	if want := "a.log build/keep/x.o tmp/x.log"; strings.Join(res.Forced, " ") != want {
+		t.Fatalf("Forced = %q, want %q", strings.Join(res.Forced, " "), want)
+	}
+	for _, d := range []string{"", "build", "build/keep", "src"} {
+		if !res.Untracked[d] {
+			t.Errorf("%q holds uncaptured entries but is not in Untracked", d)
 		}
 	}
 }

@@ -574,7 +574,7 @@ type runMark struct {
 // set updates rec as m says.
 func (m *runMark) set(rec *RunRecord) {
 	rec.Status, rec.Reason, rec.Result = m.Status, m.Reason, m.Result
-	rec.Owner, rec.Current = nil, nil
+	rec.Owner, rec.Current, rec.Unreverted = nil, nil, false // the tree is back
 	if !m.Ended.IsZero() {
 		rec.Ended = m.Ended
 	}
@@ -604,4 +604,66 @@ func (r *Repo) finishRun(m *runMark) error {
 		}
 	}
 	return rec.Save(dir)
+}
+
+// restoreRunCheckpoint puts the workspace back to the state before a
+// run's first attempt by restoring its checkpoint with the engine's
+// verified restore: the fallback when changes.diff does not reverse. Every
+// path that checkpoint holds, and every path the run's attempt diffs name,
+// is written or removed whatever the ignore rules say now; anything else
+// in the way (a file no checkpoint holds) makes it an [*IntegrityError]
+// (the restore leaves such paths alone). mark is as for revertRun.
+func (r *Repo) restoreRunCheckpoint(ctx context.Context, runDir string, rec *RunRecord, mark *runMark) error {
+	ctx = context.WithoutCancel(ctx) // a restore, once started, finishes
+	id, err := object.ParseID(rec.Checkpoint)
+	if err != nil {
+		return fmt.Errorf("run %s names no checkpoint to restore (%q)", rec.ID, rec.Checkpoint)
+	}
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cp, err := r.st.Checkpoint(ctx, id)
+	if err != nil {
+		return fmt.Errorf("run %s: checkpoint %s: %w", rec.ID, id.Short(), err)
+	}
+	if cp.Meta["run"] != rec.ID {
+		// run.json is a file in the workspace: restore only a checkpoint
+		// this run took.
+		return fmt.Errorf("run %s: checkpoint %s is not the checkpoint of this run", rec.ID, id.Short())
+	}
+	var include []string
+	err = tree.Walk(ctx, r.st.ReadTree, cp.Tree, nil, func(p string, _ object.Entry) error {
+		include = append(include, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rv, err := loadRevert(runDir); err == nil {
+		include = append(include, rv.touched...)
+	}
+	j := journalData{Op: "revert", Target: id, Include: include}
+	if mark != nil {
+		m := *mark
+		if m.Result == "" {
+			m.Result = id.String()
+		}
+		j.Run = &m
+	}
+	res, err := r.restoreLocked(ctx, j, false)
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for _, a := range res.Actions {
+		if a.Op == "keep" {
+			kept = append(kept, string(a.Path))
+		}
+	}
+	if len(kept) > 0 {
+		return &IntegrityError{Op: "restore of checkpoint " + id.Short() + " (files no checkpoint holds are in the way)", Paths: kept}
+	}
+	return nil
 }

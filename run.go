@@ -30,6 +30,10 @@ type RunAttempt = run.Attempt
 // RunExit is how an attempt ended.
 type RunExit = run.Exit
 
+// MaxRunAttempts bounds the attempts of a run (max_retries, and
+// [RunOptions.Attempts]).
+const MaxRunAttempts = run.MaxAttempts
+
 // RunOptions configure [Repo.Run], one ad-hoc guarded command.
 type RunOptions struct {
 	// Command is the argv to run (the message's routine).
@@ -39,7 +43,8 @@ type RunOptions struct {
 	Attempts int
 	// ID is the run's <chain>-<seq> (default: a new chain, seq 0).
 	ID string
-	// Message describes the run (the message body).
+	// Message describes the run: the message body, and the run's title
+	// (its first line; else the command).
 	Message string
 	// Output, if not nil, receives a copy of the routine's output (it is
 	// always written to routine.log).
@@ -63,6 +68,22 @@ type ProcessResult struct {
 	Errors []error
 	// Interrupted reports that processing stopped because ctx was cancelled.
 	Interrupted bool
+	// Stopped, if not nil, is why processing stopped early: a run's
+	// changes could not be undone, so the workspace is not the tree
+	// before it, and no later message ran.
+	Stopped *RunStoppedError
+}
+
+// Dead returns the runs dead-lettered (every attempt failed, or the chain
+// too deep).
+func (p *ProcessResult) Dead() []*RunRecord {
+	var out []*RunRecord
+	for _, rec := range p.Runs {
+		if rec.Status == run.StatusDead {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // Process runs every message in .decree/inbox through Decree's flow: for
@@ -85,6 +106,9 @@ func (r *Repo) Process(ctx context.Context, opts ProcessOptions) (*ProcessResult
 		return nil, err
 	}
 	defer unlock()
+	if err := r.checkUnreverted(ctx); err != nil {
+		return nil, err
+	}
 	if err := r.queueSpecs(cfg); err != nil {
 		return nil, err
 	}
@@ -119,6 +143,14 @@ func (r *Repo) Process(ctx context.Context, opts ProcessOptions) (*ProcessResult
 		tried[next.file] = true
 		lastChain = next.msg.Chain
 		rec, err := r.runMessage(ctx, next, cfg, cfg.MaxRetries, opts.Output, opts.Report)
+		var stop *RunStoppedError
+		if errors.As(err, &stop) {
+			// Never the next message on a tree that is not the tree
+			// before this one.
+			out.Runs = append(out.Runs, rec)
+			out.Stopped = stop
+			return out, nil
+		}
 		if err != nil {
 			out.Errors = append(out.Errors, err)
 			continue
@@ -179,6 +211,55 @@ func (r *Repo) Run(ctx context.Context, opts RunOptions) (*RunResult, error) {
 		res.ExitCode = rec.Attempts[n-1].Exit.Code
 	}
 	return res, nil
+}
+
+// checkUnreverted refuses to process while a run's changes could not be
+// undone (run.json says unreverted) and the workspace is not the tree
+// before that run: no message runs on a tree that is not the one it would
+// have had. Once the workspace is that tree again (the user restored its
+// checkpoint), the mark is cleared.
+func (r *Repo) checkUnreverted(ctx context.Context) error {
+	ids, err := run.ListRuns(r.root)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		dir := run.RunDir(r.root, id)
+		rec, err := run.LoadRecord(dir)
+		if err != nil || !rec.Unreverted {
+			continue
+		}
+		if same, err := r.workspaceIs(ctx, rec.Checkpoint); err != nil {
+			return err
+		} else if same {
+			rec.Unreverted = false
+			if err := rec.Save(dir); err != nil {
+				return err
+			}
+			continue
+		}
+		return withHint(fmt.Errorf("run %s failed and its changes could not be undone, and the workspace is not the tree before it; nothing was processed", id),
+			"restore the state before it (ckpt restore "+shortRev(rec.Checkpoint)+") or try its revert again (ckpt runs revert "+id+"), then run ckpt process again")
+	}
+	return nil
+}
+
+// workspaceIs reports whether the workspace holds exactly checkpoint rev's
+// tree.
+func (r *Repo) workspaceIs(ctx context.Context, rev string) (bool, error) {
+	id, err := object.ParseID(rev)
+	if err != nil {
+		return false, nil
+	}
+	cp, err := r.st.Checkpoint(ctx, id)
+	if err != nil {
+		return false, nil
+	}
+	c, err := r.captureTx(ctx, nil, false, nil)
+	if err != nil {
+		return false, err
+	}
+	return c.res.Root == cp.Tree, nil
 }
 
 // processLock keeps two ckpt process from working on one inbox.
@@ -503,10 +584,8 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 	for n := len(rec.Attempts) + 1; n <= attempts; n++ {
 		if n == attempts && n > 1 {
 			// The last attempt starts clean, knowing what went wrong.
-			if _, err := r.revertRun(ctx, runDir, rec, "before the final attempt of run "+m.ID, nil); err != nil {
-				rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC(), nil
-				rec.Save(runDir)
-				return rec, err
+			if _, err := r.undoRun(ctx, runDir, rec, "before the final attempt of run "+m.ID, nil, say); err != nil {
+				return r.stopRun(runDir, rec, im.file, err, say)
 			}
 			fc := run.FailureContext(rec.Attempts, func(k int) string {
 				return run.Tail(filepath.Join(runDir, fmt.Sprintf("attempt-%d.log", k)), run.TailLines)
@@ -548,7 +627,7 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 			say("    success")
 			return rec, nil
 		default:
-			say("    attempt %d failed (%s)", n, a.Exit)
+			say("    attempt %d failed (%s); its output: %s", n, a.Exit, filepath.Join(run.RunsDir, m.ID, fmt.Sprintf("attempt-%d.log", n)))
 		}
 	}
 	// Every attempt failed: back to the checkpoint, and a dead letter. The
@@ -556,11 +635,9 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 	// of a revert a crash interrupted).
 	dead := &runMark{ID: rec.ID, Status: run.StatusDead, Reason: fmt.Sprintf("all %d attempts failed for %s", attempts, m.ID),
 		Result: rec.Checkpoint, Ended: r.now().UTC(), Inbox: im.file}
-	reverted, err := r.revertRun(ctx, runDir, rec, "run "+m.ID+" exhausted its attempts", dead)
+	reverted, err := r.undoRun(ctx, runDir, rec, "run "+m.ID+" exhausted its attempts", dead, say)
 	if err != nil {
-		rec.Status, rec.Reason, rec.Ended, rec.Owner = run.StatusDead, "revert failed: "+err.Error(), r.now().UTC(), nil
-		rec.Save(runDir)
-		return rec, err
+		return r.stopRun(runDir, rec, im.file, err, say)
 	}
 	if !reverted {
 		// Nothing to revert (e.g. recovery finished an interrupted revert).
@@ -573,12 +650,91 @@ func (r *Repo) attempts(ctx context.Context, im *inboxMessage, rec *RunRecord, r
 	return rec, nil
 }
 
+// undoRun puts the workspace back to the state before the run: its
+// changes.diff reversed and verified (revertRun) or, if that fails, its
+// checkpoint restored (restoreRunCheckpoint). It reports false when there
+// was nothing to revert. If both fail, the error is a [*RunStoppedError].
+func (r *Repo) undoRun(ctx context.Context, runDir string, rec *RunRecord, why string, mark *runMark, say func(string, ...any)) (bool, error) {
+	reverted, err := r.revertRun(ctx, runDir, rec, why, mark)
+	if err == nil {
+		return reverted, nil
+	}
+	say("    revert of changes.diff failed: %v", err)
+	say("    restoring checkpoint %s (the state before the run) instead", shortRev(rec.Checkpoint))
+	if mark != nil {
+		mark.Reason += "; changes.diff did not reverse (" + err.Error() + "), so the checkpoint before the run was restored"
+	}
+	rerr := r.restoreRunCheckpoint(ctx, runDir, rec, mark)
+	if rerr == nil {
+		return true, nil
+	}
+	return false, &RunStoppedError{ID: rec.ID, Checkpoint: rec.Checkpoint, Revert: err, Restore: rerr}
+}
+
+func shortRev(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// RunStoppedError: a run's changes could not be undone — neither its
+// changes.diff reversed nor its checkpoint restored — so the workspace is
+// not the tree before the run, and processing stopped: no other message
+// runs on it. The message is dead-lettered with the reason.
+type RunStoppedError struct {
+	ID string
+	// Checkpoint is the run's checkpoint: the state before it.
+	Checkpoint string
+	// Revert and Restore are why each way failed.
+	Revert, Restore error
+}
+
+func (e *RunStoppedError) Error() string {
+	return fmt.Sprintf("run %s: the workspace could not be put back to the state before the run (revert: %v; restore of checkpoint %s: %v); processing stopped",
+		e.ID, e.Revert, shortRev(e.Checkpoint), e.Restore)
+}
+
+// Unwrap returns both causes ([ErrIntegrity] is among them when either was
+// an integrity failure).
+func (e *RunStoppedError) Unwrap() []error { return []error{e.Revert, e.Restore} }
+
+// Is makes a stopped run an integrity failure ([ErrIntegrity]): the
+// workspace is not the state the run's records say it must be back to.
+func (e *RunStoppedError) Is(target error) bool { return target == ErrIntegrity }
+
+// Hint says what to do next.
+func (e *RunStoppedError) Hint() string {
+	return "nothing is lost: the state before the run is checkpoint " + shortRev(e.Checkpoint) +
+		"; fix what blocks it (above) and run `ckpt restore " + shortRev(e.Checkpoint) + "`, then `ckpt process` again"
+}
+
+// stopRun records a run whose changes could not be undone (err, from
+// undoRun) as dead, dead-letters its message with the reason, and returns
+// err: processing stops there.
+func (r *Repo) stopRun(runDir string, rec *RunRecord, file string, err error, say func(string, ...any)) (*RunRecord, error) {
+	rec.Status, rec.Reason, rec.Ended, rec.Owner, rec.Current = run.StatusDead, "the workspace could not be put back: "+err.Error(), r.now().UTC(), nil, nil
+	rec.Unreverted = true
+	rec.Save(runDir)
+	if file != "" {
+		p := filepath.Join(r.root, filepath.FromSlash(run.InboxDir), file)
+		if data, rerr := run.ReadPrefix(p, run.MaxMessageSize); rerr == nil && run.CheckDirs(filepath.Dir(p), 2) == nil {
+			note := fmt.Sprintf("\n\n<!-- decree: dead-lettered — RevertFailed (%s) -->\n", strings.ReplaceAll(err.Error(), "--", "- -"))
+			run.WriteFileAtomic(p, append(data, note...))
+		}
+		if merr := r.moveMessage(file, run.DeadDir); merr != nil {
+			say("  cannot move %s to %s: %v", file, run.DeadDir, merr)
+		}
+	}
+	say("  dead-letter: %s: %v", rec.ID, err)
+	return rec, err
+}
+
+// title is what a run is for: its input file, else the first line of its
+// message, else its command.
 func title(m *run.Message) string {
 	if m.InputFile != "" {
 		return m.InputFile
-	}
-	if c := m.Custom["command"]; c != "" {
-		return c
 	}
 	for _, l := range strings.Split(m.Body, "\n") {
 		if l = strings.TrimSpace(strings.TrimLeft(l, "# ")); l != "" {
@@ -587,6 +743,9 @@ func title(m *run.Message) string {
 			}
 			return l
 		}
+	}
+	if c := m.Custom["command"]; c != "" {
+		return c
 	}
 	return m.ID
 }
@@ -890,7 +1049,10 @@ func (r *Repo) RevertRun(ctx context.Context, id string) (*RunRecord, error) {
 		// Reverted, and perhaps brought back since (ckpt undo): revert
 		// again if its changes are there.
 	case run.StatusDead:
-		return nil, fmt.Errorf("run %s is %s: its changes were already reverted", full, rec.Status)
+		if !rec.Unreverted {
+			return nil, fmt.Errorf("run %s is %s: its changes were already reverted", full, rec.Status)
+		}
+		// Its changes could not be undone when it died: try again.
 	default:
 		return nil, fmt.Errorf("run %s is %s and cannot be reverted", full, rec.Status)
 	}
@@ -902,7 +1064,15 @@ func (r *Repo) RevertRun(ctx context.Context, id string) (*RunRecord, error) {
 	// revert writes the record (so does the recovery of a revert a crash
 	// interrupted).
 	mark := &runMark{ID: full, Status: run.StatusReverted, Reason: "reverted with ckpt runs revert"}
-	reverted, err := r.revertRun(ctx, dir, rec, "run "+full+" reverted", mark)
+	var reverted bool
+	if rec.Unreverted {
+		// A dead run: back to the state before it, by its checkpoint if
+		// changes.diff still does not reverse.
+		mark = &runMark{ID: full, Status: run.StatusDead, Reason: strings.TrimPrefix(rec.Reason, "the workspace could not be put back: ") + "; reverted later with ckpt runs revert"}
+		reverted, err = r.undoRun(ctx, dir, rec, "run "+full+" reverted", mark, func(string, ...any) {})
+	} else {
+		reverted, err = r.revertRun(ctx, dir, rec, "run "+full+" reverted", mark)
+	}
 	var ie *IntegrityError
 	switch {
 	case rec.Status == run.StatusReverted && (!reverted && err == nil || errors.As(err, &ie)):

@@ -27,6 +27,15 @@ const (
 	ExitError     = 1
 	ExitUsage     = 2
 	ExitIntegrity = 3
+	// ExitDeadLetters: ckpt process dead-lettered messages (every attempt
+	// failed; their changes were reverted), and nothing else went wrong.
+	ExitDeadLetters = 4
+	// ckpt run exits with the command's own status; its own failures use
+	// statuses a command rarely does, as env, nice and timeout do:
+	// ExitRunIntegrity for an integrity failure, ExitRunError for any
+	// other (usage included).
+	ExitRunIntegrity = 124
+	ExitRunError     = 125
 )
 
 // env is what every command shares: I/O, global flags, the open repo.
@@ -78,7 +87,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if e.bar != nil {
 		e.bar.stop()
 	}
@@ -94,6 +103,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return ExitOK
 	}
 	code := report(stderr, err)
+	if isRunCmd(root, cmd) {
+		code = runExitCode(err, code)
+	}
 	if agent := hookCall(args); code == ExitUsage && agent != "" {
 		// An agent takes a hook's exit status 2 as "block": a mistyped
 		// flag in an installed hook's command must not block every
@@ -106,6 +118,28 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	return code
+}
+
+// isRunCmd reports whether the command was ckpt run (also when its flags
+// were wrong: cobra then returns it too).
+func isRunCmd(root, cmd *cobra.Command) bool {
+	if cmd != nil && cmd != root {
+		return cmd.Name() == "run" && cmd.Parent() == root
+	}
+	return false
+}
+
+// runExitCode maps ckpt's own exit status in ckpt run (not the command's,
+// passed through as an exitStatusError) to one a command rarely uses.
+func runExitCode(err error, code int) int {
+	var es *exitStatusError
+	switch {
+	case errors.As(err, &es), code == 130 || code == 143:
+		return code
+	case code == ExitIntegrity:
+		return ExitRunIntegrity
+	}
+	return ExitRunError
 }
 
 // hookCall returns the agent whose hook program args run (ckpt ... hook

@@ -10,16 +10,17 @@ import (
 )
 
 type runOptions struct {
-	attempts int
-	id       string
-	message  string
-	json     bool
+	retries int
+	id      string
+	message string
+	json    bool
+	verbose bool
 }
 
 func newRunCmd(e *env) *cobra.Command {
 	o := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run [--retries N] [--id CHAIN-SEQ] [-m MSG] -- CMD [ARG...]",
+		Use:   "run [--retries N] [--id CHAIN-SEQ] [-m MSG] [-v] -- CMD [ARG...]",
 		Short: "Run one command under checkpoint, with retries and revert (Decree's flow)",
 		Long: `Run runs CMD as an ad-hoc Decree message whose routine is the command.
 
@@ -32,7 +33,13 @@ workspace is reverted: changes.diff applied in reverse and every affected
 file hash-checked against manifest.json (a mismatch exits with status 3).
 
 The command gets Decree's environment variables: message_id, message_dir,
-message_file, chain, seq, spec_file. Its exit status is ckpt's exit status.
+message_file, chain, seq, spec_file. Its output goes to the run's
+routine.log (and attempt-N.log); -v also shows it on stderr.
+
+Exit status: the command's own (its last attempt's). ckpt's own failures use
+statuses commands rarely do, as env, nice and timeout do: 124 an integrity
+failure (a revert that does not verify, a corrupt store), 125 any other error
+(usage included); 126 and 127 the command could not be started or found.
 It runs in its own process group: what it leaves running there is killed
 when it exits, and ckpt does not wait for output held open by a daemon it
 started. Interrupting ckpt (Ctrl-C, SIGTERM) stops the command's process
@@ -42,14 +49,15 @@ half-way; running the same --id again resumes the run with its next attempt.
 If ckpt itself was killed, ckpt recover (or running the same --id again)
 stops what is left of the command and records the attempt as interrupted.`,
 		Example: `  ckpt run -- make test
-  ckpt run --retries 1 -m "try the migration" -- ./migrate.sh
+  ckpt run -v --retries 1 -m "try the migration" -- ./migrate.sh
   ckpt run --id 2026112214300000-0 -- bash -c 'go generate ./... && go test ./...'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(e, o, args) },
 	}
-	c.Flags().IntVar(&o.attempts, "retries", 0, "number of attempts, at most 100 (default: max_retries in .decree/config.yml, or 3)")
+	c.Flags().IntVar(&o.retries, "retries", -1, "retry a failed command up to `N` times: N+1 attempts, at most 100 (default: max_retries in .decree/config.yml attempts, or 3)")
 	c.Flags().StringVar(&o.id, "id", "", "the run's `CHAIN-SEQ` id (default: a new chain)")
-	c.Flags().StringVarP(&o.message, "message", "m", "", "what the run is for (the message body)")
+	c.Flags().StringVarP(&o.message, "message", "m", "", "what the run is for (its title, and the message body)")
+	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the command's output on stderr too (it is always in routine.log)")
 	c.Flags().BoolVar(&o.json, "json", false, "print the run's record as JSON")
 	return c
 }
@@ -64,8 +72,15 @@ func runRun(e *env, o *runOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := r.Run(e.ctx, ckpt.RunOptions{Command: args, Attempts: o.attempts, ID: o.id, Message: o.message,
-		Output: e.talk(o.json), Report: e.reporter(o.json)})
+	attempts := 0 // max_retries from .decree/config.yml
+	if o.retries >= 0 {
+		if o.retries >= ckpt.MaxRunAttempts {
+			return usagef("--retries %d: at most %d retries (%d attempts)", o.retries, ckpt.MaxRunAttempts-1, ckpt.MaxRunAttempts)
+		}
+		attempts = o.retries + 1
+	}
+	res, err := r.Run(e.ctx, ckpt.RunOptions{Command: args, Attempts: attempts, ID: o.id, Message: o.message,
+		Output: e.talk(o.json, o.verbose), Report: e.reporter(o.json)})
 	e.doneProgress()
 	if err != nil {
 		return err
@@ -83,10 +98,10 @@ func runRun(e *env, o *runOptions, args []string) error {
 	return nil
 }
 
-// talk is where routine output and progress lines go: stderr, unless quiet
-// or printing JSON.
-func (e *env) talk(json bool) io.Writer {
-	if json || e.quiet {
+// talk is where a routine's output goes besides its log: stderr with -v,
+// unless printing JSON.
+func (e *env) talk(json, verbose bool) io.Writer {
+	if json || !verbose {
 		return nil
 	}
 	return e.stderr
@@ -118,7 +133,7 @@ func printRunLine(e *env, rec *ckpt.RunRecord) {
 	e.printf("%s\n", line)
 }
 
-type processOptions struct{ json bool }
+type processOptions struct{ json, verbose bool }
 
 func newProcessCmd(e *env) *cobra.Command {
 	o := &processOptions{}
@@ -142,13 +157,32 @@ expands beyond 1 MiB or 100 aliases) are reported and left untouched. Interrupti
 SIGTERM) stops the running attempt's process group within a second (it
 counts as failed, its diff is written) and leaves its message in the inbox;
 the next ckpt process resumes it — and, if ckpt was killed, first stops what
-is left of the routine and records the attempt.`,
+is left of the routine and records the attempt.
+
+A revert handles every change a routine can make: file, directory and
+symlink type changes, modes, binary files, and files its new ignore rules
+hide. If changes.diff still does not reverse, the run's checkpoint (the
+state before it) is restored instead. If that fails too, processing stops:
+the message is dead-lettered with the reason, no later message runs, and
+ckpt process refuses to run any until the workspace is the tree before that
+run again (ckpt restore CHECKPOINT, or ckpt runs revert ID).
+
+Routines' output goes to each run's routine.log (and attempt-N.log); -v also
+shows it on stderr.
+
+Exit status: 0 every message succeeded (or there was none); 4 some messages
+were dead-lettered (every attempt failed; their changes were reverted); 1
+some messages could not be run (reported, left in the inbox) or an error; 3
+processing stopped because a run's changes could not be undone; 130 or 143
+interrupted.`,
 		Example: `  ckpt process
+  ckpt process -v                  # show the routines' output too
   ckpt process --json | jq '.runs[] | {id, status}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runProcess(e, o) },
 	}
 	c.Flags().BoolVar(&o.json, "json", false, "print the runs' records as JSON")
+	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the routines' output on stderr too (it is always in each run's routine.log)")
 	return c
 }
 
@@ -157,7 +191,7 @@ func runProcess(e *env, o *processOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := r.Process(e.ctx, ckpt.ProcessOptions{Output: e.talk(o.json), Report: e.reporter(o.json)})
+	res, err := r.Process(e.ctx, ckpt.ProcessOptions{Output: e.talk(o.json, o.verbose), Report: e.reporter(o.json)})
 	e.doneProgress()
 	if err != nil {
 		return err
@@ -167,11 +201,17 @@ func runProcess(e *env, o *processOptions) error {
 		errs = append(errs, err.Error())
 	}
 	if o.json {
+		stopped := ""
+		if res.Stopped != nil {
+			stopped = res.Stopped.Error()
+		}
 		if err := e.printJSON(struct {
 			Runs        []*ckpt.RunRecord `json:"runs"`
 			Errors      []string          `json:"errors"`
 			Interrupted bool              `json:"interrupted"`
-		}{nonNil(res.Runs), nonNil(errs), res.Interrupted}); err != nil {
+			Dead        int               `json:"dead"`
+			Stopped     string            `json:"stopped,omitempty"`
+		}{nonNil(res.Runs), nonNil(errs), res.Interrupted, len(res.Dead()), stopped}); err != nil {
 			return err
 		}
 	} else {
@@ -188,10 +228,14 @@ func runProcess(e *env, o *processOptions) error {
 		}
 	}
 	switch {
+	case res.Stopped != nil:
+		return res.Stopped // exit 3, with its hint
 	case res.Interrupted:
 		return &exitStatusError{130}
 	case len(errs) > 0:
-		return &exitStatusError{1}
+		return &exitStatusError{ExitError}
+	case len(res.Dead()) > 0:
+		return &exitStatusError{ExitDeadLetters}
 	}
 	return nil
 }
@@ -208,7 +252,8 @@ interrupted, reverted), attempts, files changed, and what the run was for.
 
   ckpt runs show ID     the run's record and files (any unique id prefix)
   ckpt runs revert ID   undo a finished run: its changes.diff in reverse,
-                        verified against its manifest.json`,
+                        verified against its manifest.json (also a dead run
+                        whose changes could not be undone when it died)`,
 		Example: `  ckpt runs
   ckpt runs --json
   ckpt runs show 2026112214

@@ -79,6 +79,11 @@ type Record struct {
 	Owner *Proc `json:"owner,omitempty"`
 	// Current is the attempt under way, while the run is "running".
 	Current *Attempt `json:"current,omitempty"`
+	// Unreverted: the run failed and its changes could not be undone
+	// (neither changes.diff reversed nor its checkpoint restored), so the
+	// workspace may not be the tree before it. No message is processed
+	// until it is (a restore of Checkpoint, or ckpt runs revert).
+	Unreverted bool `json:"unreverted,omitempty"`
 }
 
 // Files changed by the last attempt.

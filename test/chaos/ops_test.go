@@ -92,7 +92,7 @@ func (h *harness) pickOp(s0 treegen.State, race bool) op {
 		case k < 86:
 			h.runSeq++
 			id := fmt.Sprintf("20260101%08d-0", h.runSeq)
-			return op{name: "run", args: []string{"run", "--id", id, "--retries", "1", "--", "sh", "-c", h.runScript(s0, race)},
+			return op{name: "run", args: []string{"run", "--id", id, "--retries", "0", "--", "sh", "-c", h.runScript(s0, race)},
 				headMatches: true, journaled: true, runID: id}
 		case k < 93:
 			if len(h.runs) == 0 {

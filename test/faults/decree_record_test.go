@@ -68,13 +68,13 @@ func TestDecreeForgedRecord(t *testing.T) {
 			os.WriteFile(filepath.Join(escape, "run.json"), []byte(outsideRec), 0o644)
 
 			e.write(map[string]string{"a.txt": "a\n"})
-			e.must("run", "--id", id, "--retries", "2", "--", "sh", "-c", "echo b >> a.txt")
+			e.must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo b >> a.txt")
 			// Interrupted, so that running it again resumes it.
 			forgeRecord(t, e, id, map[string]any{"status": "interrupted"})
 			forgeRecord(t, e, id, fields)
 			for _, args := range [][]string{
 				{"runs"}, {"runs", "--json"}, {"runs", "show", id}, {"recover"},
-				{"run", "--id", id, "--retries", "2", "--", "sh", "-c", "exit 1"}, {"runs", "revert", id},
+				{"run", "--id", id, "--retries", "1", "--", "sh", "-c", "exit 1"}, {"runs", "revert", id},
 			} {
 				code, out, errs := e.run(args...)
 				if code == 2 || strings.Contains(errs, "panic") || strings.Contains(errs, "goroutine ") {

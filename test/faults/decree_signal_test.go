@@ -65,7 +65,7 @@ func TestDecreeSignalStuckRoutine(t *testing.T) {
 				pids := t.TempDir()
 				const id = "20260101000000-0"
 				e.write(map[string]string{"a.txt": "a\n"})
-				args := []string{"run", "--id", id, "--retries", "2", "--", "bash", "-c", stuckRoutine(pids)}
+				args := []string{"run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids)}
 				if via == "process" {
 					e.write(map[string]string{
 						".decree/routines/develop.sh": "#!/usr/bin/env bash\n" + stuckRoutine(pids),
@@ -96,7 +96,7 @@ func TestDecreeSignalStuckRoutine(t *testing.T) {
 					e.write(map[string]string{".decree/routines/develop.sh": "#!/usr/bin/env bash\necho final >> a.txt\n"})
 					e.must("process")
 				} else {
-					e.must("run", "--id", id, "--retries", "2", "--", "sh", "-c", "echo final >> a.txt")
+					e.must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo final >> a.txt")
 				}
 				if rec := readRunRecord(e, id); rec.Status != "done" || len(rec.Attempts) != 2 || e.read("a.txt") != "a\nfinal\n" {
 					t.Fatalf("resumed: run.json says %s after %d attempts; a.txt = %q", rec.Status, len(rec.Attempts), e.read("a.txt"))
@@ -118,7 +118,7 @@ func TestDecreeKilledDuringRoutine(t *testing.T) {
 			pids := t.TempDir()
 			const id = "20260101000000-0"
 			e.write(map[string]string{"a.txt": "a\n"})
-			args := []string{"run", "--id", id, "--retries", "2", "--", "bash", "-c", stuckRoutine(pids)}
+			args := []string{"run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids)}
 			if via == "process" {
 				e.write(map[string]string{
 					".decree/routines/develop.sh": "#!/usr/bin/env bash\n" + stuckRoutine(pids),
@@ -153,7 +153,7 @@ func TestDecreeKilledDuringRoutine(t *testing.T) {
 					t.Fatalf("recover left the routine (%v) or its child (%v) running", alive(routine), alive(child))
 				}
 				checkInterrupted(t, e, id)
-				e.must("run", "--id", id, "--retries", "2", "--", "sh", "-c", "echo final >> a.txt")
+				e.must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo final >> a.txt")
 			} else {
 				e.write(map[string]string{".decree/routines/develop.sh": "#!/usr/bin/env bash\necho final >> a.txt\n"})
 				e.must("process")
@@ -185,7 +185,7 @@ func TestDecreeSignalAtEachStage(t *testing.T) {
 				e := newEnv(t)
 				e.write(map[string]string{"a/x.txt": "x\n", "b.txt": "b\n"})
 				before := revertState(e)
-				args := []string{"run", "--id", id, "--retries", "1", "--", "sh", "-c", routine}
+				args := []string{"run", "--id", id, "--retries", "0", "--", "sh", "-c", routine}
 				if via == "process" {
 					e.write(map[string]string{
 						".decree/routines/develop.sh": "#!/usr/bin/env bash\n" + routine + "\n",
@@ -235,7 +235,7 @@ func TestDecreeSecondSignal(t *testing.T) {
 	pids := t.TempDir()
 	const id = "20260101000000-0"
 	e.write(map[string]string{"a.txt": "a\n"})
-	c := e.cmd("run", "--id", id, "--retries", "2", "--", "bash", "-c", stuckRoutine(pids))
+	c := e.cmd("run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids))
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestDecreeRecoverLeavesLiveRun(t *testing.T) {
 	pids := t.TempDir()
 	const id = "20260101000000-0"
 	e.write(map[string]string{"a.txt": "a\n"})
-	c := e.cmd("run", "--id", id, "--retries", "2", "--", "bash", "-c", stuckRoutine(pids))
+	c := e.cmd("run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids))
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}

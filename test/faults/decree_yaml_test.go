@@ -86,8 +86,8 @@ func TestDecreeConfigLimits(t *testing.T) {
 			e := newEnv(t)
 			e.write(map[string]string{".decree/config.yml": cfg})
 			code, out, errs, rss := e.runUsage("run", "--", "sh", "-c", "echo ran > ran.txt")
-			if code != 1 || !strings.Contains(errs, ".decree/config.yml") {
-				t.Fatalf("ckpt run: exit %d, want 1 naming config.yml\nstdout: %s\nstderr: %.2000s", code, out, errs)
+			if code != 125 || !strings.Contains(errs, ".decree/config.yml") {
+				t.Fatalf("ckpt run: exit %d, want 125 (ckpt's own error) naming config.yml\nstdout: %s\nstderr: %.2000s", code, out, errs)
 			}
 			if e.read("ran.txt") != "<absent>" {
 				t.Fatal("the command ran")

@@ -249,6 +249,19 @@ func TestSizeLimitAndUnreadable(t *testing.T) {
 	}
 }
 
+// capturedPaths lists the files and symlinks a scan without a Sink
+// captured, in order.
+func capturedPaths(res *Result) []string {
+	var got []string
+	tree.Walk(context.Background(), func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		return object.DecodeTree(res.Trees[id])
+	}, res.Root, nil, func(p string, e object.Entry) error {
+		got = append(got, p)
+		return nil
+	})
+	return got
+}
+
 func TestIgnoredDirectoryNotDescended(t *testing.T) {
 	f := newFixture(t)
 	f.write(".gitignore", "node_modules/\n*.log\n!keep.log\n", 0o644)
@@ -265,13 +278,7 @@ func TestIgnoredDirectoryNotDescended(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	tree.Walk(context.Background(), func(ctx context.Context, id object.ID) (*object.Tree, error) {
-		return object.DecodeTree(res.Trees[id])
-	}, res.Root, nil, func(p string, e object.Entry) error {
-		got = append(got, p)
-		return nil
-	})
+	got := capturedPaths(res)
 	want := []string{".ckptignore", ".gitignore", "keep.log", "sub/.env", "sub/.gitignore"}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -303,13 +310,7 @@ func TestIncludeIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	tree.Walk(context.Background(), func(ctx context.Context, id object.ID) (*object.Tree, error) {
-		return object.DecodeTree(res.Trees[id])
-	}, res.Root, nil, func(p string, e object.Entry) error {
-		got = append(got, p)
-		return nil
-	})
+	got := capturedPaths(res)
 	if want := ".gitignore a.log build/keep/x.o src/c.go tmp/x.log tmp/y"; strings.Join(got, " ") != want {
 		t.Fatalf("captured %q, want %q", strings.Join(got, " "), want)
 	}

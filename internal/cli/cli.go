@@ -241,17 +241,31 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
 	})
-	root.AddCommand(
-		newSaveCmd(e), newListCmd(e), newLogCmd(e), newShowCmd(e), newDiffCmd(e),
-		newStatusCmd(e), newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e),
-		newFsckCmd(e), newRecoverCmd(e),
-		newRunCmd(e), newProcessCmd(e), newRunsCmd(e), newConfigCmd(e),
-		newBranchCmd(e), newSwitchCmd(e), newTagCmd(e), newTagsCmd(e), newAncestorCmd(e),
-		newGCCmd(e), newStatsCmd(e), newClearCmd(e), newWorkspacesCmd(e),
-		newSessionCmd(e), newTurnCmd(e), newRewindCmd(e), newForkCmd(e), newSummarizeCmd(e),
-		newWatchCmd(e),
-		newSnapshotCmd(e), newMCPCmd(e), newHookCmd(e),
-	)
+	// The commands, in the groups and the order --help lists them in.
+	cobra.EnableCommandSorting = false
+	groups := []struct {
+		id, title string
+		cmds      []*cobra.Command
+	}{
+		{"checkpoints", "Checkpoints:", []*cobra.Command{newSaveCmd(e), newStatusCmd(e), newDiffCmd(e),
+			newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e), newSnapshotCmd(e), newWatchCmd(e)}},
+		{"history", "History:", []*cobra.Command{newListCmd(e), newLogCmd(e), newShowCmd(e),
+			newBranchCmd(e), newSwitchCmd(e), newTagCmd(e), newTagsCmd(e), newAncestorCmd(e)}},
+		{"sessions", "Sessions (an agent's turns):", []*cobra.Command{newSessionCmd(e), newTurnCmd(e),
+			newRewindCmd(e), newForkCmd(e), newSummarizeCmd(e)}},
+		{"runs", "Guarded runs (Decree):", []*cobra.Command{newRunCmd(e), newProcessCmd(e), newRunsCmd(e)}},
+		{"store", "Store:", []*cobra.Command{newFsckCmd(e), newRecoverCmd(e), newGCCmd(e), newStatsCmd(e),
+			newClearCmd(e), newWorkspacesCmd(e), newConfigCmd(e)}},
+		{"integrations", "Integrations:", []*cobra.Command{newMCPCmd(e), newHookCmd(e)}},
+	}
+	for _, g := range groups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	root.SetHelpCommandGroupID("store")
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}

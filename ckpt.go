@@ -24,55 +24,6 @@ type ID = object.ID
 // ParseID parses a full 64-hex id.
 func ParseID(s string) (ID, error) { return object.ParseID(s) }
 
-// Errors callers may test for with [errors.Is] and [errors.As].
-var (
-	// ErrNotFound: an unknown revision, checkpoint, ref or object.
-	ErrNotFound = store.ErrNotFound
-	// ErrCorrupt: stored data does not match its hash. Wrapped by
-	// [*CorruptError]; the CLI exits with status 3.
-	ErrCorrupt = store.ErrCorrupt
-	// ErrLocked: another process held the store longer than the lock timeout.
-	ErrLocked = store.ErrLocked
-	// ErrFull: the store's file system has no space left.
-	ErrFull = store.ErrFull
-	// ErrNotWritable: the store was opened read-only (another user's, a
-	// read-only mount); reading works, changing it fails with this.
-	ErrNotWritable = store.ErrNotWritable
-	// ErrNothingToUndo / ErrNothingToRedo: the timeline has no step that way.
-	ErrNothingToUndo = errors.New("nothing to undo")
-	ErrNothingToRedo = errors.New("nothing to redo")
-	// ErrIntegrity is wrapped by [*IntegrityError].
-	ErrIntegrity = errors.New("integrity check failed")
-)
-
-// CorruptError reports a corrupt object in the store; it wraps [ErrCorrupt].
-type CorruptError = store.CorruptError
-
-// IntegrityError reports paths that do not hash to what a restore wrote.
-// It wraps [ErrIntegrity] and [ErrCorrupt]'s exit status (3) applies.
-type IntegrityError struct {
-	Op    string
-	Paths []string
-}
-
-// Error implements error.
-func (e *IntegrityError) Error() string {
-	const max = 20
-	ps := e.Paths
-	more := ""
-	if len(ps) > max {
-		more = fmt.Sprintf(" (and %d more)", len(ps)-max)
-		ps = ps[:max]
-	}
-	return fmt.Sprintf("%s: %d path(s) do not match after writing: %s%s", e.Op, len(e.Paths), strings.Join(ps, ", "), more)
-}
-
-// Unwrap returns [ErrIntegrity].
-func (e *IntegrityError) Unwrap() error { return ErrIntegrity }
-
-// PathError is a failure to read or write a workspace path.
-type PathError = scan.PathError
-
 // Backend names.
 const (
 	BackendSQLite = "sqlite"
@@ -436,28 +387,6 @@ func checkAncestor(start, ws, sd string) error {
 		return nil
 	}
 	return &AncestorStoreError{Dir: start, Workspace: ws, Store: sd}
-}
-
-// AncestorStoreError is FindWorkspace's error for a directory inside a
-// workspace that is not the top of a git work tree: ckpt does not act on
-// all of that workspace from below it (a restore there would change
-// files far from where the command ran).
-type AncestorStoreError struct {
-	Dir       string // where the command started
-	Workspace string // the ancestor ckpt protects
-	Store     string // its store
-}
-
-// Error implements error.
-func (e *AncestorStoreError) Error() string {
-	return fmt.Sprintf("%s lies inside %s, whose store %s holds checkpoints, but %s is not the top of a git repository: ckpt does not take it to be the workspace of a directory below it",
-		e.Dir, e.Workspace, e.Store, e.Workspace)
-}
-
-// Hint says how to go on.
-func (e *AncestorStoreError) Hint() string {
-	return fmt.Sprintf("to use that store, run ckpt -C %s (the whole of %s); to protect %s on its own, run ckpt --workspace %s",
-		e.Workspace, e.Workspace, e.Dir, e.Dir)
 }
 
 // HoldLock runs fn while holding the store's operation lock (for tools and

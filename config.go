@@ -152,23 +152,6 @@ func parseCount(v string) (int, error) {
 	return n, nil
 }
 
-// ConfigError reports an invalid config.toml.
-type ConfigError struct {
-	Path string
-	Err  error
-}
-
-// Error implements error.
-func (e *ConfigError) Error() string { return e.Path + ": " + e.Err.Error() }
-
-// Unwrap returns the cause.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// Hint says how to repair the file.
-func (e *ConfigError) Hint() string {
-	return "fix or remove the line in " + e.Path + " (ckpt config --unset KEY removes a setting)"
-}
-
 // configFile is the raw content of config.toml: the keys that are set, as
 // text.
 type configFile map[string]string

@@ -53,9 +53,18 @@
 // Every stored object is re-hashed when it is read; corruption is a
 // [*CorruptError] (wrapping [ErrCorrupt]) naming the object, returned before
 // anything is written to the workspace. [Repo.Fsck] checks a whole store.
-// Other errors to test for: [ErrNotFound], [ErrLocked], [ErrNothingToUndo],
-// [ErrNothingToRedo], [*RevisionError]. [Hint] returns a suggestion for the
-// user attached to an error, if any.
+// A restore whose written files do not hash to their target is an
+// [*IntegrityError] (wrapping [ErrIntegrity]).
+//
+// Every error to test for is in errors.go. Sentinels, for [errors.Is]:
+// [ErrNotFound], [ErrCorrupt], [ErrLocked], [ErrFull], [ErrNotWritable],
+// [ErrNothingToUndo], [ErrNothingToRedo], [ErrIntegrity], [ErrNotGit],
+// [ErrExists], [ErrNotRegular], [ErrNoSession], [ErrInvalidSnapshotName],
+// [ErrForeignStore], [ErrUnapprovedCommand], [ErrNoWatcher]. Types, for
+// [errors.As]: [*CorruptError], [*IntegrityError], [*PathError],
+// [*AncestorStoreError], [*ConfigError], [*FsckError], [*GitSyncError],
+// [*NameError], [*RevisionError], [*RunStoppedError], [*RunBusyError].
+// [Hint] returns a suggestion for the user attached to an error, if any.
 //
 // # Concurrency
 //

@@ -3,7 +3,6 @@ package ckpt
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
@@ -21,27 +20,6 @@ type FsckResult struct {
 	// belong to the database, removed); they do not fail fsck.
 	Warnings []string `json:"warnings,omitempty"`
 }
-
-// FsckError is returned when fsck finds problems; it wraps [ErrCorrupt].
-type FsckError struct{ Problems []FsckProblem }
-
-// Error implements error.
-func (e *FsckError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "store is corrupt: %d problem(s)", len(e.Problems))
-	for i, p := range e.Problems {
-		if i == 10 {
-			fmt.Fprintf(&b, "; ...")
-			break
-		}
-		b.WriteString("; ")
-		b.WriteString(p.String())
-	}
-	return b.String()
-}
-
-// Unwrap returns [ErrCorrupt].
-func (e *FsckError) Unwrap() error { return ErrCorrupt }
 
 // Fsck re-hashes every object in the store and checks every reference
 // between trees, checkpoints, refs and the operation log. Problems are

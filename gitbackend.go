@@ -214,29 +214,6 @@ func (r *Repo) syncGit(ctx context.Context) error {
 	return err
 }
 
-// GitSyncError is a failure to bring the git refs in line with the store.
-type GitSyncError struct {
-	Prefix     string
-	Repository string
-	Err        error
-}
-
-// Error implements error.
-func (e *GitSyncError) Error() string {
-	return fmt.Sprintf("git backend: updating the refs under %s in %s: %v", e.Prefix, e.Repository, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *GitSyncError) Unwrap() error { return e.Err }
-
-// Hint says what to do next.
-func (e *GitSyncError) Hint() string {
-	if h := Hint(e.Err); h != "" {
-		return h
-	}
-	return "the checkpoint is safe in the store; fix the problem, then any ckpt command that changes something (ckpt save does, even with nothing to save) updates the refs"
-}
-
 // GitSyncError returns the error of the git sync that ended the latest
 // mutating operation of this Repo (nil if it succeeded, or on another
 // backend). Operations themselves succeed when only the sync fails.
@@ -267,9 +244,6 @@ func (r *Repo) SyncGit(ctx context.Context) error {
 	r.mu.Unlock()
 	return err
 }
-
-// ErrNotGit is returned by git-backend methods on other backends.
-var ErrNotGit = errors.New("the workspace does not use the git backend")
 
 // GitCommit returns the id (40 hex) of the git commit a checkpoint is
 // exported as on the git backend, exporting it first if needed (without

@@ -20,19 +20,6 @@ import (
 // was taken. A branch is a ref "branches/<name>" that saves on it advance;
 // HEAD names the current branch. A tag is a fixed name for a checkpoint.
 
-// ErrExists: a branch, tag or snapshot of that name already exists.
-var ErrExists = errors.New("already exists")
-
-// NameError reports an invalid branch, tag or snapshot name.
-type NameError struct {
-	Kind, Name, Reason string
-}
-
-// Error implements error.
-func (e *NameError) Error() string {
-	return fmt.Sprintf("invalid %s name %q: %s", e.Kind, e.Name, e.Reason)
-}
-
 // ValidRefName checks a new branch or tag name: letters, digits, '_', '.',
 // '-' and '/' (for groups like feature/x), at most 200 bytes, not starting
 // with '-'; git check-ref-format must accept it as a ref (so no empty,

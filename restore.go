@@ -95,10 +95,6 @@ type journalData struct {
 	Include pathList `json:"include,omitempty"`
 }
 
-// errBaseChanged: the workspace changed after a restore's target was
-// computed from it (see journalData.Base); nothing was stored or written.
-var errBaseChanged = errors.New("the workspace changed while ckpt computed the result")
-
 // computeAndRestore runs a restore of a target computed from the
 // workspace: compute returns the target and the workspace tree it was
 // computed from. If the workspace changes before the restore starts (an
@@ -669,18 +665,6 @@ func (r *Repo) unfinished(ctx context.Context, err error, j journalData) error {
 	return withHint(&unfinishedError{op: j.Op, err: err},
 		"the workspace is still part-way through the "+j.Op+" and its journal is kept: fix what blocks it (above), then run `ckpt recover`"+before)
 }
-
-// unfinishedError is a recovery that could not finish.
-type unfinishedError struct {
-	op  string
-	err error
-}
-
-func (e *unfinishedError) Error() string {
-	return fmt.Sprintf("cannot finish the interrupted %s: %v", e.op, e.err)
-}
-
-func (e *unfinishedError) Unwrap() error { return e.err }
 
 // storeWhere names the store's directory for a message (" in DIR").
 func (r *Repo) storeWhere() string {

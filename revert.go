@@ -139,10 +139,6 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 	return true, nil
 }
 
-// errNothingToRevert: every affected path already holds its state from
-// before the run.
-var errNothingToRevert = errors.New("nothing to revert")
-
 // uncapturable returns the paths the reverted tree t writes that a scan
 // of the result would leave out: ignored by the ignore files as they will
 // be after the revert (and .git/info/exclude), below a path never

@@ -11,50 +11,6 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
-// RevisionError reports a revision that names no checkpoint, or more than one.
-// It wraps [ErrNotFound] unless Ambiguous.
-type RevisionError struct {
-	Rev        string
-	Reason     string
-	Candidates []string
-	Ambiguous  bool
-	pruned     bool // a full id gc removed
-}
-
-// Error implements error.
-func (e *RevisionError) Error() string {
-	s := fmt.Sprintf("unknown revision %q: %s", e.Rev, e.Reason)
-	if e.Ambiguous {
-		s = fmt.Sprintf("ambiguous revision %q: %s", e.Rev, e.Reason)
-	}
-	if len(e.Candidates) > 0 {
-		s += " (" + strings.Join(e.Candidates, ", ") + ")"
-	}
-	return s
-}
-
-// Unwrap returns [ErrNotFound] for unknown revisions.
-func (e *RevisionError) Unwrap() error {
-	if e.Ambiguous {
-		return nil
-	}
-	return ErrNotFound
-}
-
-// Hint suggests how to find a valid revision.
-func (e *RevisionError) Hint() string {
-	if e.Ambiguous {
-		if len(e.Candidates) > 0 && strings.Contains(e.Candidates[0], "/") {
-			return "name one of them in full: " + strings.Join(e.Candidates, ", ")
-		}
-		return "use more hex digits of the id"
-	}
-	if e.pruned {
-		return "gc removed it (retention: `ckpt config keep`, `max_age`, `max_size`); `ckpt list` shows the checkpoints kept"
-	}
-	return "`ckpt list` shows checkpoints; revisions are ids (any unique prefix of 4+ hex digits), HEAD, HEAD~N, @last (the newest checkpoint), or snapshot, tag and branch names"
-}
-
 // LastRevision names the newest checkpoint of any kind — the first row of
 // `ckpt list`, a partial one included — whatever HEAD is: what CodeBuddy's
 // rewindToLast and restoreLast restore. '@' cannot start a ref name.

@@ -445,9 +445,6 @@ func sameEntry(a, b *object.Entry) bool {
 	return a.Mode == b.Mode && a.ID == b.ID
 }
 
-// errDryRun rolls back a dry run's transaction.
-var errDryRun = errors.New("dry run")
-
 // merge3 merges one file: false when the two sides conflict (or are not
 // all text files).
 func (c *Controller) merge3(p string, base, ours, theirs *object.Entry, content func(*object.Entry, string) ([]byte, error)) ([]byte, bool, error) {

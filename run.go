@@ -678,37 +678,6 @@ func shortRev(s string) string {
 	return s
 }
 
-// RunStoppedError: a run's changes could not be undone — neither its
-// changes.diff reversed nor its checkpoint restored — so the workspace is
-// not the tree before the run, and processing stopped: no other message
-// runs on it. The message is dead-lettered with the reason.
-type RunStoppedError struct {
-	ID string
-	// Checkpoint is the run's checkpoint: the state before it.
-	Checkpoint string
-	// Revert and Restore are why each way failed.
-	Revert, Restore error
-}
-
-func (e *RunStoppedError) Error() string {
-	return fmt.Sprintf("run %s: the workspace could not be put back to the state before the run (revert: %v; restore of checkpoint %s: %v); processing stopped",
-		e.ID, e.Revert, shortRev(e.Checkpoint), e.Restore)
-}
-
-// Unwrap returns both causes ([ErrIntegrity] is among them when either was
-// an integrity failure).
-func (e *RunStoppedError) Unwrap() []error { return []error{e.Revert, e.Restore} }
-
-// Is makes a stopped run an integrity failure ([ErrIntegrity]): the
-// workspace is not the state the run's records say it must be back to.
-func (e *RunStoppedError) Is(target error) bool { return target == ErrIntegrity }
-
-// Hint says what to do next.
-func (e *RunStoppedError) Hint() string {
-	return "nothing is lost: the state before the run is checkpoint " + shortRev(e.Checkpoint) +
-		"; fix what blocks it (above) and run `ckpt restore " + shortRev(e.Checkpoint) + "`, then `ckpt process` again"
-}
-
 // stopRun records a run whose changes could not be undone (err, from
 // undoRun) as dead, dead-letters its message with the reason, and returns
 // err: processing stops there.
@@ -899,16 +868,6 @@ func cutShort(rec *RunRecord) *RunRecord {
 // routine outlives it; the run's record is settled by the next ckpt
 // ([Repo.Recover], or the next run of it).
 func StopRoutines() { run.KillRunning() }
-
-// RunBusyError: a run is being run by another ckpt process.
-type RunBusyError struct {
-	ID  string
-	PID int
-}
-
-func (e *RunBusyError) Error() string {
-	return fmt.Sprintf("run %s is being run by another ckpt (pid %d)", e.ID, e.PID)
-}
 
 // settleRun finishes the record of a run that a ckpt which is gone (killed,
 // or ended at a second signal) left running, or that an error stopped

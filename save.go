@@ -56,8 +56,6 @@ type SaveResult struct {
 	Scanned, Hashed int64
 }
 
-var errUnchanged = errors.New("unchanged")
-
 // Save records a checkpoint of the whole workspace, or of opts.Paths. A
 // whole-tree save of a workspace equal to HEAD records nothing (unless
 // AllowEmpty) and returns HEAD with Created false.

@@ -108,9 +108,6 @@ var messageRoles = map[string]bool{"user": true, "assistant": true, "tool": true
 
 var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ErrNoSession: the workspace has no session yet.
-var ErrNoSession = errors.New("no session")
-
 func (r *Repo) sessions() store.Sessions { return r.st.(store.Sessions) }
 
 func newSessionID() string {

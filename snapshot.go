@@ -24,10 +24,6 @@ const SnapshotNameRule = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
 // (with room for git's ".lock" suffix) on every backend.
 const maxSnapshotName = 200
 
-// ErrInvalidSnapshotName is wrapped by the error [ValidSnapshotName]
-// returns for a name that breaks the rules.
-var ErrInvalidSnapshotName = errors.New("invalid snapshot name")
-
 // NoExpiry as [SnapshotOptions.TTL] makes a snapshot live until it is
 // deleted, whatever the store's default lifetime.
 const NoExpiry time.Duration = -1
@@ -65,12 +61,6 @@ type Snapshot struct {
 }
 
 const snapshotPrefix = "snapshots/"
-
-// notFoundError is an error that wraps [ErrNotFound] without repeating it.
-type notFoundError struct{ msg string }
-
-func (e *notFoundError) Error() string { return e.msg }
-func (e *notFoundError) Unwrap() error { return ErrNotFound }
 
 // ValidSnapshotName reports whether name may name a new snapshot. It must
 // match [SnapshotNameRule] (so no empty names, dotfiles, path separators,

@@ -23,13 +23,6 @@ import (
 // "*" for all), as git's safe.directory does for repositories.
 const SafeStoreEnv = "CKPT_SAFE_STORE"
 
-// ErrForeignStore is wrapped by the error for a store another user owns.
-var ErrForeignStore = errors.New("store owned by another user")
-
-// ErrUnapprovedCommand is wrapped by the error for a command named in a
-// store's config.toml that the user did not set on this machine.
-var ErrUnapprovedCommand = errors.New("command not approved")
-
 // checkStoreOwner refuses a store directory (and its database and
 // config.toml, where they exist) owned by anyone but the user running
 // ckpt — a store planted in a shared directory or a repository's .git by

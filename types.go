@@ -169,40 +169,6 @@ func (r *Repo) progress(p Progress) {
 	}
 }
 
-// hinted is an error with a suggestion for the user.
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h *hinted) Error() string { return h.err.Error() }
-func (h *hinted) Unwrap() error { return h.err }
-
-// Hint returns the suggestion.
-func (h *hinted) Hint() string { return h.hint }
-
-func withHint(err error, hint string) error {
-	if err == nil {
-		return nil
-	}
-	return &hinted{err: err, hint: hint}
-}
-
-// Hint returns the user-facing suggestion attached to err, if any.
-func Hint(err error) string {
-	for err != nil {
-		if h, ok := err.(interface{ Hint() string }); ok {
-			return h.Hint()
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return ""
-		}
-		err = u.Unwrap()
-	}
-	return ""
-}
-
 // QuotePath returns p as git shows paths in diffs: unchanged when it is
 // printable ASCII without quotes or backslashes, otherwise C-quoted.
 func QuotePath(p string) string { return diff.QuotePath(p) }

@@ -35,9 +35,6 @@ type WatchOptions struct {
 	Log func(string)
 }
 
-// ErrNoWatcher: no watcher runs for the workspace.
-var ErrNoWatcher = watch.ErrNoDaemon
-
 // WatchSupported reports whether this system has watch mode.
 const WatchSupported = watch.Supported
 

@@ -365,7 +365,7 @@ func opsCutoff(ops []store.Op, kept func(ID) bool) int64 {
 	}
 	cut := int64(0)
 	for _, op := range ops {
-		timeline := undoable(op.Kind) || op.Kind == "undo" || op.Kind == "redo"
+		timeline := undoable(op.Kind) || OpKind(op.Kind) == OpUndo || OpKind(op.Kind) == OpRedo
 		if timeline && !(kept(op.Before) && kept(op.After) && kept(op.Checkpoint)) {
 			cut = op.Seq + 1
 		}
@@ -373,7 +373,7 @@ func opsCutoff(ops []store.Op, kept func(ID) bool) int64 {
 	for changed := true; changed; {
 		changed = false
 		for _, op := range ops {
-			if op.Seq >= cut && (op.Kind == "undo" || op.Kind == "redo") && op.Target < cut {
+			if op.Seq >= cut && (OpKind(op.Kind) == OpUndo || OpKind(op.Kind) == OpRedo) && op.Target < cut {
 				cut, changed = op.Seq+1, true
 			}
 		}

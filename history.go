@@ -133,7 +133,7 @@ func (r *Repo) createBranchLocked(ctx context.Context, name, rev string) (*Branc
 	if err != nil {
 		return nil, err
 	}
-	err = r.refOp(ctx, &store.Ref{Name: "branches/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: "branch", After: id, Detail: name})
+	err = r.refOp(ctx, &store.Ref{Name: "branches/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: string(OpBranch), After: id, Detail: name})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 	if h, _, err := r.head(ctx); err == nil && h != nil && h.Symbolic == name {
 		return withHint(fmt.Errorf("delete branch %s: it is the current branch", name), "switch to another branch first (ckpt switch OTHER)")
 	}
-	err = r.refOp(ctx, nil, "branches/"+name, store.Op{Kind: "branch-delete", Before: ref.ID, Detail: name})
+	err = r.refOp(ctx, nil, "branches/"+name, store.Op{Kind: string(OpBranchDelete), Before: ref.ID, Detail: name})
 	if err == nil {
 		r.emit(Event{Kind: EventBranch, Checkpoint: ref.ID, Message: "deleted branch " + name})
 	}
@@ -231,7 +231,7 @@ func (r *Repo) switchLocked(ctx context.Context, name string, opts SwitchOptions
 	if saved.Created {
 		out.Saved = saved.Checkpoint
 	}
-	res, err := r.restoreLocked(ctx, journalData{Op: "switch", Target: ref.ID, Branch: name, FromBranch: from}, false)
+	res, err := r.restoreLocked(ctx, journalData{Op: OpSwitch, Target: ref.ID, Branch: name, FromBranch: from}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (r *Repo) CreateTag(ctx context.Context, name, rev string, force bool) (*Ta
 	if err != nil {
 		return nil, err
 	}
-	err = r.refOp(ctx, &store.Ref{Name: "tags/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: "tag", Before: old.ID, After: id, Detail: name})
+	err = r.refOp(ctx, &store.Ref{Name: "tags/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: string(OpTag), Before: old.ID, After: id, Detail: name})
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +310,7 @@ func (r *Repo) DeleteTag(ctx context.Context, name string) error {
 	if err != nil {
 		return withHint(fmt.Errorf("delete tag %s: %w", name, ErrNotFound), "`ckpt tags` lists the tags")
 	}
-	err = r.refOp(ctx, nil, "tags/"+name, store.Op{Kind: "tag-delete", Before: ref.ID, Detail: name})
+	err = r.refOp(ctx, nil, "tags/"+name, store.Op{Kind: string(OpTagDelete), Before: ref.ID, Detail: name})
 	if err == nil {
 		r.emit(Event{Kind: EventTag, Checkpoint: ref.ID, Message: "deleted tag " + name})
 	}

@@ -96,7 +96,7 @@ func (r *Repo) recover(ctx context.Context) (*RecoverResult, error) {
 	if err := json.Unmarshal(j.Data, &jd); err != nil || jd.Target.IsZero() || !stageName.MatchString(jd.Stage) {
 		return nil, &store.CorruptError{Kind: "journal", Detail: fmt.Sprintf("cannot decode the interrupted %s's journal", j.Kind)}
 	}
-	out.Op = jd.Op
+	out.Op = string(jd.Op)
 	if err := r.removeTemps(ctx, jd.Stage, out); err != nil {
 		return nil, err
 	}

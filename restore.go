@@ -68,7 +68,7 @@ func (r *RestoreResult) Changed() []Path {
 
 // journalData is what a restore records before it touches the workspace.
 type journalData struct {
-	Op     string   `json:"op"` // restore, undo, redo, switch, rewind, revert
+	Op     OpKind   `json:"op"` // restore, undo, redo, switch, rewind, revert
 	Target ID       `json:"target"`
 	Before ID       `json:"before"`
 	Head   ID       `json:"head"` // HEAD before the operation (zero: none)
@@ -112,7 +112,7 @@ func (r *Repo) computeAndRestore(ctx context.Context, j journalData, compute fun
 			if attempt < 3 {
 				continue
 			}
-			return nil, withHint(fmt.Errorf("%s: %w; nothing was changed", j.Op, err), "the workspace kept changing; run the "+j.Op+" again once it is still")
+			return nil, withHint(fmt.Errorf("%s: %w; nothing was changed", j.Op, err), "the workspace kept changing; run the "+string(j.Op)+" again once it is still")
 		}
 		return res, err
 	}
@@ -179,7 +179,7 @@ func (r *Repo) Restore(ctx context.Context, rev string, opts RestoreOptions) (*R
 	if err := r.checkRestorePaths(ctx, id, paths); err != nil {
 		return nil, err
 	}
-	return r.restoreLocked(ctx, journalData{Op: "restore", Target: id, Paths: paths}, false)
+	return r.restoreLocked(ctx, journalData{Op: OpRestore, Target: id, Paths: paths}, false)
 }
 
 // checkRestorePaths refuses a path that is neither in the checkpoint nor in
@@ -363,9 +363,9 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			}
 		}
 		if needPre {
-			msg := "before " + j.Op + " to " + target.ID.Short()
+			msg := "before " + string(j.Op) + " to " + target.ID.Short()
 			if recovering {
-				msg = "found while recovering an interrupted " + j.Op
+				msg = "found while recovering an interrupted " + string(j.Op)
 			}
 			cp := &object.Checkpoint{Tree: current, Kind: KindPreRestore, Message: msg}
 			preRec, err = r.newCheckpoint(ctx, tx, cp, headRec, c.res.Files, c.res.Bytes, false, headRef)
@@ -383,7 +383,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			return nil
 		}
 		data, _ := json.Marshal(j)
-		return tx.SetJournal(&store.Journal{Kind: j.Op, Data: data})
+		return tx.SetJournal(&store.Journal{Kind: string(j.Op), Data: data})
 	})
 	if err != nil {
 		c.abort()
@@ -423,7 +423,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		}
 		if bad := r.verify(oc, plan); len(bad) > 0 {
 			r.clearJournal(ctx)
-			return nil, &IntegrityError{Op: j.Op, Paths: bad}
+			return nil, &IntegrityError{Op: string(j.Op), Paths: bad}
 		}
 	} else {
 		oc = &restore.Outcome{}
@@ -484,11 +484,11 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			return err
 		}
 		detail := ""
-		if j.Op == "switch" {
+		if j.Op == OpSwitch {
 			detail = j.FromBranch + " -> " + j.Branch
 		}
-		if j.Op != "restore" || oc.Changed || j.Before != newHead {
-			_, err := tx.AppendOp(store.Op{Kind: j.Op, Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: target.ID, Detail: detail})
+		if j.Op != OpRestore || oc.Changed || j.Before != newHead {
+			_, err := tx.AppendOp(store.Op{Kind: string(j.Op), Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: target.ID, Detail: detail})
 			return err
 		}
 		return nil
@@ -521,19 +521,19 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 	sortActions(out.Actions)
 	kind := EventRestored
 	switch j.Op {
-	case "undo":
+	case OpUndo:
 		kind = EventUndone
-	case "redo":
+	case OpRedo:
 		kind = EventRedone
-	case "switch":
+	case OpSwitch:
 		kind = EventSwitched
-	case "rewind":
+	case OpRewind:
 		kind = EventRewound
 	}
 	if recovering {
 		kind = EventRecovered
 	}
-	r.emit(Event{Kind: kind, Checkpoint: newHead, Paths: out.Changed(), Message: j.Op + " to " + target.ID.Short()})
+	r.emit(Event{Kind: kind, Checkpoint: newHead, Paths: out.Changed(), Message: string(j.Op) + " to " + target.ID.Short()})
 	return out, nil
 }
 
@@ -662,8 +662,8 @@ func (r *Repo) unfinished(ctx context.Context, err error, j journalData) error {
 	if !j.Before.IsZero() {
 		before = "; nothing is lost: the state before it is checkpoint " + j.Before.Short()
 	}
-	return withHint(&unfinishedError{op: j.Op, err: err},
-		"the workspace is still part-way through the "+j.Op+" and its journal is kept: fix what blocks it (above), then run `ckpt recover`"+before)
+	return withHint(&unfinishedError{op: string(j.Op), err: err},
+		"the workspace is still part-way through the "+string(j.Op)+" and its journal is kept: fix what blocks it (above), then run `ckpt recover`"+before)
 }
 
 // storeWhere names the store's directory for a message (" in DIR").
@@ -681,7 +681,7 @@ func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan,
 	if errors.Is(err, restore.ErrStage) {
 		r.clearJournal(context.WithoutCancel(ctx))
 		if errors.Is(err, restore.ErrChanged) {
-			return withHint(fmt.Errorf("%s: %w", j.Op, err), "a file was changed while the "+j.Op+" was being prepared; nothing was changed — run it again")
+			return withHint(fmt.Errorf("%s: %w", j.Op, err), "a file was changed while the "+string(j.Op)+" was being prepared; nothing was changed — run it again")
 		}
 		return fmt.Errorf("%s: %w", j.Op, err)
 	}
@@ -693,15 +693,15 @@ func (r *Repo) failedRestore(ctx context.Context, err error, plan *restore.Plan,
 	kept, berr := r.rollback(bctx, current, plan, oc, j.Stage+"-back")
 	if berr != nil {
 		return withHint(fmt.Errorf("%s failed: %w; rolling back also failed: %v", j.Op, err, berr),
-			"the workspace is half-restored; run `ckpt recover` to finish the "+j.Op+" once the problem is fixed")
+			"the workspace is half-restored; run `ckpt recover` to finish the "+string(j.Op)+" once the problem is fixed")
 	}
 	r.clearJournal(bctx)
-	what := "the workspace was rolled back to its state before the " + j.Op + "; nothing was lost"
+	what := "the workspace was rolled back to its state before the " + string(j.Op) + "; nothing was lost"
 	if len(kept) > 0 {
 		what = fmt.Sprintf("the workspace was rolled back to its state before the %s, except %s, changed meanwhile and kept as found; nothing was lost", j.Op, strings.Join(quoteAll(kept), ", "))
 	}
 	if errors.Is(err, restore.ErrChanged) {
-		return withHint(fmt.Errorf("%s stopped: %w", j.Op, err), what+"; run the "+j.Op+" again")
+		return withHint(fmt.Errorf("%s stopped: %w", j.Op, err), what+"; run the "+string(j.Op)+" again")
 	}
 	return withHint(fmt.Errorf("%s failed: %w", j.Op, err), what)
 }

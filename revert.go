@@ -118,7 +118,7 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 		}
 		return target, c.res.Root, nil
 	}
-	j := journalData{Op: "revert", Include: rv.touched}
+	j := journalData{Op: OpRevert, Include: rv.touched}
 	if mark != nil {
 		m := *mark
 		j.Run = &m
@@ -640,7 +640,7 @@ func (r *Repo) restoreRunCheckpoint(ctx context.Context, runDir string, rec *Run
 	if rv, err := loadRevert(runDir); err == nil {
 		include = append(include, rv.touched...)
 	}
-	j := journalData{Op: "revert", Target: id, Include: include}
+	j := journalData{Op: OpRevert, Target: id, Include: include}
 	if mark != nil {
 		m := *mark
 		if m.Result == "" {

@@ -137,7 +137,7 @@ func (c *Controller) rewindCode(ctx context.Context, s *Session, t *Turn, opts R
 		// The merge is computed from the workspace as it is; an edit made
 		// before the restore starts makes it compute again (the restore
 		// would otherwise undo that edit).
-		res, err := c.r.computeAndRestore(ctx, journalData{Op: "rewind"}, func() (ID, ID, error) {
+		res, err := c.r.computeAndRestore(ctx, journalData{Op: OpRewind}, func() (ID, ID, error) {
 			out.Conflicts, out.Kept = nil, nil
 			return c.keepUserEdits(ctx, s, t.N, false, out)
 		})
@@ -155,7 +155,7 @@ func (c *Controller) rewindCode(ctx context.Context, s *Session, t *Turn, opts R
 		out.Restore = res
 		return nil
 	}
-	res, err := c.r.restoreLocked(ctx, journalData{Op: "rewind", Target: target}, false)
+	res, err := c.r.restoreLocked(ctx, journalData{Op: OpRewind, Target: target}, false)
 	if err != nil {
 		return err
 	}

@@ -415,7 +415,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 		if headRec != nil {
 			before = headRec.ID
 		}
-		if _, err := tx.AppendOp(store.Op{Kind: "save", Before: before, After: rec.ID, Checkpoint: rec.ID, Detail: opts.Kind}); err != nil {
+		if _, err := tx.AppendOp(store.Op{Kind: string(OpSave), Before: before, After: rec.ID, Checkpoint: rec.ID, Detail: opts.Kind}); err != nil {
 			return err
 		}
 		out.Created = true
@@ -531,7 +531,7 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 		if headRec != nil {
 			head = headRec.ID
 		}
-		_, err = tx.AppendOp(store.Op{Kind: "save-paths", Before: head, After: head, Checkpoint: rec.ID, Detail: opts.Kind})
+		_, err = tx.AppendOp(store.Op{Kind: string(OpSavePaths), Before: head, After: head, Checkpoint: rec.ID, Detail: opts.Kind})
 		return err
 	})
 	if err != nil {

@@ -332,7 +332,7 @@ func (r *Repo) SnapshotRestore(ctx context.Context, name string) (*RestoreResult
 	if err != nil {
 		return nil, err
 	}
-	return r.restoreLocked(ctx, journalData{Op: "restore", Target: ref.ID}, false)
+	return r.restoreLocked(ctx, journalData{Op: OpRestore, Target: ref.ID}, false)
 }
 
 // SnapshotDiff compares the named snapshot (the old side, "-" lines) with
@@ -424,7 +424,7 @@ func (r *Repo) deleteSnapshots(ctx context.Context, refs []store.Ref, why string
 				return err
 			}
 			name := strings.TrimPrefix(ref.Name, snapshotPrefix)
-			if _, err := tx.AppendOp(store.Op{Kind: "snapshot-delete", Time: r.now(), Before: headID, After: headID,
+			if _, err := tx.AppendOp(store.Op{Kind: string(OpSnapshotDelete), Time: r.now(), Before: headID, After: headID,
 				Checkpoint: ref.ID, Detail: why + " " + name}); err != nil {
 				return err
 			}

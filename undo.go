@@ -11,7 +11,7 @@ import (
 type Step struct {
 	// Op is the operation log entry being undone or redone.
 	Op     int64  `json:"op"`
-	OpKind string `json:"op_kind"`
+	OpKind OpKind `json:"op_kind"`
 	// To is the checkpoint the workspace would be restored to.
 	To ID `json:"to"`
 	// Branch is the branch HEAD would be on afterwards, when the step
@@ -26,14 +26,38 @@ type Timeline struct {
 	Redo *Step `json:"redo"`
 }
 
-// undoable ops are the steps of the timeline.
-func undoable(kind string) bool {
-	switch kind {
-	case "save", "restore", "switch", "rewind", "revert":
+// OpKind is the kind of an operation-log entry.
+type OpKind string
+
+// The operations the log records.
+const (
+	OpSave           OpKind = "save"            // a checkpoint of the whole workspace
+	OpSavePaths      OpKind = "save-paths"      // a partial checkpoint (HEAD unmoved)
+	OpRestore        OpKind = "restore"         // the workspace made equal to a checkpoint
+	OpUndo           OpKind = "undo"            // a step of the timeline taken back
+	OpRedo           OpKind = "redo"            // ... and taken again
+	OpSwitch         OpKind = "switch"          // to another branch
+	OpRewind         OpKind = "rewind"          // a session's turn rewound
+	OpRevert         OpKind = "revert"          // a guarded run's changes reverted
+	OpBranch         OpKind = "branch"          // a branch created or moved
+	OpBranchDelete   OpKind = "branch-delete"   // a branch deleted
+	OpTag            OpKind = "tag"             // a tag set
+	OpTagDelete      OpKind = "tag-delete"      // a tag deleted
+	OpSnapshotDelete OpKind = "snapshot-delete" // a named snapshot deleted
+)
+
+// Undoable reports whether operations of kind k are steps of the timeline:
+// those undo takes back and redo takes again.
+func (k OpKind) Undoable() bool {
+	switch k {
+	case OpSave, OpRestore, OpSwitch, OpRewind, OpRevert:
 		return true
 	}
 	return false
 }
+
+// undoable reports whether an op-log kind is a step of the timeline.
+func undoable(kind string) bool { return OpKind(kind).Undoable() }
 
 // timeline replays the operation log: every save or restore pushes onto the
 // undo stack (and clears the redo stack); undo moves its op to the redo
@@ -44,12 +68,12 @@ func timeline(ops []store.Op) (done, redo []store.Op) {
 		case undoable(op.Kind):
 			done = append(done, op)
 			redo = redo[:0]
-		case op.Kind == "undo":
+		case OpKind(op.Kind) == OpUndo:
 			if n := len(done); n > 0 && done[n-1].Seq == op.Target {
 				redo = append(redo, done[n-1])
 				done = done[:n-1]
 			}
-		case op.Kind == "redo":
+		case OpKind(op.Kind) == OpRedo:
 			if n := len(redo); n > 0 && redo[n-1].Seq == op.Target {
 				// Undoing it again goes back to where the redo started:
 				// with unsaved changes, the checkpoint that kept them.
@@ -80,14 +104,14 @@ func (r *Repo) Timeline(ctx context.Context) (*Timeline, error) {
 	done, redo := timeline(ops)
 	if n := len(done); n > 0 && !done[n-1].Before.IsZero() {
 		op := done[n-1]
-		t.Undo = &Step{Op: op.Seq, OpKind: op.Kind, To: op.Before}
+		t.Undo = &Step{Op: op.Seq, OpKind: OpKind(op.Kind), To: op.Before}
 		if from, _, ok := switchBranches(op); ok {
 			t.Undo.Branch = from
 		}
 	}
 	if n := len(redo); n > 0 {
 		op := redo[n-1]
-		t.Redo = &Step{Op: op.Seq, OpKind: op.Kind, To: op.After}
+		t.Redo = &Step{Op: op.Seq, OpKind: OpKind(op.Kind), To: op.After}
 		if _, to, ok := switchBranches(op); ok {
 			t.Redo.Branch = to
 		}
@@ -120,7 +144,7 @@ func (r *Repo) Undo(ctx context.Context) (*RestoreResult, error) {
 	if t.Undo == nil {
 		return nil, withHint(ErrNothingToUndo, "the timeline starts at the first checkpoint; `ckpt log` shows it")
 	}
-	return r.restoreLocked(ctx, journalData{Op: "undo", Target: t.Undo.To, OpTarget: t.Undo.Op, Branch: t.Undo.Branch}, false)
+	return r.restoreLocked(ctx, journalData{Op: OpUndo, Target: t.Undo.To, OpTarget: t.Undo.Op, Branch: t.Undo.Branch}, false)
 }
 
 // Redo steps the timeline forward again after [Repo.Undo].
@@ -137,12 +161,12 @@ func (r *Repo) Redo(ctx context.Context) (*RestoreResult, error) {
 	if t.Redo == nil {
 		return nil, withHint(ErrNothingToRedo, "redo follows undo; a new save or restore after an undo starts a new timeline")
 	}
-	return r.restoreLocked(ctx, journalData{Op: "redo", Target: t.Redo.To, OpTarget: t.Redo.Op, Branch: t.Redo.Branch}, false)
+	return r.restoreLocked(ctx, journalData{Op: OpRedo, Target: t.Redo.To, OpTarget: t.Redo.Op, Branch: t.Redo.Branch}, false)
 }
 
 // switchBranches returns the branches a switch op left and entered.
 func switchBranches(op store.Op) (from, to string, ok bool) {
-	if op.Kind != "switch" {
+	if OpKind(op.Kind) != OpSwitch {
 		return "", "", false
 	}
 	from, to, ok = strings.Cut(op.Detail, " -> ")

@@ -93,6 +93,11 @@ type journalData struct {
 	// cover), so that it writes them as tracked files, their current
 	// content kept in the checkpoint before it.
 	Include pathList `json:"include,omitempty"`
+	// RulesFrom, if set, is a tree whose ignore files the restore's
+	// captures use instead of the disk's: a run's state put back as its
+	// own rules see the workspace (what a run's rule hid is the run's; a
+	// user's file its removed rule showed is not).
+	RulesFrom ID `json:"rules_from,omitempty"`
 }
 
 // computeAndRestore runs a restore of a target computed from the
@@ -324,7 +329,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx, false, j.Include)
+		c, err = r.captureTx(ctx, tx, false, &captureRules{include: j.Include, from: j.RulesFrom})
 		if err != nil {
 			return err
 		}

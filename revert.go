@@ -52,7 +52,7 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 		return false, err
 	}
 	defer unlock()
-	rv, err := loadRevert(runDir)
+	rv, err := loadRevert(runDir, len(rec.Attempts))
 	if err != nil {
 		return false, err
 	}
@@ -63,7 +63,7 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 		// hide, so that the restore writes them as tracked files and the
 		// checkpoint before it keeps what they hold. The patch, made from
 		// checkpoints that left them out, sees them absent.
-		c, err := r.captureStored(ctx, rv.touched...)
+		c, err := r.captureStored(ctx, &captureRules{include: rv.touched})
 		if err != nil {
 			return ID{}, ID{}, err
 		}
@@ -123,7 +123,7 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 		m := *mark
 		j.Run = &m
 	}
-	_, err = r.computeAndRestore(ctx, j, func() (ID, ID, error) {
+	res, err := r.computeAndRestore(ctx, j, func() (ID, ID, error) {
 		target, base, err := compute()
 		if err == nil && mark != nil && mark.Result == "" {
 			j.Run.Result = target.String()
@@ -135,6 +135,9 @@ func (r *Repo) revertRun(ctx context.Context, runDir string, rec *RunRecord, why
 	}
 	if err != nil {
 		return false, err
+	}
+	if err := r.sweepLeftovers(ctx, res.Head, mark); err != nil {
+		return true, err
 	}
 	return true, nil
 }
@@ -212,10 +215,11 @@ type revert struct {
 }
 
 // loadRevert reads and checks a run directory's changes.diff and
-// manifest.json, and the paths its attempt-N.diff files name. A path out
-// of the workspace, or into what ckpt never captures (.git, .ckpt,
-// .decree), is refused.
-func loadRevert(runDir string) (*revert, error) {
+// manifest.json, and the paths the diffs of its attempts (attempt-1.diff
+// to attempt-N.diff, N the attempts run.json records) name. A path of
+// changes.diff out of the workspace, or into what ckpt never captures
+// (.git, .ckpt, .decree), is refused.
+func loadRevert(runDir string, attempts int) (*revert, error) {
 	patchData, err := os.ReadFile(filepath.Join(runDir, "changes.diff"))
 	if err != nil {
 		return nil, err
@@ -242,30 +246,51 @@ func loadRevert(runDir string) (*revert, error) {
 	for _, p := range rv.affected {
 		touched[p] = true
 	}
-	names, _ := filepath.Glob(filepath.Join(runDir, "attempt-*.diff"))
-	for _, name := range names {
-		data, err := fsroot.ReadRegular(name, 1<<30)
-		if err != nil {
-			continue
-		}
-		p, err := diff.Parse(data)
-		if err != nil {
-			continue // changes.diff alone says what to revert
-		}
-		ps, err := patchPaths(name, p)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			if !touched[p] {
-				touched[p] = true
-				rv.touched = append(rv.touched, p)
-			}
+	for _, p := range attemptPaths(runDir, attempts) {
+		if !touched[p] {
+			touched[p] = true
+			rv.touched = append(rv.touched, p)
 		}
 	}
 	rv.touched = append(rv.touched, rv.affected...)
 	sort.Strings(rv.touched)
 	return rv, nil
+}
+
+// attemptPaths returns the paths the diffs of a run's first n attempts
+// name, skipping what cannot be read or is not a valid workspace path (a
+// routine can write its run directory: these name more paths for a revert
+// to look at, never what it writes).
+func attemptPaths(runDir string, n int) []string {
+	var out []string
+	for k := 1; k <= n && k <= run.MaxAttempts; k++ {
+		data, err := fsroot.ReadRegular(filepath.Join(runDir, fmt.Sprintf("attempt-%d.diff", k)), 1<<30)
+		if err != nil {
+			continue
+		}
+		p, err := diff.Parse(data)
+		if err != nil {
+			continue
+		}
+		for _, fp := range p.Files {
+			for _, q := range []string{fp.OldPath, fp.NewPath} {
+				if q != "" && diff.CheckPath(q) == nil && !reservedPath(q) {
+					out = append(out, q)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// reservedPath reports whether p lies in .git, .ckpt or .decree.
+func reservedPath(p string) bool {
+	for c := range strings.SplitSeq(p, "/") {
+		if object.Reserved(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // patchPaths returns the paths p names, sorted, refusing any out of the
@@ -629,18 +654,10 @@ func (r *Repo) restoreRunCheckpoint(ctx context.Context, runDir string, rec *Run
 		// this run took.
 		return fmt.Errorf("run %s: checkpoint %s is not the checkpoint of this run", rec.ID, id.Short())
 	}
-	var include []string
-	err = tree.Walk(ctx, r.st.ReadTree, cp.Tree, nil, func(p string, _ object.Entry) error {
-		include = append(include, p)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if rv, err := loadRevert(runDir); err == nil {
-		include = append(include, rv.touched...)
-	}
-	j := journalData{Op: OpRevert, Target: id, Include: include}
+	// The workspace is captured as the checkpoint's own ignore rules see
+	// it: what a run's new rule hid is the run's and goes, a user's
+	// ignored file that a run's removed rule showed is not, and stays.
+	j := journalData{Op: OpRevert, Target: id, RulesFrom: cp.Tree}
 	if mark != nil {
 		m := *mark
 		if m.Result == "" {
@@ -661,5 +678,78 @@ func (r *Repo) restoreRunCheckpoint(ctx context.Context, runDir string, rec *Run
 	if len(kept) > 0 {
 		return &IntegrityError{Op: "restore of checkpoint " + id.Short() + " (files no checkpoint holds are in the way)", Paths: kept}
 	}
-	return nil
+	return r.sweepLeftovers(ctx, id, mark)
+}
+
+// sweepLeftovers removes what a run left that its revert could not see:
+// files the ignore rules of the workspace hid from every checkpoint of the
+// run (a file a routine made and ignored in one attempt, an ignore file
+// that ignores itself) but that the rules of the state put back, target,
+// show. Such a file was made during the run — before it, those rules
+// showed it, so the run's checkpoint would hold it. It is removed by a
+// restore to target (op revert) whose capture uses target's rules, so the
+// checkpoint before that restore keeps it. The lock must be held.
+func (r *Repo) sweepLeftovers(ctx context.Context, target ID, mark *runMark) error {
+	cp, err := r.st.Checkpoint(ctx, target)
+	if err != nil {
+		return err
+	}
+	for try := 0; ; try++ {
+		extra, err := r.extraFiles(ctx, cp.Tree)
+		if err != nil || len(extra) == 0 {
+			return err
+		}
+		if try == 2 {
+			return &IntegrityError{Op: "revert (files the run left are still there)", Paths: extra}
+		}
+		j := journalData{Op: OpRevert, Target: target, RulesFrom: cp.Tree}
+		if mark != nil {
+			m := *mark
+			m.Result = target.String()
+			j.Run = &m
+		}
+		if _, err := r.restoreLocked(ctx, j, false); err != nil {
+			return err
+		}
+	}
+}
+
+// extraFiles returns the files and symlinks in the workspace that the
+// ignore rules of the stored tree root show and root does not hold.
+func (r *Repo) extraFiles(ctx context.Context, root object.ID) ([]string, error) {
+	o := r.scanOptions(ctx, nil, nil) // hashed only
+	o.IgnoreFiles = r.treeFile(ctx, root)
+	res, err := scan.Scan(ctx, o)
+	if err != nil {
+		return nil, scanError(err)
+	}
+	if res.Root == root {
+		return nil, nil
+	}
+	load := func(ctx context.Context, id object.ID) (*object.Tree, error) {
+		if data, ok := res.Trees[id]; ok {
+			return object.DecodeTree(data)
+		}
+		return r.st.ReadTree(ctx, id)
+	}
+	var extra []string
+	err = tree.Diff(ctx, load, root, res.Root, nil, func(c tree.Change) error {
+		if c.Old == nil && c.New != nil {
+			extra = append(extra, c.Path)
+		}
+		return nil
+	})
+	return extra, err
+}
+
+// treeFile reads a file of a stored tree, for ignore rules.
+func (r *Repo) treeFile(ctx context.Context, root object.ID) func(p string) ([]byte, bool) {
+	return func(p string) ([]byte, bool) {
+		e, ok, err := tree.Lookup(ctx, r.st.ReadTree, root, p)
+		if err != nil || !ok || !object.IsFile(e.Mode) {
+			return nil, false
+		}
+		data, err := r.st.ReadBlob(ctx, e.ID)
+		return data, err == nil
+	}
 }

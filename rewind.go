@@ -195,7 +195,7 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		}
 		nowTree, untracked, memTrees = res.Root, res.Untracked, res.Trees
 	} else {
-		c0, err := c.r.captureStored(ctx)
+		c0, err := c.r.captureStored(ctx, nil)
 		if err != nil {
 			return ID{}, ID{}, err
 		}

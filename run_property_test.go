@@ -30,9 +30,11 @@ func TestMain(m *testing.M) {
 // randomRoutine is a routine that changes the workspace (its working
 // directory) at random, as an agent's routine might: edits, creations,
 // deletions, file <-> directory <-> symlink changes, mode changes (0600
-// included), binary files, and ignore rules appended that cover files the
-// run's checkpoint recorded. Its changes depend on the seed and on the
-// tree it finds. In the last attempt of a run (failure-context.md exists)
+// included), binary files, ignore rules appended that cover files the
+// run's checkpoint recorded, rules removed that showed the user's ignored
+// files, files made and hidden at once, and an ignore file that hides
+// itself and everything. Its changes depend on the seed and on the tree
+// it finds. In the last attempt of a run (failure-context.md exists)
 // it first writes to $CKPT_TEST_REPORT how the tree differs from
 // $CKPT_TEST_EXPECT (the state before the run, gob-encoded: names need not be UTF-8): the last attempt must
 // start clean. It exits with $CKPT_TEST_EXIT (default 0).
@@ -116,6 +118,26 @@ func randomRoutine(seed string) int {
 			if err := f.Close(); err != nil {
 				return fail(err)
 			}
+		}
+	}
+	// A file made and hidden in the same attempt: no checkpoint of the
+	// run ever holds it.
+	if r.IntN(4) == 0 {
+		name := fmt.Sprintf("hidden-%d.tmp", r.IntN(100))
+		if err := os.WriteFile(name, []byte("made and hidden\n"), 0o644); err != nil {
+			return fail(err)
+		}
+		f, err := os.OpenFile(".gitignore", os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(f, "\n/%s\n", name)
+		f.Close()
+	}
+	// An ignore file that hides itself and everything else.
+	if r.IntN(8) == 0 {
+		if err := os.WriteFile(".ckptignore", []byte("*\n"), 0o644); err != nil {
+			return fail(err)
 		}
 	}
 	code, _ := strconv.Atoi(os.Getenv("CKPT_TEST_EXIT"))

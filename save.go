@@ -202,16 +202,16 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 // only) and preparing a new stat cache (when tx is not nil). With a
 // watcher running (ckpt watch), the new cache records the watcher's token;
 // with accel (saves only), directories the watcher saw unchanged are taken
-// from the old cache without being read. include lists paths captured
-// whatever the ignore rules say (see scan.Options.Include); such a capture
-// writes no stat cache, whose entries must be what a plain scan sees.
-func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, include []string) (*capture, error) {
+// from the old cache without being read. A capture with other ignore
+// rules (captureRules) writes no stat cache, whose entries must be what a
+// plain scan sees.
+func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *captureRules) (*capture, error) {
 	cache := r.loadCache(ctx)
 	defer cache.Close()
 	var sink scan.Sink
 	var cw *scan.CacheWriter
 	o := r.scanOptions(ctx, nil, cache)
-	if tx != nil && len(include) > 0 {
+	if tx != nil && !rules.plain() {
 		sink = tx
 	} else if tx != nil {
 		sink = tx
@@ -241,7 +241,12 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, include [
 	o = r.scanOptions(ctx, sink, cache)
 	o.Unchanged = unchanged
 	o.CacheOut = cw
-	o.Include = include
+	if !rules.plain() {
+		o.Include = rules.include
+		if !rules.from.IsZero() {
+			o.IgnoreFiles = r.treeFile(ctx, rules.from)
+		}
+	}
 	res, err := scan.Scan(ctx, o)
 	if err != nil {
 		cw.Abort()
@@ -277,15 +282,25 @@ func (c *capture) abort() {
 	}
 }
 
+// captureRules changes what a capture takes: include lists paths taken
+// whatever the ignore rules say (see scan.Options.Include); from, if not
+// zero, is a stored tree whose ignore files replace the disk's.
+type captureRules struct {
+	include []string
+	from    object.ID
+}
+
+func (c *captureRules) plain() bool { return c == nil || len(c.include) == 0 && c.from.IsZero() }
+
 // captureStored scans the workspace and stores its objects (and the new
 // stat cache) without recording a checkpoint, so that what follows can read
-// the workspace's current files from the store. include is as for
+// the workspace's current files from the store. rules is as for
 // captureTx. The lock must be held.
-func (r *Repo) captureStored(ctx context.Context, include ...string) (*capture, error) {
+func (r *Repo) captureStored(ctx context.Context, rules *captureRules) (*capture, error) {
 	var c *capture
 	err := r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx, false, include)
+		c, err = r.captureTx(ctx, tx, false, rules)
 		return err
 	})
 	if err != nil {

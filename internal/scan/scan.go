@@ -157,6 +157,11 @@ type Options struct {
 	// older copy): the scan then starts over without the cache (and with
 	// CacheOut emptied), and the caller should drop the cache file.
 	OnStaleCache func()
+	// IgnoreFiles, if set, gives the content of the ignore files
+	// (.gitignore, .ckptignore, .decreeignore; rel is the file's path)
+	// instead of the disk: a scan under another tree's ignore rules (a
+	// revert checks what the rules it puts back would show).
+	IgnoreFiles func(rel string) ([]byte, bool)
 	// Include lists paths captured, with everything below them, whatever
 	// the ignore rules say (a run's revert puts back files its routine's
 	// new ignore rules cover). An ignored directory on the way to one is
@@ -582,7 +587,27 @@ func (s *scanner) readDir(n *node) error {
 
 	// Ignore files of this directory.
 	var gi, ci, di *ignore.List
+	if s.opts.IgnoreFiles != nil {
+		for _, name := range []string{".gitignore", ".ckptignore", ".decreeignore"} {
+			data, ok := s.opts.IgnoreFiles(join(n.rel, name))
+			if !ok {
+				continue
+			}
+			l := ignore.ParseList(n.rel, join(n.rel, name), data)
+			switch name {
+			case ".gitignore":
+				gi = l
+			case ".ckptignore":
+				ci = l
+			default:
+				di = l
+			}
+		}
+	}
 	for _, de := range des {
+		if s.opts.IgnoreFiles != nil {
+			break // the rules come from IgnoreFiles, not the disk
+		}
 		switch de.name {
 		case ".gitignore", ".ckptignore", ".decreeignore":
 			st, err := lstatAt(fd, de.name)

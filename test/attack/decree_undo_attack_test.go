@@ -89,7 +89,7 @@ func checkUndone(t *testing.T, e *env, before treegen.State, code int, out, errs
 	}
 }
 
-// DEFECT. A routine that creates a file and, in the same attempt, adds an
+// Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). A routine that creates a file and, in the same attempt, adds an
 // ignore rule covering it (echo junk > junk.log; echo '*.log' >>
 // .gitignore) leaves junk.log behind: no checkpoint and no diff of the run
 // names it, so revertRun (revert.go) neither captures it (rv.touched comes
@@ -112,7 +112,7 @@ func TestUndoAttackHiddenInSameAttempt(t *testing.T) {
 	e.must("fsck")
 }
 
-// DEFECT. The run removes the ignore rule that hid the user's secret.env
+// Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). The run removes the ignore rule that hid the user's secret.env
 // (its diff shows it as added); the revert fails (simulated), and the
 // fallback restoreRunCheckpoint (revert.go) adds every path the run's
 // diffs name to Include — secret.env too — and restores the run's
@@ -145,7 +145,7 @@ func forgeAttemptDiff(path string) string {
 		"\nnew file mode 100644\n--- /dev/null\n+++ b/" + path + "\n@@ -0,0 +1 @@\n+x\nX\n"
 }
 
-// DEFECT. The same as TestUndoAttackFallbackKeepsUnignoredFile with no
+// Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). The same as TestUndoAttackFallbackKeepsUnignoredFile with no
 // failpoint: the routine itself makes the revert fail by rewriting its
 // run's manifest.json (a file in its own message_dir), so any routine can
 // trigger the fallback and with it the deletion of the user's ignored
@@ -160,7 +160,7 @@ func TestUndoAttackForgedManifestFallbackKeepsUnignoredFile(t *testing.T) {
 	e.must("fsck")
 }
 
-// DEFECT. The routine forges attempt-9.diff in its run directory naming
+// Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). The routine forges attempt-9.diff in its run directory naming
 // the user's ignored files — a file in an ignored directory, the ignored
 // directory itself (Include takes everything below it), or secret.env —
 // and forges manifest.json so the revert fails. loadRevert trusts every
@@ -200,7 +200,7 @@ func TestUndoAttackForgedAttemptDiffRevertKeepsIgnored(t *testing.T) {
 	e.must("fsck")
 }
 
-// DEFECT. A routine shows junk.log in attempt 1, hides it with a new
+// Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). A routine shows junk.log in attempt 1, hides it with a new
 // ignore rule in attempt 2 and forges attempt-9.diff naming a path into
 // .decree. patchPaths rejects that path, so loadRevert fails, so the
 // clean-slate revertRun fails — and restoreRunCheckpoint (revert.go)
@@ -343,7 +343,7 @@ func TestUndoAttackIgnoreTricks(t *testing.T) {
 	}
 }
 
-// DEFECT. A routine writes a new ignore file (.decreeignore, .ckptignore,
+// Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). A routine writes a new ignore file (.decreeignore, .ckptignore,
 // .gitignore, or one in a subdirectory) containing "*": it ignores itself,
 // so no checkpoint or diff of the run names it, and revertRun (revert.go)
 // leaves it in place (same root cause as TestUndoAttackHiddenInSameAttempt).

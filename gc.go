@@ -384,22 +384,15 @@ func opsCutoff(ops []store.Op, kept func(ID) bool) int64 {
 	return cut
 }
 
-// extraRoots are checkpoints other parts of the engine keep (sessions,
-// except those in skip).
+// extraRoots are checkpoints other parts of the engine keep: the turns of
+// sessions (except those in skip).
 func (r *Repo) extraRoots(ctx context.Context, skip map[string]bool) ([]ID, error) {
-	var out []ID
-	for _, fn := range gcRoots {
-		ids, err := fn(ctx, r, skip)
-		if err != nil {
-			return nil, fmt.Errorf("gc: %w", err)
-		}
-		out = append(out, ids...)
+	ids, err := r.sessionRoots(ctx, skip)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
 	}
-	return out, nil
+	return ids, nil
 }
-
-// gcRoots lets other files add gc roots (sessions' turn checkpoints).
-var gcRoots []func(ctx context.Context, r *Repo, skip map[string]bool) ([]ID, error)
 
 // autoGC runs gc after a save when the store is well over its limits, so
 // each automatic gc removes a batch and the cost is spread over many saves:

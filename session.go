@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
@@ -563,30 +562,26 @@ func marshalIndent(v any) []byte {
 	return b.Bytes()
 }
 
-func init() {
-	clearTables = append(clearTables, store.SessionTables...)
-	// gc keeps the checkpoints of every session's turns.
-	gcRoots = append(gcRoots, func(ctx context.Context, r *Repo, skip map[string]bool) ([]ID, error) {
-		all, err := r.Sessions(ctx)
-		if err != nil {
-			return nil, err
+// sessionRoots returns the checkpoints of every session's turns (but
+// those of the sessions in skip): gc keeps them.
+func (r *Repo) sessionRoots(ctx context.Context, skip map[string]bool) ([]ID, error) {
+	all, err := r.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []ID
+	for _, s := range all {
+		if skip[s.ID] {
+			continue
 		}
-		var out []ID
-		for _, s := range all {
-			if skip[s.ID] {
-				continue
-			}
-			for _, ts := range [][]*Turn{s.Turns, s.Rewound} {
-				for _, t := range ts {
-					out = append(out, t.Begin)
-					if t.End != nil {
-						out = append(out, *t.End)
-					}
+		for _, ts := range [][]*Turn{s.Turns, s.Rewound} {
+			for _, t := range ts {
+				out = append(out, t.Begin)
+				if t.End != nil {
+					out = append(out, *t.End)
 				}
 			}
 		}
-		return out, nil
-	})
+	}
+	return out, nil
 }
-
-var _ = object.ZeroID

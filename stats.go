@@ -166,7 +166,7 @@ func (r *Repo) Clear(ctx context.Context) error {
 		return err
 	}
 	defer unlock()
-	if err := r.st.Clear(ctx, clearTables...); err != nil {
+	if err := r.st.Clear(ctx, store.SessionTables...); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -178,9 +178,6 @@ func (r *Repo) Clear(ctx context.Context) error {
 	r.emit(Event{Kind: EventCleared, Message: "history cleared"})
 	return nil
 }
-
-// clearTables are extra tables Clear empties (sessions).
-var clearTables []string
 
 // WorkspaceInfo describes one store under the state directory.
 type WorkspaceInfo struct {

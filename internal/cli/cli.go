@@ -452,9 +452,8 @@ func (e *env) doneProgress() {
 	}
 }
 
-func summary(s ckpt.Stats) string {
-	return fmt.Sprintf("+%d ~%d -%d", s.Added, s.Modified, s.Deleted)
-}
+// summary is a checkpoint's "+a ~m -d" against its parent.
+func summary(s ckpt.Stats) string { return ckpt.FormatCounts(s.Added, s.Modified, s.Deleted) }
 
 // refLabel formats a checkpoint's names for listings: "HEAD, main, tag: v1".
 func refLabel(c *ckpt.Checkpoint) string {

@@ -122,7 +122,7 @@ func printRunLine(e *env, rec *ckpt.RunRecord) {
 	line := fmt.Sprintf("%s %s after %d attempt(s)", rec.ID, rec.Status, n)
 	if n > 0 {
 		a := rec.Attempts[n-1]
-		line += fmt.Sprintf(", last %s, +%d ~%d -%d", a.Exit, a.Added, a.Modified, a.Deleted)
+		line += fmt.Sprintf(", last %s, %s", a.Exit, ckpt.FormatCounts(a.Added, a.Modified, a.Deleted))
 	}
 	if rec.Status == "dead" {
 		line += ", reverted"
@@ -322,7 +322,7 @@ interrupted, reverted), attempts, files changed, and what the run was for.
 			}
 			e.printf("directory:  %s\n", d.Dir)
 			for _, a := range rec.Attempts {
-				e.printf("\nattempt %d: %s, +%d ~%d -%d, %s\n", a.N, a.Exit, a.Added, a.Modified, a.Deleted, a.Ended.Sub(a.Started).Round(1e6))
+				e.printf("\nattempt %d: %s, %s, %s\n", a.N, a.Exit, ckpt.FormatCounts(a.Added, a.Modified, a.Deleted), a.Ended.Sub(a.Started).Round(1e6))
 				if a.Stat != "" {
 					e.printf("%s", a.Stat)
 				}

@@ -170,21 +170,6 @@ func listSessions(e *env, asJSON bool) error {
 	return nil
 }
 
-func turnSummary(fs []ckpt.TurnFile) string {
-	var a, m, d int
-	for _, f := range fs {
-		switch f.Status {
-		case "added":
-			a++
-		case "deleted":
-			d++
-		default:
-			m++
-		}
-	}
-	return fmt.Sprintf("+%d ~%d -%d", a, m, d)
-}
-
 func showSession(e *env, id string, asJSON, all bool) error {
 	r, err := e.open(asJSON)
 	if err != nil {
@@ -220,7 +205,7 @@ func showSession(e *env, id string, asJSON, all bool) error {
 		e.printf("  (none yet)\n")
 	}
 	for _, t := range s.Turns {
-		state := turnSummary(t.Files)
+		state := ckpt.FormatTurnFiles(t.Files)
 		if t.Open() {
 			state = "in progress"
 		}
@@ -315,7 +300,7 @@ func newTurnCmd(e *env) *cobra.Command {
 				return e.printJSON(t)
 			}
 			if !e.quiet {
-				e.printf("turn %d ended at %s: %s\n", t.N, t.End.Short(), turnSummary(t.Files))
+				e.printf("turn %d ended at %s: %s\n", t.N, t.End.Short(), ckpt.FormatTurnFiles(t.Files))
 				for _, f := range t.Files {
 					e.printf("  %s %s\n", strings.ToUpper(f.Status[:1]), displayPath(f.Path))
 				}

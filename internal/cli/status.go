@@ -98,18 +98,7 @@ func runStatus(e *env, o *statusOptions) error {
 	if len(s.Changes) == 0 {
 		e.printf("changes:   none\n")
 	} else {
-		a, m, d := 0, 0, 0
-		for _, c := range s.Changes {
-			switch c.Status {
-			case "added":
-				a++
-			case "deleted":
-				d++
-			default:
-				m++
-			}
-		}
-		e.printf("changes:   +%d ~%d -%d since HEAD\n", a, m, d)
+		e.printf("changes:   %s since HEAD\n", ckpt.FormatChanges(s.Changes))
 		for _, c := range s.Changes {
 			e.printf("  %s %s\n", statusLetter(c.Status), displayPath(c.Path))
 		}

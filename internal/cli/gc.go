@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dustin/go-humanize"
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
@@ -95,13 +94,13 @@ func runGC(e *env, o *gcOptions, cmd *cobra.Command) error {
 	for _, s := range res.Sessions {
 		e.printf("%s session %s (idle for longer than %s)\n", verb, s, ckpt.FormatDuration(res.Retention.MaxAge))
 	}
-	e.printf("%s %d checkpoint(s), %d object(s), %s; kept %d checkpoint(s)", verb, len(res.Removed), res.Objects, humanize.IBytes(uint64(res.Freed)), res.Kept)
+	e.printf("%s %d checkpoint(s), %d object(s), %s; kept %d checkpoint(s)", verb, len(res.Removed), res.Objects, ckpt.HumanSize(res.Freed), res.Kept)
 	if res.Ops > 0 {
 		e.printf("; undo history before the oldest kept step dropped (%d operation(s))", res.Ops)
 	}
 	e.printf("\n")
 	if !res.DryRun {
-		e.printf("store size %s -> %s\n", humanize.IBytes(uint64(res.SizeBefore)), humanize.IBytes(uint64(res.SizeAfter)))
+		e.printf("store size %s -> %s\n", ckpt.HumanSize(res.SizeBefore), ckpt.HumanSize(res.SizeAfter))
 	}
 	return nil
 }
@@ -149,11 +148,11 @@ prints nothing; its exit status says whether the store could be read.`,
 			if s.Total > 0 {
 				e.printf("oldest:      %s\nnewest:      %s\n", fmtTime(s.Oldest), fmtTime(s.Newest))
 			}
-			e.printf("HEAD:        %d file(s), %s\n", s.Files, humanize.IBytes(uint64(s.FileBytes)))
-			e.printf("logical:     %s (every checkpoint as a full copy)\n", humanize.IBytes(uint64(s.Logical)))
-			e.printf("unique:      %s (distinct file contents)\n", humanize.IBytes(uint64(s.Unique)))
-			e.printf("stored:      %s (%d blobs, %d trees, %d chunks; compressed, deltas)\n", humanize.IBytes(uint64(s.Stored)), s.Blobs, s.Trees, s.Chunks)
-			e.printf("on disk:     %s", humanize.IBytes(uint64(s.Disk)))
+			e.printf("HEAD:        %d file(s), %s\n", s.Files, ckpt.HumanSize(s.FileBytes))
+			e.printf("logical:     %s (every checkpoint as a full copy)\n", ckpt.HumanSize(s.Logical))
+			e.printf("unique:      %s (distinct file contents)\n", ckpt.HumanSize(s.Unique))
+			e.printf("stored:      %s (%d blobs, %d trees, %d chunks; compressed, deltas)\n", ckpt.HumanSize(s.Stored), s.Blobs, s.Trees, s.Chunks)
+			e.printf("on disk:     %s", ckpt.HumanSize(s.Disk))
 			if r := s.Ratio(); r >= 1.05 {
 				e.printf(" (%.1fx smaller than full copies)", r)
 			} else if s.Logical > 0 {
@@ -163,7 +162,7 @@ prints nothing; its exit status says whether the store could be read.`,
 			if len(s.Largest) > 0 {
 				e.printf("largest files in HEAD:\n")
 				for _, f := range s.Largest {
-					e.printf("  %10s  %s\n", humanize.IBytes(uint64(f.Size)), displayPath(f.Path))
+					e.printf("  %10s  %s\n", ckpt.HumanSize(f.Size), displayPath(f.Path))
 				}
 			}
 			return nil
@@ -247,7 +246,7 @@ says why.`,
 				}
 				for _, w := range gone {
 					if !e.quiet && !asJSON {
-						e.printf("%s store of %s (%s)\n", verb, w.Workspace, humanize.IBytes(uint64(w.Size)))
+						e.printf("%s store of %s (%s)\n", verb, w.Workspace, ckpt.HumanSize(w.Size))
 					}
 				}
 				if !asJSON {
@@ -293,7 +292,7 @@ says why.`,
 					state = "unknown"
 					e.warnf("%s", w.Reason)
 				}
-				e.printf("%-8s %6s  %s\n", state, humanize.IBytes(uint64(w.Size)), w.Workspace)
+				e.printf("%-8s %6s  %s\n", state, ckpt.HumanSize(w.Size), w.Workspace)
 			}
 			return nil
 		},

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -91,7 +92,7 @@ func runShow(e *env, o *showOptions, rev string) error {
 	for _, k := range keys {
 		e.printf("meta:      %s=%s\n", k, c.Meta[k])
 	}
-	e.printf("files:     %d (%s)\n", c.Stats.Files, humanSize(c.Stats.Bytes))
+	e.printf("files:     %d (%s)\n", c.Stats.Files, ckpt.HumanSize(c.Stats.Bytes))
 	e.printf("changes:   %s\n", summary(c.Stats))
 	if c.Message != "" {
 		e.printf("\n")

@@ -62,7 +62,7 @@ func runStatus(e *env, o *statusOptions) error {
 	}
 	defer printHookFailure(e.stdout, lf, "")
 	e.printf("workspace: %s\n", s.Workspace)
-	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, humanSize(s.StoreSize), s.Checkpoints)
+	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, ckpt.HumanSize(s.StoreSize), s.Checkpoints)
 	if g := s.Git; g != nil {
 		e.printf("backend:   git: refs under %s in %s (%d snapshot(s), %d of at most %d timeline)\n",
 			g.RefPrefix, g.Repository, g.Snapshots, g.Timeline, g.TimelineMax)

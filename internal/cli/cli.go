@@ -72,6 +72,11 @@ func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
 
+// exitStatusError ends the command with a given status, silently.
+type exitStatusError struct{ code int }
+
+func (e *exitStatusError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 // Main runs ckpt with args and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if p := os.Getenv("CKPT_CPUPROFILE"); p != "" {

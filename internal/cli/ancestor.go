@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -15,25 +18,15 @@ meet (or gc removed where they meet).`,
 		Example: "  ckpt ancestor main experiment\n  ckpt ancestor HEAD v1 --json",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(asJSON)
+			c, err := withRepo(e, asJSON, func(r *ckpt.Repo, ctx context.Context) (*ckpt.Checkpoint, error) {
+				return r.Ancestor(ctx, args[0], args[1])
+			})
 			if err != nil {
 				return err
 			}
-			c, err := r.Ancestor(e.ctx, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			switch {
-			case asJSON:
-				return e.printJSON(c)
-			case e.quiet:
-				e.printf("%s\n", c.ID)
-			default:
-				e.printf("%s\n", listLine(c))
-			}
-			return nil
+			return e.result(asJSON, c, c.ID.String(), func() { e.printf("%s\n", listLine(c)) })
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(c, &asJSON, "")
 	return c
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -33,7 +34,7 @@ valid git ref (no '..', no component starting with '.' or ending in
 		RunE: func(cmd *cobra.Command, args []string) error { return runBranch(e, o, args) },
 	}
 	c.Flags().BoolVarP(&o.delete, "delete", "d", false, "delete the branch NAME")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	return c
 }
 
@@ -56,13 +57,9 @@ func runBranch(e *env, o *branchOptions, args []string) error {
 		if err := r.DeleteBranch(e.ctx, args[0]); err != nil {
 			return err
 		}
-		if o.json {
-			return e.printJSON(deleted{Deleted: args[0], Kind: "branch"})
-		}
-		if !e.quiet {
+		return e.result(o.json, deleted{Deleted: args[0], Kind: "branch"}, "", func() {
 			e.printf("deleted branch %s\n", args[0])
-		}
-		return nil
+		})
 	case len(args) > 0:
 		rev := ""
 		if len(args) == 2 {
@@ -72,34 +69,21 @@ func runBranch(e *env, o *branchOptions, args []string) error {
 		if err != nil {
 			return err
 		}
-		if o.json {
-			return e.printJSON(b)
-		}
-		if !e.quiet {
+		return e.result(o.json, b, "", func() {
 			e.printf("created branch %s at %s\n", b.Name, b.Checkpoint.Short())
-		}
-		return nil
+		})
 	}
 	bs, err := r.Branches(e.ctx)
 	if err != nil {
 		return err
 	}
-	if o.json {
-		return e.printJSON(bs)
-	}
-	if len(bs) == 0 && !e.quiet {
-		fmt.Fprintln(e.stderr, "ckpt: no branches yet; the first `ckpt save` starts main")
-	}
-	for _, b := range bs {
-		if e.quiet {
-			e.printf("%s\n", b.Name)
-			continue
-		}
-		mark := " "
-		if b.Current {
-			mark = "*"
-		}
-		e.printf("%s %-20s %s %s %s\n", mark, b.Name, b.Checkpoint.Short(), fmtTime(b.Time), oneLine(b.Message))
-	}
-	return nil
+	return listing(e, o.json, bs, "no branches yet; the first `ckpt save` starts main",
+		func(b *ckpt.Branch) string { return b.Name },
+		func(b *ckpt.Branch) string {
+			mark := " "
+			if b.Current {
+				mark = "*"
+			}
+			return fmt.Sprintf("%s %-20s %s %s %s", mark, b.Name, b.Checkpoint.Short(), fmtTime(b.Time), oneLine(b.Message))
+		})
 }

@@ -45,9 +45,7 @@ otherwise --yes is required.`,
 			if err := r.Clear(e.ctx); err != nil {
 				return err
 			}
-			if !e.quiet {
-				e.printf("cleared the history of %s\n", r.Root())
-			}
+			e.sayf("cleared the history of %s\n", r.Root())
 			return nil
 		},
 	}

@@ -24,11 +24,7 @@ back).`,
 			if err != nil {
 				return err
 			}
-			r, err := e.open(asJSON)
-			if err != nil {
-				return err
-			}
-			ctl, err := r.Controller(e.ctx, session)
+			ctl, err := e.controller(asJSON, session)
 			if err != nil {
 				return err
 			}
@@ -37,21 +33,15 @@ back).`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return e.printJSON(res)
-			}
-			printFork(e, ctl.ID(), turn, res)
-			return nil
+			return e.result(asJSON, res, "", func() { printFork(e, ctl.ID(), turn, res) })
 		},
 	}
 	c.Flags().StringVar(&session, "session", "", "the session `ID` (default: the current one)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(c, &asJSON, "")
 	return c
 }
 
 func printFork(e *env, from string, turn int, res *ckpt.ForkResult) {
-	if !e.quiet {
-		e.printf("forked session %s from turn %d of %s, on branch %s (%d file(s) changed)\n",
-			res.Session.ID, turn, from, res.Session.Branch, len(res.Switch.Changed()))
-	}
+	e.sayf("forked session %s from turn %d of %s, on branch %s (%d file(s) changed)\n",
+		res.Session.ID, turn, from, res.Session.Branch, len(res.Switch.Changed()))
 }

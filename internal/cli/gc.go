@@ -40,7 +40,7 @@ Gc also runs by itself after a save once the store is well over its limits
 	c.Flags().StringVar(&o.maxAge, "max-age", "", "drop checkpoints older than `DUR`, e.g. 7d, 12h; 0: no limit (default: setting max_age)")
 	c.Flags().StringVar(&o.maxSize, "max-size", "", "keep the store under `SIZE`, e.g. 500MiB; 0: no limit (default: setting max_size)")
 	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would be removed, remove nothing")
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }
 
@@ -70,12 +70,10 @@ func runGC(e *env, o *gcOptions, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
-		return e.printJSON(res)
-	}
-	if e.quiet {
-		return nil
-	}
+	return e.result(o.json, res, "", func() { printGC(e, res) })
+}
+
+func printGC(e *env, res *ckpt.GCResult) {
 	verb := "removed"
 	if res.DryRun {
 		verb = "would remove"
@@ -97,5 +95,4 @@ func runGC(e *env, o *gcOptions, cmd *cobra.Command) error {
 	if !res.DryRun {
 		e.printf("store size %s -> %s\n", ckpt.HumanSize(res.SizeBefore), ckpt.HumanSize(res.SizeAfter))
 	}
-	return nil
 }

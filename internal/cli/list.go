@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ kind, +added ~modified -deleted against its parent, message, and the names
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runList(e, o) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON (fields: id, time, message, kind, names, stats, ...)")
+	jsonFlag(c, &o.json, "print JSON (fields: id, time, message, kind, names, stats, ...)")
 	c.Flags().IntVarP(&o.limit, "limit", "n", 0, "show at most `N` checkpoints")
 	c.Flags().StringVar(&o.kind, "kind", "", "only checkpoints of this `KIND` (manual, turn, run, pre-restore, edit, restore)")
 	return c
@@ -43,36 +44,20 @@ func runList(e *env, o *listOptions) error {
 	if o.kind != "" && !slices.Contains(listKinds, o.kind) {
 		return usagef("--kind %q: want one of %s", o.kind, strings.Join(listKinds, ", "))
 	}
-	r, err := e.open(o.json)
+	cps, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) ([]*ckpt.Checkpoint, error) {
+		return r.List(ctx, ckpt.ListOptions{Limit: o.limit, Kind: o.kind})
+	})
 	if err != nil {
 		return err
 	}
-	cps, err := r.List(e.ctx, ckpt.ListOptions{Limit: o.limit, Kind: o.kind})
-	if err != nil {
-		return err
+	empty := "no checkpoints yet; `ckpt save` records one"
+	if o.kind != "" {
+		empty = fmt.Sprintf("no %s checkpoints", o.kind)
 	}
-	if o.json {
-		return e.printJSON(nonNil(cps))
-	}
-	if e.quiet {
-		for _, c := range cps {
-			e.printf("%s\n", c.ID)
-		}
-		return nil
-	}
-	if len(cps) == 0 {
-		if o.kind != "" {
-			fmt.Fprintf(e.stderr, "ckpt: no %s checkpoints\n", o.kind)
-			return nil
-		}
-		fmt.Fprintln(e.stderr, "ckpt: no checkpoints yet; `ckpt save` records one")
-		return nil
-	}
-	for _, c := range cps {
-		e.printf("%s\n", listLine(c))
-	}
-	return nil
+	return listing(e, o.json, nonNil(cps), empty, checkpointID, listLine)
 }
+
+func checkpointID(c *ckpt.Checkpoint) string { return c.ID.String() }
 
 func listLine(c *ckpt.Checkpoint) string {
 	parts := []string{c.Short(), fmtTime(c.Time), fmt.Sprintf("%-11s", c.Kind), fmt.Sprintf("%-14s", summary(c.Stats))}

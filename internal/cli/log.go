@@ -31,7 +31,7 @@ would take the workspace.`,
   ckpt log --json`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runLog(e, o, args) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON: {checkpoints, head, undo, redo}")
+	jsonFlag(c, &o.json, "print JSON: {checkpoints, head, undo, redo}")
 	c.Flags().IntVarP(&o.limit, "limit", "n", 0, "show at most `N` checkpoints")
 	c.Flags().BoolVar(&o.all, "all", false, "every branch, tag and snapshot, not only HEAD")
 	return c

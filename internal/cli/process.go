@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -55,18 +56,15 @@ interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runProcess(e, o) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the runs' records as JSON")
+	jsonFlag(c, &o.json, "print the runs' records as JSON")
 	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the routines' output on stderr too (it is always in each run's routine.log)")
 	return c
 }
 
 func runProcess(e *env, o *processOptions) error {
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	res, err := r.Process(e.ctx, ckpt.ProcessOptions{Output: e.talk(o.json, o.verbose), Report: e.reporter(o.json)})
-	e.doneProgress()
+	res, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.ProcessResult, error) {
+		return r.Process(ctx, ckpt.ProcessOptions{Output: e.talk(o.json, o.verbose), Report: e.reporter(o.json)})
+	})
 	if err != nil {
 		return err
 	}
@@ -89,11 +87,11 @@ func runProcess(e *env, o *processOptions) error {
 			return err
 		}
 	} else {
-		if len(res.Runs) == 0 && len(errs) == 0 && !e.quiet {
-			fmt.Fprintln(e.stderr, "ckpt: nothing to process: .decree/inbox has no messages")
+		if len(res.Runs) == 0 && len(errs) == 0 {
+			e.warnf("nothing to process: .decree/inbox has no messages")
 		}
-		for _, rec := range res.Runs {
-			if !e.quiet {
+		if !e.quiet {
+			for _, rec := range res.Runs {
 				printRunLine(e, rec)
 			}
 		}

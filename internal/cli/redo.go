@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -13,18 +14,13 @@ func newRedoCmd(e *env) *cobra.Command {
   ckpt redo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
-			if err != nil {
-				return err
-			}
-			res, err := r.Redo(e.ctx)
-			e.doneProgress()
+			res, err := withRepo(e, o.json, (*ckpt.Repo).Redo)
 			if err != nil {
 				return err
 			}
 			return printRestore(e, o.json, res, "redo")
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }

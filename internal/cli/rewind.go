@@ -60,7 +60,7 @@ TURN --from|--upto' prints. Esc goes back, Esc Esc or q quits, u toggles
 	c.Flags().BoolVar(&o.both, "both", false, "rewind code and conversation")
 	c.Flags().BoolVar(&o.keep, "keep-user-edits", false, "undo only the agent's changes; keep edits made between turns")
 	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would change, change nothing")
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }
 
@@ -82,11 +82,7 @@ func runRewind(e *env, o *rewindOptions, args []string) error {
 	if o.keep && scope == ckpt.ScopeConversation {
 		return usagef("--keep-user-edits applies to code; use it with --code or --both")
 	}
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	ctl, err := r.Controller(e.ctx, o.session)
+	ctl, err := e.controller(o.json, o.session)
 	if err != nil {
 		return err
 	}
@@ -121,15 +117,11 @@ func parseTurn(s string) (int, error) {
 }
 
 func printRewind(e *env, asJSON bool, res *ckpt.RewindResult) error {
-	if asJSON {
-		return e.printJSON(res)
-	}
-	if e.quiet {
-		if res.Prompt != "" {
-			e.printf("%s\n", res.Prompt)
-		}
-		return nil
-	}
+	// With -q only the prompt, to send again.
+	return e.result(asJSON, res, res.Prompt, func() { printRewindText(e, res) })
+}
+
+func printRewindText(e *env, res *ckpt.RewindResult) {
 	would := ""
 	if res.DryRun {
 		would = "would "
@@ -187,5 +179,4 @@ func printRewind(e *env, asJSON bool, res *ckpt.RewindResult) error {
 		e.printf("%s the conversation to before turn %d (%d message(s), %d turn(s) removed); its prompt, to send again:\n%s\n",
 			verb, res.Turn, res.Messages, res.Turns, res.Prompt)
 	}
-	return nil
 }

@@ -57,7 +57,7 @@ stops what is left of the command and records the attempt as interrupted.`,
 	c.Flags().StringVar(&o.id, "id", "", "the run's `CHAIN-SEQ` id (default: a new chain)")
 	c.Flags().StringVarP(&o.message, "message", "m", "", "what the run is for (its title, and the message body)")
 	c.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "show the command's output on stderr too (it is always in routine.log)")
-	c.Flags().BoolVar(&o.json, "json", false, "print the run's record as JSON")
+	jsonFlag(c, &o.json, "print the run's record as JSON")
 	return c
 }
 
@@ -79,12 +79,8 @@ func runRun(e *env, o *runOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
-		if err := e.printJSON(res.Record); err != nil {
-			return err
-		}
-	} else if !e.quiet {
-		printRunLine(e, res.Record)
+	if err := e.result(o.json, res.Record, "", func() { printRunLine(e, res.Record) }); err != nil {
+		return err
 	}
 	if res.ExitCode != 0 {
 		return &exitStatusError{res.ExitCode}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -28,42 +29,27 @@ interrupted, reverted), attempts, files changed, and what the run was for.
   ckpt runs revert 2026112214300000-0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
+			runs, err := withRepo(e, o.json, (*ckpt.Repo).Runs)
 			if err != nil {
 				return err
 			}
-			runs, err := r.Runs(e.ctx)
-			if err != nil {
-				return err
-			}
-			if o.json {
-				return e.printJSON(nonNil(runs))
-			}
-			if len(runs) == 0 && !e.quiet {
-				fmt.Fprintln(e.stderr, "ckpt: no runs yet (ckpt run -- CMD, or ckpt process)")
-			}
-			for _, rec := range runs {
-				if e.quiet {
-					e.printf("%s\n", rec.ID)
-					continue
-				}
-				e.printf("%-20s %-11s %d attempt(s) %4d file(s)  %s\n", rec.ID, rec.Status, len(rec.Attempts), rec.Files(), rec.Title)
-			}
-			return nil
+			return listing(e, o.json, nonNil(runs), "no runs yet (ckpt run -- CMD, or ckpt process)",
+				func(rec *ckpt.RunRecord) string { return rec.ID },
+				func(rec *ckpt.RunRecord) string {
+					return fmt.Sprintf("%-20s %-11s %d attempt(s) %4d file(s)  %s", rec.ID, rec.Status, len(rec.Attempts), rec.Files(), rec.Title)
+				})
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	show := &cobra.Command{
 		Use:     "show ID",
 		Short:   "Show a run's record",
 		Example: `  ckpt runs show 2026112214300000-0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
-			if err != nil {
-				return err
-			}
-			d, err := r.RunShow(e.ctx, args[0])
+			d, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.RunDetail, error) {
+				return r.RunShow(ctx, args[0])
+			})
 			if err != nil {
 				return err
 			}
@@ -99,7 +85,7 @@ interrupted, reverted), attempts, files changed, and what the run was for.
 			return nil
 		},
 	}
-	show.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(show, &o.json, "")
 	revert := &cobra.Command{
 		Use:   "revert ID",
 		Short: "Undo a finished run (its changes.diff in reverse, verified)",
@@ -111,24 +97,18 @@ paths. The revert is on the timeline: ckpt undo takes it back.`,
 		Example: `  ckpt runs revert 2026112214300000-0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
+			rec, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.RunRecord, error) {
+				return r.RevertRun(ctx, args[0])
+			})
 			if err != nil {
 				return err
 			}
-			rec, err := r.RevertRun(e.ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if o.json {
-				return e.printJSON(rec)
-			}
-			if !e.quiet {
+			return e.result(o.json, rec, "", func() {
 				e.printf("reverted run %s (%d file(s))\n", rec.ID, rec.Files())
-			}
-			return nil
+			})
 		},
 	}
-	revert.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(revert, &o.json, "")
 	c.AddCommand(show, revert)
 	return c
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -29,7 +30,7 @@ unique prefix) names another.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return listSessions(e, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(c, &asJSON, "")
 
 	list := &cobra.Command{
 		Use:     "list",
@@ -38,7 +39,7 @@ unique prefix) names another.`,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return listSessions(e, asJSON) },
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(list, &asJSON, "")
 
 	var all bool
 	show := &cobra.Command{
@@ -57,7 +58,7 @@ the conversation. --all also shows messages a rewind or summary hid.`,
 			return showSession(e, id, asJSON, all)
 		},
 	}
-	show.Flags().BoolVar(&asJSON, "json", false, "print JSON: {session, messages}")
+	jsonFlag(show, &asJSON, "print JSON: {session, messages}")
 	show.Flags().BoolVar(&all, "all", false, "include messages hidden by rewinds and summaries")
 
 	var title, id, agent string
@@ -67,25 +68,19 @@ the conversation. --all also shows messages a rewind or summary hid.`,
 		Example: "  ckpt session new -t \"refactor the parser\"\n  ckpt session new --id my-run-7",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(asJSON)
+			s, err := withRepo(e, asJSON, func(r *ckpt.Repo, ctx context.Context) (*ckpt.Session, error) {
+				return r.NewSession(ctx, ckpt.SessionOptions{ID: id, Title: title, Agent: agent})
+			})
 			if err != nil {
 				return err
 			}
-			s, err := r.NewSession(e.ctx, ckpt.SessionOptions{ID: id, Title: title, Agent: agent})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return e.printJSON(s)
-			}
-			e.printf("%s\n", s.ID)
-			return nil
+			return e.result(asJSON, s, s.ID, func() { e.printf("%s\n", s.ID) })
 		},
 	}
 	newc.Flags().StringVarP(&title, "title", "t", "", "the session's title")
 	newc.Flags().StringVar(&id, "id", "", "the session's id (default: random)")
 	newc.Flags().StringVar(&agent, "agent", "", "the agent it records (claude-code, gemini, codex)")
-	newc.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(newc, &asJSON, "")
 
 	var delDry, delJSON bool
 	del := &cobra.Command{
@@ -111,70 +106,49 @@ would go, and deletes nothing.`,
 					return err
 				}
 			}
-			if delJSON {
-				return e.printJSON(struct {
-					Deleted string `json:"deleted"`
-					Title   string `json:"title"`
-					Turns   int    `json:"turns"`
-					DryRun  bool   `json:"dry_run,omitempty"`
-				}{s.ID, s.Title, len(s.Turns), delDry})
-			}
-			if e.quiet {
-				return nil
-			}
-			verb := "deleted"
-			if delDry {
-				verb = "would delete"
-			}
-			e.printf("%s session %s (%q, %d turns); its checkpoints stay until gc drops them\n", verb, s.ID, s.Title, len(s.Turns))
-			return nil
+			v := struct {
+				Deleted string `json:"deleted"`
+				Title   string `json:"title"`
+				Turns   int    `json:"turns"`
+				DryRun  bool   `json:"dry_run,omitempty"`
+			}{s.ID, s.Title, len(s.Turns), delDry}
+			return e.result(delJSON, v, "", func() {
+				verb := "deleted"
+				if delDry {
+					verb = "would delete"
+				}
+				e.printf("%s session %s (%q, %d turns); its checkpoints stay until gc drops them\n", verb, s.ID, s.Title, len(s.Turns))
+			})
 		},
 	}
 	del.Flags().BoolVarP(&delDry, "dry-run", "n", false, "say what would be deleted, delete nothing")
-	del.Flags().BoolVar(&delJSON, "json", false, "print JSON: {deleted, title, turns, dry_run}")
+	jsonFlag(del, &delJSON, "print JSON: {deleted, title, turns, dry_run}")
 	c.AddCommand(list, show, newc, del)
 	return c
 }
 
 func listSessions(e *env, asJSON bool) error {
-	r, err := e.open(asJSON)
+	ss, err := withRepo(e, asJSON, (*ckpt.Repo).Sessions)
 	if err != nil {
 		return err
 	}
-	ss, err := r.Sessions(e.ctx)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return e.printJSON(ss)
-	}
-	if len(ss) == 0 && !e.quiet {
-		fmt.Fprintln(e.stderr, "ckpt: no sessions yet; `ckpt session new` starts one (agent hooks start them by themselves)")
-	}
-	for i, s := range ss {
-		if e.quiet {
-			e.printf("%s\n", s.ID)
-			continue
-		}
-		mark := " "
-		if i == 0 {
-			mark = "*"
-		}
-		extra := ""
-		if s.Parent != "" {
-			extra = fmt.Sprintf(" (fork of %s at turn %d)", s.Parent, s.ForkTurn)
-		}
-		e.printf("%s %-14s %s %3d turn(s)  %s%s\n", mark, s.ID, fmtTime(s.Updated), len(s.Turns), s.Title, extra)
-	}
-	return nil
+	return listing(e, asJSON, ss, "no sessions yet; `ckpt session new` starts one (agent hooks start them by themselves)",
+		func(s *ckpt.Session) string { return s.ID },
+		func(s *ckpt.Session) string {
+			mark := " "
+			if len(ss) > 0 && s == ss[0] {
+				mark = "*" // the current session: the most recently active
+			}
+			extra := ""
+			if s.Parent != "" {
+				extra = fmt.Sprintf(" (fork of %s at turn %d)", s.Parent, s.ForkTurn)
+			}
+			return fmt.Sprintf("%s %-14s %s %3d turn(s)  %s%s", mark, s.ID, fmtTime(s.Updated), len(s.Turns), s.Title, extra)
+		})
 }
 
 func showSession(e *env, id string, asJSON, all bool) error {
-	r, err := e.open(asJSON)
-	if err != nil {
-		return err
-	}
-	ctl, err := r.Controller(e.ctx, id)
+	ctl, err := e.controller(asJSON, id)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ the change lines, and nothing when the workspace equals HEAD.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runStatus(e, o) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	return c
 }
 

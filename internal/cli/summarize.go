@@ -31,11 +31,7 @@ its prompt, the files it changed and how it ended.`,
 			if err != nil {
 				return err
 			}
-			r, err := e.open(asJSON)
-			if err != nil {
-				return err
-			}
-			ctl, err := r.Controller(e.ctx, session)
+			ctl, err := e.controller(asJSON, session)
 			if err != nil {
 				return err
 			}
@@ -47,22 +43,16 @@ its prompt, the files it changed and how it ended.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return e.printJSON(res)
-			}
-			printSummary(e, res)
-			return nil
+			return e.result(asJSON, res, "", func() { printSummary(e, res) })
 		},
 	}
 	c.Flags().StringVar(&session, "session", "", "the session `ID` (default: the current one)")
 	c.Flags().BoolVar(&from, "from", false, "summarize TURN and every later turn")
 	c.Flags().BoolVar(&upto, "upto", false, "summarize every turn up to and including TURN")
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(c, &asJSON, "")
 	return c
 }
 
 func printSummary(e *env, res *ckpt.SummarizeResult) {
-	if !e.quiet {
-		e.printf("summarized turns %d-%d into turn %d:\n%s\n", res.First, res.Last, res.Turn.N, res.Summary)
-	}
+	e.sayf("summarized turns %d-%d into turn %d:\n%s\n", res.First, res.Last, res.Turn.N, res.Summary)
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
@@ -25,34 +27,26 @@ switch back. -c creates NAME at HEAD first.`,
   ckpt undo                    # and back to experiment`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
+			res, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.SwitchResult, error) {
+				return r.Switch(ctx, args[0], ckpt.SwitchOptions{Create: o.create})
+			})
 			if err != nil {
 				return err
 			}
-			res, err := r.Switch(e.ctx, args[0], ckpt.SwitchOptions{Create: o.create})
-			e.doneProgress()
-			if err != nil {
-				return err
-			}
-			if o.json {
-				return e.printJSON(res)
-			}
-			if e.quiet {
-				return nil
-			}
-			if res.Saved != nil {
-				e.warnf("the state on %s was checkpointed first as %s", res.From, res.Saved.Short())
-			}
-			e.printf("switched to branch %s at %s (%d file(s) changed)\n", res.To, res.Head.Short(), len(res.Changed()))
-			for _, a := range res.Actions {
-				if a.Op != "keep" {
-					e.printf("%-6s %s\n", a.Op, displayPath(a.Path))
+			return e.result(o.json, res, "", func() {
+				if res.Saved != nil {
+					e.warnf("the state on %s was checkpointed first as %s", res.From, res.Saved.Short())
 				}
-			}
-			return nil
+				e.printf("switched to branch %s at %s (%d file(s) changed)\n", res.To, res.Head.Short(), len(res.Changed()))
+				for _, a := range res.Actions {
+					if a.Op != "keep" {
+						e.printf("%-6s %s\n", a.Op, displayPath(a.Path))
+					}
+				}
+			})
 		},
 	}
 	c.Flags().BoolVarP(&o.create, "create", "c", false, "create the branch at HEAD first")
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }

@@ -31,7 +31,7 @@ Names follow the rules of 'ckpt branch --help'.`,
 			}
 			switch {
 			case len(args) == 0:
-				return listTags(e, r, o.json)
+				return listTags(e, o.json)
 			case o.delete:
 				if len(args) != 1 {
 					return usagef("tag -d takes one NAME")
@@ -39,13 +39,9 @@ Names follow the rules of 'ckpt branch --help'.`,
 				if err := r.DeleteTag(e.ctx, args[0]); err != nil {
 					return err
 				}
-				if o.json {
-					return e.printJSON(deleted{Deleted: args[0], Kind: "tag"})
-				}
-				if !e.quiet {
+				return e.result(o.json, deleted{Deleted: args[0], Kind: "tag"}, "", func() {
 					e.printf("deleted tag %s\n", args[0])
-				}
-				return nil
+				})
 			}
 			rev := ""
 			if len(args) == 2 {
@@ -55,17 +51,13 @@ Names follow the rules of 'ckpt branch --help'.`,
 			if err != nil {
 				return err
 			}
-			if o.json {
-				return e.printJSON(t)
-			}
-			if !e.quiet {
+			return e.result(o.json, t, "", func() {
 				e.printf("tagged %s as %s\n", t.Checkpoint.Short(), t.Name)
-			}
-			return nil
+			})
 		},
 	}
 	c.Flags().BoolVarP(&o.delete, "delete", "d", false, "delete the tag NAME")
 	c.Flags().BoolVarP(&o.force, "force", "f", false, "move an existing tag")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	return c
 }

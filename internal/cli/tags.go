@@ -14,35 +14,21 @@ func newTagsCmd(e *env) *cobra.Command {
 		Short:   "List tags",
 		Example: "  ckpt tags\n  ckpt tags --json",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(asJSON)
-			if err != nil {
-				return err
-			}
-			return listTags(e, r, asJSON)
-		},
+		RunE:    func(cmd *cobra.Command, args []string) error { return listTags(e, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(c, &asJSON, "")
 	return c
 }
 
-func listTags(e *env, r *ckpt.Repo, asJSON bool) error {
-	tags, err := r.Tags(e.ctx)
+// listTags is ckpt tags, and ckpt tag without arguments.
+func listTags(e *env, asJSON bool) error {
+	tags, err := withRepo(e, asJSON, (*ckpt.Repo).Tags)
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return e.printJSON(tags)
-	}
-	if len(tags) == 0 && !e.quiet {
-		fmt.Fprintln(e.stderr, "ckpt: no tags")
-	}
-	for _, t := range tags {
-		if e.quiet {
-			e.printf("%s\n", t.Name)
-			continue
-		}
-		e.printf("%-20s %s %s\n", t.Name, t.Checkpoint.Short(), oneLine(t.Message))
-	}
-	return nil
+	return listing(e, asJSON, tags, "no tags",
+		func(t *ckpt.Tag) string { return t.Name },
+		func(t *ckpt.Tag) string {
+			return fmt.Sprintf("%-20s %s %s", t.Name, t.Checkpoint.Short(), oneLine(t.Message))
+		})
 }

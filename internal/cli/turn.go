@@ -27,13 +27,6 @@ func newTurnCmd(e *env) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	ctl := func(jsonOut bool) (*ckpt.Controller, error) {
-		r, err := e.open(jsonOut)
-		if err != nil {
-			return nil, err
-		}
-		return r.Controller(e.ctx, session)
-	}
 	begin := &cobra.Command{
 		Use:     "begin -m PROMPT",
 		Short:   "Start a turn: checkpoint the workspace, record the prompt",
@@ -43,7 +36,7 @@ func newTurnCmd(e *env) *cobra.Command {
 			if prompt == "" {
 				return usagef("turn begin needs the prompt: -m PROMPT")
 			}
-			c, err := ctl(asJSON)
+			c, err := e.controller(asJSON, session)
 			if err != nil {
 				return err
 			}
@@ -52,13 +45,9 @@ func newTurnCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return e.printJSON(t)
-			}
-			if !e.quiet {
+			return e.result(asJSON, t, "", func() {
 				e.printf("turn %d of session %s began at %s\n", t.N, c.ID(), t.Begin.Short())
-			}
-			return nil
+			})
 		},
 	}
 	begin.Flags().StringVarP(&prompt, "message", "m", "", "the turn's prompt")
@@ -68,7 +57,7 @@ func newTurnCmd(e *env) *cobra.Command {
 		Example: "  ckpt turn end",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := ctl(asJSON)
+			c, err := e.controller(asJSON, session)
 			if err != nil {
 				return err
 			}
@@ -77,16 +66,12 @@ func newTurnCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return e.printJSON(t)
-			}
-			if !e.quiet {
+			return e.result(asJSON, t, "", func() {
 				e.printf("turn %d ended at %s: %s\n", t.N, t.End.Short(), ckpt.FormatTurnFiles(t.Files))
 				for _, f := range t.Files {
 					e.printf("  %s %s\n", strings.ToUpper(f.Status[:1]), displayPath(f.Path))
 				}
-			}
-			return nil
+			})
 		},
 	}
 	msg := &cobra.Command{
@@ -98,7 +83,7 @@ func newTurnCmd(e *env) *cobra.Command {
 			if !cmd.Flags().Changed("message") {
 				return usagef("turn message needs the text: -m TEXT")
 			}
-			c, err := ctl(asJSON)
+			c, err := e.controller(asJSON, session)
 			if err != nil {
 				return err
 			}
@@ -106,10 +91,7 @@ func newTurnCmd(e *env) *cobra.Command {
 			if err != nil {
 				return usageIf(err)
 			}
-			if asJSON {
-				return e.printJSON(m)
-			}
-			return nil
+			return e.result(asJSON, m, "", nil)
 		},
 	}
 	msg.Flags().StringVarP(&prompt, "message", "m", "", "the message's text")
@@ -117,7 +99,7 @@ func newTurnCmd(e *env) *cobra.Command {
 	msg.Flags().StringVar(&tool, "tool", "", "the tool's name (role tool)")
 	for _, sub := range []*cobra.Command{begin, end, msg} {
 		sub.Flags().StringVar(&session, "session", "", "the session `ID` (default: the current one)")
-		sub.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+		jsonFlag(sub, &asJSON, "")
 		c.AddCommand(sub)
 	}
 	return c

@@ -33,12 +33,10 @@ says why.`,
 				if dryRun {
 					verb = "would remove"
 				}
-				for _, w := range gone {
-					if !e.quiet && !asJSON {
-						e.printf("%s store of %s (%s)\n", verb, w.Workspace, ckpt.HumanSize(w.Size))
-					}
-				}
 				if !asJSON {
+					for _, w := range gone {
+						e.sayf("%s store of %s (%s)\n", verb, w.Workspace, ckpt.HumanSize(w.Size))
+					}
 					for _, w := range kept {
 						e.warnf("kept the store of %s: %s", w.Workspace, w.Reason)
 					}
@@ -53,8 +51,8 @@ says why.`,
 						DryRun  bool                  `json:"dry_run,omitempty"`
 					}{nonNil(gone), nonNil(kept), dryRun})
 				}
-				if len(gone) == 0 && len(kept) == 0 && !e.quiet {
-					fmt.Fprintln(e.stderr, "ckpt: every workspace with a store still exists; nothing to prune")
+				if len(gone) == 0 && len(kept) == 0 {
+					e.warnf("every workspace with a store still exists; nothing to prune")
 				}
 				return nil
 			}
@@ -62,31 +60,22 @@ says why.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return e.printJSON(ws)
-			}
-			if len(ws) == 0 && !e.quiet {
-				fmt.Fprintln(e.stderr, "ckpt: no stores yet")
-			}
-			for _, w := range ws {
-				if e.quiet {
-					e.printf("%s\n", w.Workspace)
-					continue
-				}
-				state := "exists"
-				switch {
-				case w.Gone:
-					state = "gone"
-				case !w.Exists:
-					state = "unknown"
-					e.warnf("%s", w.Reason)
-				}
-				e.printf("%-8s %6s  %s\n", state, ckpt.HumanSize(w.Size), w.Workspace)
-			}
-			return nil
+			return listing(e, asJSON, ws, "no stores yet",
+				func(w *ckpt.WorkspaceInfo) string { return w.Workspace },
+				func(w *ckpt.WorkspaceInfo) string {
+					state := "exists"
+					switch {
+					case w.Gone:
+						state = "gone"
+					case !w.Exists:
+						state = "unknown"
+						e.warnf("%s", w.Reason)
+					}
+					return fmt.Sprintf("%-8s %6s  %s", state, ckpt.HumanSize(w.Size), w.Workspace)
+				})
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(c, &asJSON, "")
 	c.Flags().BoolVar(&prune, "prune", false, "remove the stores of workspaces that are provably gone")
 	c.Flags().BoolVarP(&dryRun, "dry-run", "n", false, "with --prune: say which stores would be removed, remove nothing")
 	return c

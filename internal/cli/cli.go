@@ -1,6 +1,3 @@
-// Package cli implements the ckpt command line: one file per subcommand,
-// each an options struct, a newXCmd constructor and a runX function whose
-// I/O is injected. Main maps errors to exit statuses.
 package cli
 
 import (

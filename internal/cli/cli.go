@@ -1,6 +1,3 @@
-// Package cli implements the ckpt command line: one file per subcommand,
-// each an options struct, a newXCmd constructor and a runX function whose
-// I/O is injected. Main maps errors to exit statuses.
 package cli
 
 import (
@@ -71,6 +68,11 @@ func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+
+// exitStatusError ends the command with a given status, silently.
+type exitStatusError struct{ code int }
+
+func (e *exitStatusError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // Main runs ckpt with args and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -452,9 +454,8 @@ func (e *env) doneProgress() {
 	}
 }
 
-func summary(s ckpt.Stats) string {
-	return fmt.Sprintf("+%d ~%d -%d", s.Added, s.Modified, s.Deleted)
-}
+// summary is a checkpoint's "+a ~m -d" against its parent.
+func summary(s ckpt.Stats) string { return ckpt.FormatCounts(s.Added, s.Modified, s.Deleted) }
 
 // refLabel formats a checkpoint's names for listings: "HEAD, main, tag: v1".
 func refLabel(c *ckpt.Checkpoint) string {

@@ -44,7 +44,7 @@ Durations: 90m, 24h, 30d, 2w. Sizes: 500MiB, 1GiB.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runConfig(e, o, args) },
 	}
 	c.Flags().BoolVar(&o.unset, "unset", false, "remove KEY, returning it to its default")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	return c
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -57,7 +58,7 @@ and refuses (exit status 1) those with them.`,
 	}
 	c.Flags().BoolVar(&o.stat, "stat", false, "show a diffstat instead of the patch")
 	c.Flags().BoolVar(&o.nameOnly, "name-only", false, "show only the names of changed files")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON: added, modified (with hunks) and deleted paths, and every change")
+	jsonFlag(c, &o.json, "print JSON: added, modified (with hunks) and deleted paths, and every change")
 	return c
 }
 
@@ -65,23 +66,20 @@ func runDiff(e *env, o *diffOptions, revs, paths []string) error {
 	if o.stat && o.nameOnly {
 		return usagef("--stat and --name-only cannot be combined")
 	}
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	wp, err := workspacePaths(e, r, paths)
-	if err != nil {
-		return err
-	}
-	opts := ckpt.DiffOptions{Paths: wp}
-	if len(revs) > 0 {
-		opts.From = revs[0]
-	}
-	if len(revs) > 1 {
-		opts.To = revs[1]
-	}
-	d, err := r.Diff(e.ctx, opts)
-	e.doneProgress()
+	d, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.DiffResult, error) {
+		wp, err := workspacePaths(e, r, paths)
+		if err != nil {
+			return nil, err
+		}
+		opts := ckpt.DiffOptions{Paths: wp}
+		if len(revs) > 0 {
+			opts.From = revs[0]
+		}
+		if len(revs) > 1 {
+			opts.To = revs[1]
+		}
+		return r.Diff(ctx, opts)
+	})
 	if err != nil {
 		return err
 	}

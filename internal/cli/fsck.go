@@ -24,12 +24,7 @@ of it) is reported as a warning and removed; it is only a cache.`,
   ckpt fsck --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
-			if err != nil {
-				return err
-			}
-			res, err := r.Fsck(e.ctx)
-			e.doneProgress()
+			res, err := withRepo(e, o.json, (*ckpt.Repo).Fsck)
 			var fe *ckpt.FsckError
 			if err != nil && !errors.As(err, &fe) {
 				return err
@@ -46,15 +41,13 @@ of it) is reported as a warning and removed; it is only a cache.`,
 			for _, w := range res.Warnings {
 				e.warnf("warning: %s", w)
 			}
-			if err == nil && !e.quiet {
-				e.printf("checked %d objects: ok\n", res.Checked)
-			}
 			if err != nil {
 				return fmt.Errorf("%w: %d problem(s) in %d objects (listed above)", ckpt.ErrCorrupt, len(fe.Problems), res.Checked)
 			}
+			e.sayf("checked %d objects: ok\n", res.Checked)
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON: {checked, problems, warnings}")
+	jsonFlag(c, &o.json, "print JSON: {checked, problems, warnings}")
 	return c
 }

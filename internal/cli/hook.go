@@ -311,7 +311,7 @@ nothing else changes (another notify program is left alone).`, file)
 	if install && agent == hooks.ClaudeCode {
 		c.Flags().BoolVar(&o.asyncStop, "async-stop", false, "run the Stop hook in the background: the end-of-turn checkpoint off the agent's path")
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	return c
 }
 
@@ -346,12 +346,11 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	if err != nil {
 		return err
 	}
-	if o.json {
-		return e.printJSON(ch)
-	}
-	if e.quiet {
-		return nil
-	}
+	return e.result(o.json, ch, "", func() { printHookChange(e, agent, file, install, ch) })
+}
+
+// printHookChange says what hook install or uninstall changed in file.
+func printHookChange(e *env, agent, file string, install bool, ch *hooks.Change) {
 	switch {
 	case agent == hooks.Codex && install && len(ch.Added) > 0:
 		e.printf("codex: set notify in %s\n", file)
@@ -382,7 +381,6 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	if install && ch.Changed {
 		e.printf("  restart %s for the hooks to take effect\n", agentName(agent))
 	}
-	return nil
 }
 
 // workspaceDir finds the workspace (-C DIR or the current directory) the
@@ -408,7 +406,7 @@ and what to do — until a later hook call succeeds.`,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return runHookStatus(e, asJSON) },
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: {installed, log, last_failure}")
+	jsonFlag(c, &asJSON, "print JSON: {installed, log, last_failure}")
 	return c
 }
 

@@ -27,9 +27,7 @@ func runPicker(e *env, ctl *ckpt.Controller, o *rewindOptions) error {
 	case res.Err != nil:
 		return res.Err
 	case res.NoTurns:
-		if !e.quiet {
-			e.warnf("session %s has no turns yet: nothing to rewind", ctl.ID())
-		}
+		e.warnf("session %s has no turns yet: nothing to rewind", ctl.ID())
 	case res.Rewind != nil:
 		return printRewind(e, false, res.Rewind)
 	case res.Fork != nil:

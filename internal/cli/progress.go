@@ -73,7 +73,7 @@ func renderProgress(p ckpt.Progress, width int) string {
 	}
 	s := fmt.Sprintf("%s [%s] %3.0f%% %d/%d files", verb, bar, frac*100, p.Files, p.TotalFiles)
 	if p.TotalBytes > 0 {
-		s += fmt.Sprintf(", %s/%s", humanSize(p.Bytes), humanSize(p.TotalBytes))
+		s += fmt.Sprintf(", %s/%s", ckpt.HumanSize(p.Bytes), ckpt.HumanSize(p.TotalBytes))
 	}
 	return s
 }
@@ -99,19 +99,6 @@ func (b *progressBar) stop() {
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
-}
-
-func humanSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // jsonLines writes progress reports and events as JSON lines (for tools

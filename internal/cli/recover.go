@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -25,36 +26,28 @@ ckpt process or ckpt run of that run does the same.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e.noRecover = true
-			r, err := e.open(o.json)
+			res, err := withRepo(e, o.json, (*ckpt.Repo).Recover)
 			if err != nil {
 				return err
 			}
-			res, err := r.Recover(e.ctx)
-			e.doneProgress()
-			if err != nil {
-				return err
-			}
-			if o.json {
-				return e.printJSON(res)
-			}
-			if e.quiet {
-				return nil
-			}
-			for _, p := range res.Removed {
-				e.printf("removed leftover %s\n", displayPath(p))
-			}
-			if res.Op != "" {
-				e.printf("finished the interrupted %s: now at %s (%d file(s) changed)\n", res.Op, res.Result.Head.Short(), len(res.Result.Changed()))
-			}
-			for _, id := range res.Runs {
-				e.printf("run %s was cut short: its routine's processes were stopped and it is recorded as interrupted; ckpt process (or ckpt run --id %s) resumes it\n", id, id)
-			}
-			if res.Op == "" && len(res.Runs) == 0 {
-				e.printf("nothing to recover\n")
-			}
-			return nil
+			return e.result(o.json, res, "", func() { printRecover(e, res) })
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	return c
+}
+
+func printRecover(e *env, res *ckpt.RecoverResult) {
+	for _, p := range res.Removed {
+		e.printf("removed leftover %s\n", displayPath(p))
+	}
+	if res.Op != "" {
+		e.printf("finished the interrupted %s: now at %s (%d file(s) changed)\n", res.Op, res.Result.Head.Short(), len(res.Result.Changed()))
+	}
+	for _, id := range res.Runs {
+		e.printf("run %s was cut short: its routine's processes were stopped and it is recorded as interrupted; ckpt process (or ckpt run --id %s) resumes it\n", id, id)
+	}
+	if res.Op == "" && len(res.Runs) == 0 {
+		e.printf("nothing to recover\n")
+	}
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
@@ -32,21 +34,18 @@ nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRestore(e, o, args[0], args[1:]) },
 	}
 	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would change, change nothing")
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }
 
 func runRestore(e *env, o *restoreOptions, rev string, paths []string) error {
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	wp, err := workspacePaths(e, r, paths)
-	if err != nil {
-		return err
-	}
-	res, err := r.Restore(e.ctx, rev, ckpt.RestoreOptions{Paths: wp, DryRun: o.dryRun})
-	e.doneProgress()
+	res, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.RestoreResult, error) {
+		wp, err := workspacePaths(e, r, paths)
+		if err != nil {
+			return nil, err
+		}
+		return r.Restore(ctx, rev, ckpt.RestoreOptions{Paths: wp, DryRun: o.dryRun})
+	})
 	if err != nil {
 		return err
 	}
@@ -54,12 +53,10 @@ func runRestore(e *env, o *restoreOptions, rev string, paths []string) error {
 }
 
 func printRestore(e *env, asJSON bool, res *ckpt.RestoreResult, verb string) error {
-	if asJSON {
-		return e.printJSON(res)
-	}
-	if e.quiet {
-		return nil
-	}
+	return e.result(asJSON, res, "", func() { printRestoreText(e, res, verb) })
+}
+
+func printRestoreText(e *env, res *ckpt.RestoreResult, verb string) {
 	n := len(res.Changed())
 	switch {
 	case res.DryRun:
@@ -79,5 +76,4 @@ func printRestore(e *env, asJSON bool, res *ckpt.RestoreResult, verb string) err
 	if res.PreRestore != nil {
 		e.warnf("unsaved changes were checkpointed first as %s (ckpt undo brings them back)", res.PreRestore.Short())
 	}
-	return nil
 }

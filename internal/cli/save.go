@@ -47,7 +47,7 @@ It prints the new checkpoint's short id and what changed against HEAD
 	}
 	c.Flags().StringVarP(&o.message, "message", "m", "", "checkpoint message")
 	c.Flags().BoolVar(&o.allowEmpty, "allow-empty", false, "record a checkpoint even if nothing changed")
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	c.Flags().StringVar(&o.kind, "kind", "", "checkpoint kind: manual, turn, run, edit (default manual; edit with PATHs)")
 	c.Flags().StringVar(&o.author, "author", "", "who made the changes (default: $CKPT_AUTHOR, else $USER)")
 	c.Flags().StringArrayVar(&o.meta, "meta", nil, "free metadata `KEY=VALUE` (repeatable)")
@@ -93,21 +93,18 @@ func runSave(e *env, o *saveOptions) error {
 		e.warnf("skipped %s: %s", quotePath(s.Path), s.Reason)
 	}
 	cp := res.Checkpoint
-	switch {
-	case o.json:
-		return e.printJSON(struct {
-			Created    bool             `json:"created"`
-			Checkpoint *ckpt.Checkpoint `json:"checkpoint"`
-			Skipped    []ckpt.Skipped   `json:"skipped"`
-		}{res.Created, cp, nonNil(res.Skipped)})
-	case e.quiet:
-		e.printf("%s\n", cp.ID)
-	case !res.Created:
-		e.printf("%s unchanged: the workspace equals HEAD (use --allow-empty to record anyway)\n", cp.Short())
-	default:
+	v := struct {
+		Created    bool             `json:"created"`
+		Checkpoint *ckpt.Checkpoint `json:"checkpoint"`
+		Skipped    []ckpt.Skipped   `json:"skipped"`
+	}{res.Created, cp, nonNil(res.Skipped)}
+	return e.result(o.json, v, cp.ID.String(), func() {
+		if !res.Created {
+			e.printf("%s unchanged: the workspace equals HEAD (use --allow-empty to record anyway)\n", cp.Short())
+			return
+		}
 		e.printf("%s %s\n", cp.Short(), summary(cp.Stats))
-	}
-	return nil
+	})
 }
 
 func nonNil[T any](s []T) []T {

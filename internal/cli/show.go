@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -30,7 +30,7 @@ With --manifest it prints the checkpoint as a Decree manifest.json instead:
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runShow(e, o, args[0]) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON: {checkpoint, changes}")
+	jsonFlag(c, &o.json, "print JSON: {checkpoint, changes}")
 	c.Flags().BoolVar(&o.manifest, "manifest", false, "print the checkpoint's Decree manifest (JSON)")
 	return c
 }
@@ -56,14 +56,11 @@ func runShow(e *env, o *showOptions, rev string) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
-		return e.printJSON(s)
-	}
+	return e.result(o.json, s, s.Checkpoint.ID.String(), func() { printShow(e, s) })
+}
+
+func printShow(e *env, s *ckpt.ShowResult) {
 	c := s.Checkpoint
-	if e.quiet {
-		e.printf("%s\n", c.ID)
-		return nil
-	}
 	e.printf("%s\n", strings.TrimRight("checkpoint "+c.ID.String()+" "+refLabel(c), " "))
 	e.printf("time:      %s\n", fmtTime(c.Time))
 	e.printf("kind:      %s\n", c.Kind)
@@ -91,7 +88,7 @@ func runShow(e *env, o *showOptions, rev string) error {
 	for _, k := range keys {
 		e.printf("meta:      %s=%s\n", k, c.Meta[k])
 	}
-	e.printf("files:     %d (%s)\n", c.Stats.Files, humanSize(c.Stats.Bytes))
+	e.printf("files:     %d (%s)\n", c.Stats.Files, ckpt.HumanSize(c.Stats.Bytes))
 	e.printf("changes:   %s\n", summary(c.Stats))
 	if c.Message != "" {
 		e.printf("\n")
@@ -105,7 +102,6 @@ func runShow(e *env, o *showOptions, rev string) error {
 	for _, ch := range s.Changes {
 		e.printf("%s %s\n", statusLetter(ch.Status), displayPath(ch.Path))
 	}
-	return nil
 }
 
 func statusLetter(s string) string {
@@ -119,5 +115,3 @@ func statusLetter(s string) string {
 	}
 	return "M"
 }
-
-var _ = fmt.Sprint

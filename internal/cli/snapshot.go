@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -128,7 +129,7 @@ is rejected), put it after "--".`,
 	c.Flags().StringVarP(&o.description, "description", "d", "", "what the snapshot is for (stored as its message)")
 	c.Flags().BoolVar(&o.force, "force", false, "replace an existing snapshot of the same name")
 	c.Flags().StringVar(&o.ttl, "ttl", "", "lifetime `DURATION` (90m, 24h, 30d; 0: forever; default: the store's snapshot_ttl)")
-	c.Flags().BoolVar(&o.json, "json", false, "print the snapshot as JSON")
+	jsonFlag(c, &o.json, "print the snapshot as JSON")
 	return c
 }
 
@@ -147,27 +148,18 @@ func runSnapshotCreate(e *env, o *snapshotCreateOptions, name string, ttlSet boo
 	if err := ckpt.ValidSnapshotName(name); err != nil {
 		return snapshotErr(fmt.Errorf("snapshot create: %w", err))
 	}
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	s, err := r.SnapshotCreate(e.ctx, name, opts)
-	e.doneProgress()
+	s, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.Snapshot, error) {
+		return r.SnapshotCreate(ctx, name, opts)
+	})
 	if err != nil {
 		return snapshotErr(err)
 	}
-	switch {
-	case o.json:
-		return e.printJSON(s)
-	case e.quiet:
-		e.printf("%s\n", s.Checkpoint)
-		return nil
-	}
-	e.println(ckpt.FormatSnapshotCreated(s))
-	if !s.Expires.IsZero() {
-		e.warnf("snapshot %s expires at %s (then ckpt gc deletes it)", name, s.Expires.Format(ckpt.SnapshotTimeLayout))
-	}
-	return nil
+	return e.result(o.json, s, s.Checkpoint.String(), func() {
+		e.println(ckpt.FormatSnapshotCreated(s))
+		if !s.Expires.IsZero() {
+			e.warnf("snapshot %s expires at %s (then ckpt gc deletes it)", name, s.Expires.Format(ckpt.SnapshotTimeLayout))
+		}
+	})
 }
 
 type snapshotListOptions struct{ json bool }
@@ -190,16 +182,12 @@ and "expired".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSnapshotList(e, o) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON (fields: name, checkpoint, time, description, expires, expired)")
+	jsonFlag(c, &o.json, "print JSON (fields: name, checkpoint, time, description, expires, expired)")
 	return c
 }
 
 func runSnapshotList(e *env, o *snapshotListOptions) error {
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	snaps, err := r.Snapshots(e.ctx)
+	snaps, err := withRepo(e, o.json, (*ckpt.Repo).Snapshots)
 	if err != nil {
 		return err
 	}
@@ -248,7 +236,7 @@ An unknown NAME is an error that changes nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSnapshotRestore(e, o, args[0]) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }
 
@@ -256,33 +244,27 @@ func runSnapshotRestore(e *env, o *snapshotNameOptions, name string) error {
 	if err := ckpt.MatchSnapshotName(name); err != nil {
 		return snapshotErr(fmt.Errorf("snapshot restore: %w", err))
 	}
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	res, err := r.SnapshotRestore(e.ctx, name)
-	e.doneProgress()
+	res, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.RestoreResult, error) {
+		return r.SnapshotRestore(ctx, name)
+	})
 	if err != nil {
 		return snapshotErr(err)
 	}
-	if o.json {
-		return e.printJSON(struct {
-			Snapshot string `json:"snapshot"`
-			*ckpt.RestoreResult
-		}{name, res})
-	}
-	if !e.quiet {
+	v := struct {
+		Snapshot string `json:"snapshot"`
+		*ckpt.RestoreResult
+	}{name, res}
+	return e.result(o.json, v, "", func() {
 		e.println(ckpt.FormatSnapshotRestored(name, res))
-	}
-	for _, a := range res.Actions {
-		if a.Op == "keep" {
-			e.warnf("kept %s (%s)", displayPath(a.Path), a.Reason)
+		for _, a := range res.Actions {
+			if a.Op == "keep" {
+				e.warnf("kept %s (%s)", displayPath(a.Path), a.Reason)
+			}
 		}
-	}
-	if res.PreRestore != nil {
-		e.warnf("unsaved changes were checkpointed first as %s (ckpt undo brings them back)", res.PreRestore.Short())
-	}
-	return nil
+		if res.PreRestore != nil {
+			e.warnf("unsaved changes were checkpointed first as %s (ckpt undo brings them back)", res.PreRestore.Short())
+		}
+	})
 }
 
 func newSnapshotDiffCmd(e *env) *cobra.Command {
@@ -301,7 +283,7 @@ reverse), binary files included, and with patch -p1 when it has none.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSnapshotDiff(e, o, args[0]) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the changed files as JSON")
+	jsonFlag(c, &o.json, "print the changed files as JSON")
 	return c
 }
 
@@ -309,12 +291,9 @@ func runSnapshotDiff(e *env, o *snapshotNameOptions, name string) error {
 	if err := ckpt.MatchSnapshotName(name); err != nil {
 		return snapshotErr(fmt.Errorf("snapshot diff: %w", err))
 	}
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	d, err := r.SnapshotDiff(e.ctx, name)
-	e.doneProgress()
+	d, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.DiffResult, error) {
+		return r.SnapshotDiff(ctx, name)
+	})
 	if err != nil {
 		return snapshotErr(err)
 	}
@@ -346,7 +325,7 @@ so 'ckpt restore ID' still works until then. An unknown NAME is an error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSnapshotDelete(e, o, args[0]) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the deleted snapshot as JSON")
+	jsonFlag(c, &o.json, "print the deleted snapshot as JSON")
 	return c
 }
 
@@ -354,20 +333,11 @@ func runSnapshotDelete(e *env, o *snapshotNameOptions, name string) error {
 	if err := ckpt.MatchSnapshotName(name); err != nil {
 		return snapshotErr(fmt.Errorf("snapshot delete: %w", err))
 	}
-	r, err := e.open(o.json)
-	if err != nil {
-		return err
-	}
-	s, err := r.SnapshotDelete(e.ctx, name)
+	s, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.Snapshot, error) {
+		return r.SnapshotDelete(ctx, name)
+	})
 	if err != nil {
 		return snapshotErr(err)
 	}
-	switch {
-	case o.json:
-		return e.printJSON(s)
-	case e.quiet:
-		return nil
-	}
-	e.println(ckpt.FormatSnapshotDeleted(name))
-	return nil
+	return e.result(o.json, s, "", func() { e.println(ckpt.FormatSnapshotDeleted(name)) })
 }

@@ -27,7 +27,7 @@ the change lines, and nothing when the workspace equals HEAD.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runStatus(e, o) },
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	jsonFlag(c, &o.json, "")
 	return c
 }
 
@@ -62,7 +62,7 @@ func runStatus(e *env, o *statusOptions) error {
 	}
 	defer printHookFailure(e.stdout, lf, "")
 	e.printf("workspace: %s\n", s.Workspace)
-	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, humanSize(s.StoreSize), s.Checkpoints)
+	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, ckpt.HumanSize(s.StoreSize), s.Checkpoints)
 	if g := s.Git; g != nil {
 		e.printf("backend:   git: refs under %s in %s (%d snapshot(s), %d of at most %d timeline)\n",
 			g.RefPrefix, g.Repository, g.Snapshots, g.Timeline, g.TimelineMax)
@@ -98,18 +98,7 @@ func runStatus(e *env, o *statusOptions) error {
 	if len(s.Changes) == 0 {
 		e.printf("changes:   none\n")
 	} else {
-		a, m, d := 0, 0, 0
-		for _, c := range s.Changes {
-			switch c.Status {
-			case "added":
-				a++
-			case "deleted":
-				d++
-			default:
-				m++
-			}
-		}
-		e.printf("changes:   +%d ~%d -%d since HEAD\n", a, m, d)
+		e.printf("changes:   %s since HEAD\n", ckpt.FormatChanges(s.Changes))
 		for _, c := range s.Changes {
 			e.printf("  %s %s\n", statusLetter(c.Status), displayPath(c.Path))
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -19,43 +20,13 @@ operation log. Unsaved changes are first recorded as a checkpoint, so that
   ckpt redo                # and forward again`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
-			if err != nil {
-				return err
-			}
-			res, err := r.Undo(e.ctx)
-			e.doneProgress()
+			res, err := withRepo(e, o.json, (*ckpt.Repo).Undo)
 			if err != nil {
 				return err
 			}
 			return printRestore(e, o.json, res, "undo")
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
-	return c
-}
-
-func newRedoCmd(e *env) *cobra.Command {
-	o := &undoOptions{}
-	c := &cobra.Command{
-		Use:   "redo",
-		Short: "Step the timeline forward again after undo",
-		Example: `  ckpt undo
-  ckpt redo`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := e.open(o.json)
-			if err != nil {
-				return err
-			}
-			res, err := r.Redo(e.ctx)
-			e.doneProgress()
-			if err != nil {
-				return err
-			}
-			return printRestore(e, o.json, res, "redo")
-		},
-	}
-	c.Flags().BoolVar(&o.json, "json", false, "print the result as JSON")
+	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }

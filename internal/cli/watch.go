@@ -50,7 +50,7 @@ workspace goes away, or with 'ckpt watch --stop'. -d runs it in the background
 	c.Flags().BoolVar(&o.stop, "stop", false, "stop the running watcher")
 	c.Flags().BoolVar(&o.status, "status", false, "show the running watcher's status")
 	c.Flags().StringVar(&o.idle, "idle", "2h", "stop after this long without a save (e.g. 30m, 8h)")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON (--status, --stop)")
+	jsonFlag(c, &o.json, "print JSON (--status, --stop)")
 	c.Flags().StringVar(&o.target.Root, "daemon-root", "", "")
 	c.Flags().StringVar(&o.target.Cache, "daemon-cache", "", "")
 	c.Flags().StringVar(&o.target.Socket, "daemon-socket", "", "")
@@ -101,23 +101,17 @@ func runWatch(e *env, o *watchOptions) error {
 		if err := r.StopWatch(e.ctx); err != nil {
 			return err
 		}
-		if !e.quiet {
-			e.printf("stopped the watcher of %s\n", r.Root())
-		}
+		e.sayf("stopped the watcher of %s\n", r.Root())
 		return nil
 	case o.background:
 		if _, err := r.WatchStatus(e.ctx); err == nil {
-			if !e.quiet {
-				e.printf("a watcher already runs for %s\n", r.Root())
-			}
+			e.sayf("a watcher already runs for %s\n", r.Root())
 			return nil
 		}
 		if err := startWatcher(e.ctx, r, idle); err != nil {
 			return err
 		}
-		if !e.quiet {
-			e.printf("watching %s in the background\n", r.Root())
-		}
+		e.sayf("watching %s in the background\n", r.Root())
 		return nil
 	}
 	if !ckpt.WatchSupported {

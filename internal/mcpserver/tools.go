@@ -234,8 +234,8 @@ func checkpointList(ctx context.Context, r *ckpt.Repo, in CheckpointListArgs) (s
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t+%d ~%d -%d\t%s\t%s", c.Short(), shortTime(c.Time), c.Kind,
-			c.Stats.Added, c.Stats.Modified, c.Stats.Deleted, strings.Join(c.Names, ","), oneLine(c.Message))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s", c.Short(), shortTime(c.Time), c.Kind,
+			ckpt.FormatCounts(c.Stats.Added, c.Stats.Modified, c.Stats.Deleted), strings.Join(c.Names, ","), oneLine(c.Message))
 	}
 	return b.String(), nil
 }
@@ -314,18 +314,7 @@ func sessionTurns(ctx context.Context, r *ckpt.Repo, in SessionArgs) (string, er
 	var b strings.Builder
 	fmt.Fprintf(&b, "session %s", c.ID())
 	for _, t := range turns {
-		var a, m, d int
-		for _, f := range t.Files {
-			switch f.Status {
-			case "added":
-				a++
-			case "deleted":
-				d++
-			default:
-				m++
-			}
-		}
-		state := fmt.Sprintf("+%d ~%d -%d", a, m, d)
+		state := ckpt.FormatTurnFiles(t.Files)
 		if t.Open {
 			state += " (in progress)"
 		}

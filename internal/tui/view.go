@@ -130,7 +130,7 @@ func (m *Model) listView() ([]string, string) {
 	nw, sw := 0, 0
 	states := make([]string, len(m.turns))
 	for i, t := range m.turns {
-		states[i] = filesSummary(t.Files)
+		states[i] = ckpt.FormatTurnFiles(t.Files)
 		if t.Open {
 			states[i] = "in progress"
 		}
@@ -161,7 +161,7 @@ func (m *Model) menuView() ([]string, string) {
 	if !compact {
 		body = append(body, "")
 	}
-	state := filesSummary(t.Files)
+	state := ckpt.FormatTurnFiles(t.Files)
 	if t.Open {
 		state = "in progress, so far " + state
 	}
@@ -466,22 +466,6 @@ func joinPaths(ps []ckpt.Path) string {
 		s = append(s, clean(string(p)))
 	}
 	return strings.Join(s, ", ")
-}
-
-// filesSummary counts a turn's files as `ckpt session show` does.
-func filesSummary(fs []ckpt.TurnFile) string {
-	var a, mo, d int
-	for _, f := range fs {
-		switch f.Status {
-		case "added":
-			a++
-		case "deleted":
-			d++
-		default:
-			mo++
-		}
-	}
-	return fmt.Sprintf("+%d ~%d -%d", a, mo, d)
 }
 
 // promptLine is the first non-empty line of a prompt, safe to print.

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/seed1cedbf7c/ckpt"
+	"github.com/spf13/cobra"
+)
+
+type rewindOptions struct {
+	session                  string
+	code, conversation, both bool
+	keep, dryRun, json       bool
+}
+
+func newRewindCmd(e *env) *cobra.Command {
+	o := &rewindOptions{}
+	c := &cobra.Command{
+		Use:   "rewind [TURN] [--code|--conversation|--both] [--keep-user-edits] [--dry-run]",
+		Short: "Take the session back to the start of a turn: code, conversation or both",
+		Long: `Rewind takes the current session (or --session ID) back to the start of turn
+TURN (as 'ckpt session show' numbers them):
+
+  --code            the workspace as it was when the turn began: everything
+                    the turns from TURN on changed, shell side effects
+                    included, through the verified restore (default)
+  --conversation    the messages from TURN's prompt on are removed (kept,
+                    hidden) and the prompt is printed, to send again
+  --both            both
+
+--keep-user-edits undoes only what the agent's turns changed: edits made
+between turns (by you, or by another session) survive; where both touched a
+file they are merged, and conflicting hunks keep your side (listed).
+Nothing is lost either way: the state before is checkpointed and
+'ckpt undo' takes the rewind back. 'ckpt undo' steps the files only: after
+--both the conversation stays rewound ('ckpt session show --all' still shows
+its messages). --dry-run shows what would change.
+
+Without TURN, on a terminal, rewind opens the picker: the session's turns,
+newest first. Enter on a turn opens [code+conversation] [conversation]
+[code] [fork from here] [summarize from here] [summarize up to here]
+[cancel] and shows what the highlighted one would change (for a summary:
+the turns it replaces and which summarizer writes it); Enter again does it
+and prints what 'ckpt rewind TURN', 'ckpt fork TURN' or 'ckpt summarize
+TURN --from|--upto' prints. Esc goes back, Esc Esc or q quits, u toggles
+--keep-user-edits (the flags set where the picker starts).`,
+		Example: `  ckpt rewind                       # the picker
+  ckpt rewind 3                     # code back to the start of turn 3
+  ckpt rewind 3 --both
+  ckpt rewind 2 --keep-user-edits --dry-run
+  ckpt rewind 2 --conversation --session 3fa2`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runRewind(e, o, args) },
+	}
+	c.Flags().StringVar(&o.session, "session", "", "the session `ID` (default: the current one)")
+	c.Flags().BoolVar(&o.code, "code", false, "rewind the workspace's files (default)")
+	c.Flags().BoolVar(&o.conversation, "conversation", false, "rewind the conversation")
+	c.Flags().BoolVar(&o.both, "both", false, "rewind code and conversation")
+	c.Flags().BoolVar(&o.keep, "keep-user-edits", false, "undo only the agent's changes; keep edits made between turns")
+	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would change, change nothing")
+	jsonFlag(c, &o.json, "print the result as JSON")
+	return c
+}
+
+func runRewind(e *env, o *rewindOptions, args []string) error {
+	scope := ckpt.ScopeCode
+	n := 0
+	for _, f := range []struct {
+		on bool
+		s  ckpt.Scope
+	}{{o.code, ckpt.ScopeCode}, {o.conversation, ckpt.ScopeConversation}, {o.both, ckpt.ScopeBoth}} {
+		if f.on {
+			scope = f.s
+			n++
+		}
+	}
+	if n > 1 {
+		return usagef("choose one of --code, --conversation and --both")
+	}
+	if o.keep && scope == ckpt.ScopeConversation {
+		return usagef("--keep-user-edits applies to code; use it with --code or --both")
+	}
+	ctl, err := e.controller(o.json, o.session)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		in, ok := e.stdin.(*os.File)
+		if !ok || !isTerminal(in) || !isTerminal(e.stdout) || o.json {
+			return usagef("rewind needs a TURN when not on a terminal: ckpt rewind TURN [--code|--conversation|--both] [--keep-user-edits] (ckpt session show numbers the turns)")
+		}
+		if o.dryRun {
+			return usagef("--dry-run needs a TURN: the picker shows what a rewind would change before it changes anything")
+		}
+		return runPicker(e, ctl, o)
+	}
+	turn, err := parseTurn(args[0])
+	if err != nil {
+		return err
+	}
+	res, err := ctl.Rewind(e.ctx, turn, scope, ckpt.RewindOptions{KeepUserEdits: o.keep, DryRun: o.dryRun})
+	e.doneProgress()
+	if err != nil {
+		return err
+	}
+	return printRewind(e, o.json, res)
+}
+
+func parseTurn(s string) (int, error) {
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil || n < 1 || fmt.Sprint(n) != s {
+		return 0, usagef("turn %q: want a turn number (1, 2, ...) as ckpt session show lists them", s)
+	}
+	return n, nil
+}
+
+func printRewind(e *env, asJSON bool, res *ckpt.RewindResult) error {
+	// With -q only the prompt, to send again.
+	return e.result(asJSON, res, res.Prompt, func() { printRewindText(e, res) })
+}
+
+func printRewindText(e *env, res *ckpt.RewindResult) {
+	would := ""
+	if res.DryRun {
+		would = "would "
+	}
+	if rr := res.Restore; rr != nil {
+		verb := "rewound"
+		if res.DryRun {
+			verb = "would rewind"
+		}
+		changed := "changed"
+		if res.DryRun {
+			changed = "to change"
+		}
+		e.printf("%s code to the start of turn %d (%d file(s) %s)\n", verb, res.Turn, len(rr.Changed()), changed)
+		for _, a := range rr.Actions {
+			if a.Op == "keep" {
+				e.printf("keep   %s (%s)\n", displayPath(a.Path), a.Reason)
+				continue
+			}
+			e.printf("%-6s %s\n", a.Op, displayPath(a.Path))
+		}
+		if len(res.Kept) > 0 {
+			var ps []string
+			for _, p := range res.Kept {
+				ps = append(ps, displayPath(p))
+			}
+			e.warnf("%skept edits made between turns in: %s", would, strings.Join(ps, ", "))
+		}
+		if len(res.Conflicts) > 0 {
+			var ps []string
+			for _, p := range res.Conflicts {
+				ps = append(ps, displayPath(p))
+			}
+			e.warnf("conflicts: your side %sbeen kept in: %s", map[bool]string{true: "would have ", false: "has "}[res.DryRun], strings.Join(ps, ", "))
+		}
+		back := "ckpt undo takes the rewind back"
+		if res.Scope == ckpt.ScopeBoth {
+			// Undo steps the workspace's timeline; the conversation's
+			// messages stay hidden.
+			back = "ckpt undo takes the code rewind back; the conversation stays rewound"
+		}
+		switch {
+		case res.DryRun:
+		case rr.PreRestore != nil:
+			e.warnf("the state before was checkpointed as %s (%s)", rr.PreRestore.Short(), back)
+		default:
+			e.warnf("%s", back)
+		}
+	}
+	if res.Scope != ckpt.ScopeCode {
+		verb := "rewound"
+		if res.DryRun {
+			verb = "would rewind"
+		}
+		e.printf("%s the conversation to before turn %d (%d message(s), %d turn(s) removed); its prompt, to send again:\n%s\n",
+			verb, res.Turn, res.Messages, res.Turns, res.Prompt)
+	}
+}

@@ -43,10 +43,9 @@
 // undoable restore, [Repo.SnapshotDiff] compares it with the working tree,
 // and [Repo.Snapshots] and [Repo.SnapshotDelete] list and remove them. A
 // snapshot may expire ([SnapshotOptions.TTL], [Config.SnapshotTTL]);
-// [Repo.ExpireSnapshots] deletes the expired ones. [FormatSnapshotCreated],
-// [FormatSnapshotList], [FormatSnapshotRestored], [FormatSnapshotDiff] and
-// [FormatSnapshotDeleted] give the sandbox snapshot tools' responses, which the ckpt
-// snapshot commands and the MCP tools share.
+// [Repo.ExpireSnapshots] deletes the expired ones. The sandbox snapshot
+// tools' text responses, which the ckpt snapshot commands and the MCP tools
+// share, are words of the faces (internal/snaptext), not of this package.
 //
 // # Integrity and errors
 //

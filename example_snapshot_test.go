@@ -12,7 +12,7 @@ import (
 )
 
 // Name the state before a risky change, look at what the change did, and
-// roll back: the sandbox snapshot tools' snapshot flow, with its exact responses.
+// roll back: the sandbox snapshot tools' snapshot flow.
 func ExampleRepo_SnapshotCreate() {
 	ctx := context.Background()
 	ws, _ := os.MkdirTemp("", "ckpt-example")
@@ -37,14 +37,16 @@ func ExampleRepo_SnapshotCreate() {
 	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("new\n"), 0o644)
 
 	d, _ := repo.SnapshotDiff(ctx, "before-refactor")
-	text, _ := ckpt.FormatSnapshotDiff(ctx, d)
-	fmt.Print(text)
+	d.WritePatch(ctx, os.Stdout)
 
 	res, err := repo.SnapshotRestore(ctx, "before-refactor")
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ckpt.FormatSnapshotRestored("before-refactor", res))
+	fmt.Printf("restored snapshot before-refactor (%d file(s) changed):\n", len(res.Changed()))
+	for _, p := range res.Changed() {
+		fmt.Println(p)
+	}
 
 	// Reusing the name needs Force.
 	_, err = repo.SnapshotCreate(ctx, "before-refactor", ckpt.SnapshotOptions{})

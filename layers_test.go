@@ -13,7 +13,8 @@ import (
 //     its faces (object, store, scan, tree, diff, restore, ...);
 //   - the root package: the checkpoint API (Repo);
 //   - the faces: the CLI, the MCP server, the picker, the agents' hooks,
-//     and the commands built on them. They reach the engine only through
+//     the sandbox snapshot tools' words (snaptext), and the commands built
+//     on them. They reach the engine only through
 //     the root package.
 const module = "github.com/seed1cedbf7c/ckpt"
 
@@ -23,6 +24,7 @@ var faces = map[string]bool{
 	module + "/internal/mcpserver": true,
 	module + "/internal/tui":       true,
 	module + "/internal/hooks":     true,
+	module + "/internal/snaptext":  true,
 	module + "/cmd/ckpt":           true,
 }
 

@@ -55,7 +55,7 @@ type Snapshot struct {
 	// from JSON).
 	Expires time.Time `json:"expires,omitzero"`
 	// Expired reports whether Expires has passed: the snapshot is hidden
-	// from [FormatSnapshotList] and the next [Repo.ExpireSnapshots] (ckpt
+	// from the snapshot list and the next [Repo.ExpireSnapshots] (ckpt
 	// gc) deletes it. Until then it can still be restored.
 	Expired bool `json:"expired"`
 }
@@ -337,7 +337,7 @@ func (r *Repo) SnapshotRestore(ctx context.Context, name string) (*RestoreResult
 
 // SnapshotDiff compares the named snapshot (the old side, "-" lines) with
 // the working tree (the new side, "+" lines). Render it with
-// [FormatSnapshotDiff] or [DiffResult.WritePatch].
+// [DiffResult.WritePatch].
 func (r *Repo) SnapshotDiff(ctx context.Context, name string) (*DiffResult, error) {
 	ref, err := r.snapshotRef(ctx, "snapshot diff", name)
 	if err != nil {
@@ -452,66 +452,3 @@ func (r *Repo) deleteSnapshots(ctx context.Context, refs []store.Ref, why string
 // SnapshotTimeLayout is how snapshot times are written: UTC, with the
 // offset spelled "+00:00" (never "Z").
 const SnapshotTimeLayout = "2006-01-02T15:04:05-07:00"
-
-// FormatSnapshotCreated is the response to a create:
-// "snapshot NAME created: <64-hex checkpoint id>".
-func FormatSnapshotCreated(s *Snapshot) string {
-	return fmt.Sprintf("snapshot %s created: %s", s.Name, s.ID())
-}
-
-// FormatSnapshotList is the response to a list: one row per snapshot that
-// has not expired, in the order given (newest first from [Repo.Snapshots]),
-// "name<TAB>12-hex id<TAB>time<TAB>description" with the time in
-// [SnapshotTimeLayout] and the description's first line (tabs turned into
-// spaces); or "no snapshots".
-func FormatSnapshotList(snaps []*Snapshot) string {
-	var b strings.Builder
-	for _, s := range snaps {
-		if s.Expired {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		desc, _, _ := strings.Cut(s.Description, "\n")
-		desc = strings.ReplaceAll(strings.TrimSuffix(desc, "\r"), "\t", " ")
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s", s.Name, s.ID()[:12], s.Time.UTC().Format(SnapshotTimeLayout), desc)
-	}
-	if b.Len() == 0 {
-		return "no snapshots"
-	}
-	return b.String()
-}
-
-// FormatSnapshotRestored is the response to a restore:
-// "restored snapshot NAME (N file(s) changed):" and then each path written
-// or deleted on its own line (quoted as git quotes unusual names).
-func FormatSnapshotRestored(name string, res *RestoreResult) string {
-	changed := res.Changed()
-	var b strings.Builder
-	fmt.Fprintf(&b, "restored snapshot %s (%d file(s) changed):", name, len(changed))
-	for _, p := range changed {
-		b.WriteByte('\n')
-		b.WriteString(QuotePath(string(p)))
-	}
-	return b.String()
-}
-
-// FormatSnapshotDiff is the response to a diff: the git-style patch
-// ("-" lines are the snapshot, "+" lines the working tree), or
-// "no differences".
-func FormatSnapshotDiff(ctx context.Context, d *DiffResult) (string, error) {
-	if len(d.Files) == 0 {
-		return "no differences", nil
-	}
-	var b strings.Builder
-	if err := d.WritePatch(ctx, &b); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-// FormatSnapshotDeleted is the response to a delete: "snapshot NAME deleted".
-func FormatSnapshotDeleted(name string) string {
-	return fmt.Sprintf("snapshot %s deleted", name)
-}

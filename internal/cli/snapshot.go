@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/snaptext"
 	"github.com/spf13/cobra"
 )
 
@@ -155,7 +156,7 @@ func runSnapshotCreate(e *env, o *snapshotCreateOptions, name string, ttlSet boo
 		return snapshotErr(err)
 	}
 	return e.result(o.json, s, s.Checkpoint.String(), func() {
-		e.println(ckpt.FormatSnapshotCreated(s))
+		e.println(snaptext.Created(s))
 		if !s.Expires.IsZero() {
 			e.warnf("snapshot %s expires at %s (then ckpt gc deletes it)", name, s.Expires.Format(ckpt.SnapshotTimeLayout))
 		}
@@ -202,7 +203,7 @@ func runSnapshotList(e *env, o *snapshotListOptions) error {
 		}
 		return nil
 	}
-	e.println(ckpt.FormatSnapshotList(snaps))
+	e.println(snaptext.List(snaps))
 	expired := 0
 	for _, s := range snaps {
 		if s.Expired {
@@ -255,7 +256,7 @@ func runSnapshotRestore(e *env, o *snapshotNameOptions, name string) error {
 		*ckpt.RestoreResult
 	}{name, res}
 	return e.result(o.json, v, "", func() {
-		e.println(ckpt.FormatSnapshotRestored(name, res))
+		e.println(snaptext.Restored(name, res))
 		for _, a := range res.Actions {
 			if a.Op == "keep" {
 				e.warnf("kept %s (%s)", displayPath(a.Path), a.Reason)
@@ -304,7 +305,7 @@ func runSnapshotDiff(e *env, o *snapshotNameOptions, name string) error {
 			Changes  []ckpt.FileChange `json:"changes"`
 		}{name, d.From, d.Changes()})
 	}
-	text, err := ckpt.FormatSnapshotDiff(e.ctx, d)
+	text, err := snaptext.Diff(e.ctx, d)
 	if err != nil {
 		return err
 	}
@@ -339,5 +340,5 @@ func runSnapshotDelete(e *env, o *snapshotNameOptions, name string) error {
 	if err != nil {
 		return snapshotErr(err)
 	}
-	return e.result(o.json, s, "", func() { e.println(ckpt.FormatSnapshotDeleted(name)) })
+	return e.result(o.json, s, "", func() { e.println(snaptext.Deleted(name)) })
 }

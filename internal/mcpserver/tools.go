@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/snaptext"
 )
 
 // Tool arguments. Fields without omitempty are required.
@@ -183,7 +184,7 @@ func snapshotCreate(ctx context.Context, r *ckpt.Repo, in SnapshotCreateArgs) (s
 	if err != nil {
 		return "", err
 	}
-	return ckpt.FormatSnapshotCreated(snap), nil
+	return snaptext.Created(snap), nil
 }
 
 func snapshotList(ctx context.Context, r *ckpt.Repo, _ NoArgs) (string, error) {
@@ -191,7 +192,7 @@ func snapshotList(ctx context.Context, r *ckpt.Repo, _ NoArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return ckpt.FormatSnapshotList(snaps), nil
+	return snaptext.List(snaps), nil
 }
 
 func snapshotRestore(ctx context.Context, r *ckpt.Repo, in NameArgs) (string, error) {
@@ -199,7 +200,7 @@ func snapshotRestore(ctx context.Context, r *ckpt.Repo, in NameArgs) (string, er
 	if err != nil {
 		return "", err
 	}
-	return ckpt.FormatSnapshotRestored(in.Name, res), nil
+	return snaptext.Restored(in.Name, res), nil
 }
 
 func snapshotDiff(ctx context.Context, r *ckpt.Repo, in NameArgs) (string, error) {
@@ -207,14 +208,14 @@ func snapshotDiff(ctx context.Context, r *ckpt.Repo, in NameArgs) (string, error
 	if err != nil {
 		return "", err
 	}
-	return ckpt.FormatSnapshotDiff(ctx, d)
+	return snaptext.Diff(ctx, d)
 }
 
 func snapshotDelete(ctx context.Context, r *ckpt.Repo, in NameArgs) (string, error) {
 	if _, err := r.SnapshotDelete(ctx, in.Name); err != nil {
 		return "", err
 	}
-	return ckpt.FormatSnapshotDeleted(in.Name), nil
+	return snaptext.Deleted(in.Name), nil
 }
 
 func checkpointList(ctx context.Context, r *ckpt.Repo, in CheckpointListArgs) (string, error) {

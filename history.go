@@ -81,7 +81,7 @@ type Branch struct {
 
 // Branches lists the branches, sorted by name.
 func (r *Repo) Branches(ctx context.Context) ([]*Branch, error) {
-	refs, err := r.st.Refs(ctx, "branches/")
+	refs, err := r.st.Refs(ctx, branchPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (r *Repo) Branches(ctx context.Context) ([]*Branch, error) {
 	}
 	out := []*Branch{}
 	for _, ref := range refs {
-		b := &Branch{Name: strings.TrimPrefix(ref.Name, "branches/"), Checkpoint: ref.ID, Time: ref.Time}
+		b := &Branch{Name: strings.TrimPrefix(ref.Name, branchPrefix), Checkpoint: ref.ID, Time: ref.Time}
 		b.Current = b.Name == cur
 		if rec, err := r.st.Checkpoint(ctx, ref.ID); err == nil {
 			b.Message = rec.Message
@@ -119,7 +119,7 @@ func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (*Branch, err
 }
 
 func (r *Repo) createBranchLocked(ctx context.Context, name, rev string) (*Branch, error) {
-	if _, err := r.st.Ref(ctx, "branches/"+name); err == nil {
+	if _, err := r.st.Ref(ctx, branchRef(name)); err == nil {
 		return nil, withHint(fmt.Errorf("branch %s: %w", name, ErrExists), "`ckpt switch "+name+"` moves to it; `ckpt branch -d "+name+"` deletes it")
 	}
 	if rev == "" {
@@ -133,7 +133,7 @@ func (r *Repo) createBranchLocked(ctx context.Context, name, rev string) (*Branc
 	if err != nil {
 		return nil, err
 	}
-	err = r.refOp(ctx, &store.Ref{Name: "branches/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: string(OpBranch), After: id, Detail: name})
+	err = r.refOp(ctx, &store.Ref{Name: branchRef(name), ID: id, Time: r.now()}, "", store.Op{Kind: string(OpBranch), After: id, Detail: name})
 	if err != nil {
 		return nil, err
 	}
@@ -149,14 +149,14 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) error {
 		return err
 	}
 	defer unlock()
-	ref, err := r.st.Ref(ctx, "branches/"+name)
+	ref, err := r.st.Ref(ctx, branchRef(name))
 	if err != nil {
 		return withHint(fmt.Errorf("delete branch %s: %w", name, ErrNotFound), "`ckpt branch` lists the branches")
 	}
 	if h, _, err := r.head(ctx); err == nil && h != nil && h.Symbolic == name {
 		return withHint(fmt.Errorf("delete branch %s: it is the current branch", name), "switch to another branch first (ckpt switch OTHER)")
 	}
-	err = r.refOp(ctx, nil, "branches/"+name, store.Op{Kind: string(OpBranchDelete), Before: ref.ID, Detail: name})
+	err = r.refOp(ctx, nil, branchRef(name), store.Op{Kind: string(OpBranchDelete), Before: ref.ID, Detail: name})
 	if err == nil {
 		r.emit(Event{Kind: EventBranch, Checkpoint: ref.ID, Message: "deleted branch " + name})
 	}
@@ -213,7 +213,7 @@ func (r *Repo) switchLocked(ctx context.Context, name string, opts SwitchOptions
 			return nil, err
 		}
 	}
-	ref, err := r.st.Ref(ctx, "branches/"+name)
+	ref, err := r.st.Ref(ctx, branchRef(name))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, withHint(fmt.Errorf("switch: no branch named %s", name), "`ckpt branch` lists the branches; `ckpt switch -c "+name+"` creates it here")
 	}
@@ -249,13 +249,13 @@ type Tag struct {
 
 // Tags lists the tags, sorted by name.
 func (r *Repo) Tags(ctx context.Context) ([]*Tag, error) {
-	refs, err := r.st.Refs(ctx, "tags/")
+	refs, err := r.st.Refs(ctx, tagPrefix)
 	if err != nil {
 		return nil, err
 	}
 	out := []*Tag{}
 	for _, ref := range refs {
-		t := &Tag{Name: strings.TrimPrefix(ref.Name, "tags/"), Checkpoint: ref.ID, Time: ref.Time}
+		t := &Tag{Name: strings.TrimPrefix(ref.Name, tagPrefix), Checkpoint: ref.ID, Time: ref.Time}
 		if rec, err := r.st.Checkpoint(ctx, ref.ID); err == nil {
 			t.Message = rec.Message
 		}
@@ -275,7 +275,7 @@ func (r *Repo) CreateTag(ctx context.Context, name, rev string, force bool) (*Ta
 		return nil, err
 	}
 	defer unlock()
-	old, err := r.st.Ref(ctx, "tags/"+name)
+	old, err := r.st.Ref(ctx, tagRef(name))
 	exists := err == nil
 	if exists && !force {
 		return nil, withHint(fmt.Errorf("tag %s: %w (at %s)", name, ErrExists, old.ID.Short()), "use --force to move it, or pick another name")
@@ -291,7 +291,7 @@ func (r *Repo) CreateTag(ctx context.Context, name, rev string, force bool) (*Ta
 	if err != nil {
 		return nil, err
 	}
-	err = r.refOp(ctx, &store.Ref{Name: "tags/" + name, ID: id, Time: r.now()}, "", store.Op{Kind: string(OpTag), Before: old.ID, After: id, Detail: name})
+	err = r.refOp(ctx, &store.Ref{Name: tagRef(name), ID: id, Time: r.now()}, "", store.Op{Kind: string(OpTag), Before: old.ID, After: id, Detail: name})
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +306,11 @@ func (r *Repo) DeleteTag(ctx context.Context, name string) error {
 		return err
 	}
 	defer unlock()
-	ref, err := r.st.Ref(ctx, "tags/"+name)
+	ref, err := r.st.Ref(ctx, tagRef(name))
 	if err != nil {
 		return withHint(fmt.Errorf("delete tag %s: %w", name, ErrNotFound), "`ckpt tags` lists the tags")
 	}
-	err = r.refOp(ctx, nil, "tags/"+name, store.Op{Kind: string(OpTagDelete), Before: ref.ID, Detail: name})
+	err = r.refOp(ctx, nil, tagRef(name), store.Op{Kind: string(OpTagDelete), Before: ref.ID, Detail: name})
 	if err == nil {
 		r.emit(Event{Kind: EventTag, Checkpoint: ref.ID, Message: "deleted tag " + name})
 	}

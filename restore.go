@@ -483,7 +483,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		}
 		hr := headRef
 		if j.Branch != "" {
-			hr = &store.Ref{Name: "HEAD", Symbolic: j.Branch}
+			hr = &store.Ref{Name: headName, Symbolic: j.Branch}
 		}
 		if err := r.setHead(tx, newHead, hr); err != nil {
 			return err

@@ -17,7 +17,6 @@ import (
 const LastRevision = "@last"
 
 // refNamespaces are searched, in order, for a bare name.
-var refNamespaces = []string{"snapshots/", "tags/", "branches/"}
 
 // Resolve returns the checkpoint a revision names: a full id or a unique
 // prefix of at least 4 hex digits, HEAD, @last ([LastRevision]), a
@@ -81,7 +80,7 @@ func splitAncestry(rev string) (string, int, error) {
 
 func (r *Repo) resolveBase(ctx context.Context, full, base string) (ID, error) {
 	if base == "HEAD" || base == "@" {
-		ref, err := r.st.Ref(ctx, "HEAD")
+		ref, err := r.st.Ref(ctx, headName)
 		if errors.Is(err, store.ErrNotFound) {
 			if recs, lerr := r.st.Checkpoints(ctx, store.ListFilter{Limit: 1}); lerr == nil && len(recs) > 0 {
 				// Only partial checkpoints (an edit tool's `ckpt save
@@ -202,7 +201,7 @@ func isHex(s string) bool {
 
 // head returns the HEAD ref and its checkpoint (nil, nil without one).
 func (r *Repo) head(ctx context.Context) (*store.Ref, *store.Record, error) {
-	ref, err := r.st.Ref(ctx, "HEAD")
+	ref, err := r.st.Ref(ctx, headName)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil, nil
 	}

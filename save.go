@@ -385,11 +385,11 @@ func headBranch(headRef *store.Ref) string {
 // setHead moves HEAD to id, keeping its branch, and advances the branch.
 func (r *Repo) setHead(tx store.Tx, id object.ID, headRef *store.Ref) error {
 	b := headBranch(headRef)
-	if err := tx.SetRef(store.Ref{Name: "HEAD", ID: id, Symbolic: b, Time: r.now()}); err != nil {
+	if err := tx.SetRef(store.Ref{Name: headName, ID: id, Symbolic: b, Time: r.now()}); err != nil {
 		return err
 	}
 	if b != "" {
-		return tx.SetRef(store.Ref{Name: "branches/" + b, ID: id, Time: r.now()})
+		return tx.SetRef(store.Ref{Name: branchRef(b), ID: id, Time: r.now()})
 	}
 	return nil
 }

@@ -60,7 +60,6 @@ type Snapshot struct {
 	Expired bool `json:"expired"`
 }
 
-const snapshotPrefix = "snapshots/"
 
 // ValidSnapshotName reports whether name may name a new snapshot. It must
 // match [SnapshotNameRule] (so no empty names, dotfiles, path separators,
@@ -133,7 +132,7 @@ func snapshotRefError(name string) string {
 	case strings.HasSuffix(name, "."):
 		return `it ends with "."` + notRef
 	}
-	if err := gitmirror.CheckRefFormat(refCheckPrefix + snapshotPrefix + name); err != nil {
+	if err := gitmirror.CheckRefFormat(refCheckPrefix + snapshotRef(name)); err != nil {
 		return errors.Unwrap(err).Error() + notRef
 	}
 	return revisionShadow(name)
@@ -178,7 +177,7 @@ func (r *Repo) snapshotRef(ctx context.Context, op, name string) (store.Ref, err
 	if err := MatchSnapshotName(name); err != nil {
 		return store.Ref{}, fmt.Errorf("%s: %w", op, err)
 	}
-	ref, err := r.st.Ref(ctx, snapshotPrefix+name)
+	ref, err := r.st.Ref(ctx, snapshotRef(name))
 	if errors.Is(err, store.ErrNotFound) {
 		return ref, withHint(&notFoundError{fmt.Sprintf("%s: no snapshot named %q", op, name)},
 			"`ckpt snapshot list` (MCP: snapshot_list) shows the snapshots")
@@ -247,7 +246,7 @@ func (r *Repo) SnapshotCreate(ctx context.Context, name string, opts SnapshotOpt
 		return nil, err
 	}
 	defer unlock()
-	old, err := r.st.Ref(ctx, snapshotPrefix+name)
+	old, err := r.st.Ref(ctx, snapshotRef(name))
 	switch {
 	case err == nil && !opts.Force && !r.expired(old):
 		return nil, withHint(fmt.Errorf("%s: snapshot %q already exists (checkpoint %s)", op, name, old.ID.Short()),
@@ -260,7 +259,7 @@ func (r *Repo) SnapshotCreate(ctx context.Context, name string, opts SnapshotOpt
 		Kind: KindManual, Message: opts.Description, AllowEmpty: true,
 		Meta: map[string]string{"snapshot": name},
 	}, func(tx store.Tx, rec *store.Record, created bool, c *capture) error {
-		ref = store.Ref{Name: snapshotPrefix + name, ID: rec.ID, Time: rec.Time}
+		ref = store.Ref{Name: snapshotRef(name), ID: rec.ID, Time: rec.Time}
 		if ttl := r.snapshotTTL(opts); ttl > 0 {
 			ref.Expires = rec.Time.Add(ttl)
 		}

@@ -95,11 +95,11 @@ func (r *Repo) Stats(ctx context.Context) (*StoreStats, error) {
 	}
 	for _, ref := range refs {
 		switch {
-		case strings.HasPrefix(ref.Name, "branches/"):
+		case strings.HasPrefix(ref.Name, branchPrefix):
 			out.Branches++
-		case strings.HasPrefix(ref.Name, "tags/"):
+		case strings.HasPrefix(ref.Name, tagPrefix):
 			out.Tags++
-		case strings.HasPrefix(ref.Name, "snapshots/"):
+		case strings.HasPrefix(ref.Name, snapshotPrefix):
 			out.Snapshots++
 		}
 	}

@@ -278,14 +278,47 @@ type Controller struct {
 	id string
 }
 
-// Controller returns the controller of a session (id or unique prefix; ""
-// for the current session).
-func (r *Repo) Controller(ctx context.Context, id string) (*Controller, error) {
-	s, err := r.ResolveSession(ctx, id)
-	if err != nil {
-		return nil, err
+// ControllerOptions say which session [Repo.Controller] drives.
+type ControllerOptions struct {
+	// ID is the session's id or a unique prefix of it; "" the current
+	// session.
+	ID string
+	// Exact takes ID as the full id and reads only that session, without
+	// listing the others, so the cost does not grow with their number (an
+	// agent's hook, at every event). No such session is [ErrNotFound].
+	Exact bool
+	// Create, with Exact, creates the session when there is none (as
+	// [Repo.OpenSession] does), with these options; its ID is ID.
+	Create *SessionOptions
+}
+
+// Controller returns the controller of the session opts names, and the
+// session as stored. It is the one way to get a controller.
+func (r *Repo) Controller(ctx context.Context, opts ControllerOptions) (*Controller, *Session, error) {
+	var (
+		s   *Session
+		err error
+	)
+	switch {
+	case opts.Exact && opts.Create != nil:
+		if opts.ID == "" {
+			return nil, nil, errors.New("open session: an id is required")
+		}
+		o := *opts.Create
+		o.ID = opts.ID
+		s, err = r.OpenSession(ctx, o)
+	case opts.Exact:
+		s, err = r.loadSession(ctx, opts.ID)
+		if errors.Is(err, ErrNotFound) {
+			err = fmt.Errorf("session %s: %w", opts.ID, ErrNotFound)
+		}
+	default:
+		s, err = r.ResolveSession(ctx, opts.ID)
 	}
-	return &Controller{r: r, id: s.ID}, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Controller{r: r, id: s.ID}, s, nil
 }
 
 // ID returns the session's id.

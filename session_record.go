@@ -3,29 +3,12 @@ package ckpt
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
 // This file holds the session API agent hooks need beyond the controller's
-// turn-by-turn calls: opening a session's controller by its exact id
-// without listing every session, and recording a turn an agent reports
-// only once it is over.
-
-// OpenController opens the session with opts.ID, creating it if there is
-// none (as [Repo.OpenSession] does), and returns its controller. Unlike
-// [Repo.Controller] it does not list the other sessions, so its cost does
-// not grow with the number of sessions in the store. opts.ID is required.
-func (r *Repo) OpenController(ctx context.Context, opts SessionOptions) (*Controller, *Session, error) {
-	if opts.ID == "" {
-		return nil, nil, errors.New("open session: an id is required")
-	}
-	s, err := r.OpenSession(ctx, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &Controller{r: r, id: s.ID}, s, nil
-}
+// turn-by-turn calls: recording a turn an agent reports only once it is
+// over, and a turn's messages at once.
 
 // RecordTurn records a turn that has already happened, for agents that
 // report a turn only when it is over (Codex's notify program): the turn
@@ -78,20 +61,6 @@ func (c *Controller) RecordTurn(ctx context.Context, prompt string) (*Turn, erro
 	c.r.emit(Event{Kind: EventTurnBegan, Checkpoint: begin, Session: s.ID, Turn: n, Message: firstLine(prompt, 200)})
 	c.r.emit(Event{Kind: EventTurnEnded, Checkpoint: end, Session: s.ID, Turn: n, Paths: turnPaths(t.Files)})
 	return t, nil
-}
-
-// SessionController returns the controller of the session with exactly
-// this id and the session as stored ([ErrNotFound] if there is none),
-// without listing the other sessions or writing anything.
-func (r *Repo) SessionController(ctx context.Context, id string) (*Controller, *Session, error) {
-	s, err := r.loadSession(ctx, id)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			err = fmt.Errorf("session %s: %w", id, ErrNotFound)
-		}
-		return nil, nil, err
-	}
-	return &Controller{r: r, id: s.ID}, s, nil
 }
 
 // AddMessages adds messages to the conversation as [Controller.AddMessage]

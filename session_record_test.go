@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestOpenControllerCreatesThenResumes(t *testing.T) {
+func TestControllerCreatesThenResumes(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	writeFile(t, ws, "a.txt", "a\n")
@@ -17,10 +17,10 @@ func TestOpenControllerCreatesThenResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, _, err := r.OpenController(ctx, SessionOptions{}); err == nil {
-		t.Fatal("OpenController without an id succeeded")
+	if _, _, err := r.Controller(ctx, ControllerOptions{ID: "", Exact: true, Create: &SessionOptions{}}); err == nil {
+		t.Fatal("Controller{Exact, Create} without an id succeeded")
 	}
-	c, s, err := r.OpenController(ctx, SessionOptions{ID: "agent-1", Agent: "codex"})
+	c, s, err := r.Controller(ctx, ControllerOptions{ID: "agent-1", Exact: true, Create: &SessionOptions{Agent: "codex"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestOpenControllerCreatesThenResumes(t *testing.T) {
 	if _, err := c.BeginTurn(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
-	c2, s2, err := r.OpenController(ctx, SessionOptions{ID: "agent-1"})
+	c2, s2, err := r.Controller(ctx, ControllerOptions{ID: "agent-1", Exact: true, Create: &SessionOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRecordTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	c, _, err := r.OpenController(ctx, SessionOptions{ID: "thread-1", Agent: "codex"})
+	c, _, err := r.Controller(ctx, ControllerOptions{ID: "thread-1", Exact: true, Create: &SessionOptions{Agent: "codex"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestRecordTurn(t *testing.T) {
 	}
 }
 
-func TestSessionControllerAndAddMessages(t *testing.T) {
+func TestControllerExactAndAddMessages(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	writeFile(t, ws, "a.txt", "a\n")
@@ -123,13 +123,13 @@ func TestSessionControllerAndAddMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, _, err := r.SessionController(ctx, "nosuch"); !errors.Is(err, ErrNotFound) {
+	if _, _, err := r.Controller(ctx, ControllerOptions{ID: "nosuch", Exact: true}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("err %v, want not found", err)
 	}
-	if _, _, err := r.OpenController(ctx, SessionOptions{ID: "s1"}); err != nil {
+	if _, _, err := r.Controller(ctx, ControllerOptions{ID: "s1", Exact: true, Create: &SessionOptions{}}); err != nil {
 		t.Fatal(err)
 	}
-	c, s, err := r.SessionController(ctx, "s1")
+	c, s, err := r.Controller(ctx, ControllerOptions{ID: "s1", Exact: true})
 	if err != nil || c.ID() != "s1" || s.ID != "s1" {
 		t.Fatalf("%v %+v %v", c, s, err)
 	}
@@ -164,7 +164,7 @@ func TestEndTurnIfOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	c, _, err := r.OpenController(ctx, SessionOptions{ID: "s"})
+	c, _, err := r.Controller(ctx, ControllerOptions{ID: "s", Exact: true, Create: &SessionOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func newCtl(t *testing.T, r *Repo, title string) *Controller {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.Controller(ctx, s.ID)
+	c, _, err := r.Controller(ctx, ControllerOptions{ID: s.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	c, err = r.Controller(ctx, "")
+	c, _, err = r.Controller(ctx, ControllerOptions{ID: ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestForkAndSummarize(t *testing.T) {
 	if cur.ID != ns.ID {
 		t.Fatal("the fork is not the current session")
 	}
-	fc, _ := r.Controller(ctx, ns.ID)
+	fc, _, _ := r.Controller(ctx, ControllerOptions{ID: ns.ID})
 	msgs, _ := fc.Messages(ctx, false)
 	if len(msgs) != 2 || msgs[0].Content != "one" {
 		t.Fatalf("fork messages %+v", msgs)

@@ -60,7 +60,6 @@ type Snapshot struct {
 	Expired bool `json:"expired"`
 }
 
-
 // ValidSnapshotName reports whether name may name a new snapshot. It must
 // match [SnapshotNameRule] (so no empty names, dotfiles, path separators,
 // whitespace or leading hyphens) and be at most 200 bytes long; because a

@@ -43,7 +43,8 @@ func (e *env) controller(asJSON bool, id string) (*ckpt.Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.Controller(e.ctx, id)
+	c, _, err := r.Controller(e.ctx, ckpt.ControllerOptions{ID: id})
+	return c, err
 }
 
 // result prints a command's result: v as JSON with --json; with -q only

@@ -183,7 +183,7 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		if ev.Kind == KindPrompt || ev.Kind == KindTurnComplete {
 			title = firstLine(ev.Prompt, 60)
 		}
-		return r.OpenController(ctx, ckpt.SessionOptions{ID: sid, Agent: ev.Agent, Title: title})
+		return r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true, Create: &ckpt.SessionOptions{Agent: ev.Agent, Title: title}})
 	}
 	switch ev.Kind {
 	case KindSessionStart:
@@ -200,7 +200,7 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	case KindPrompt:
 		// The session is usually there already: look it up without
 		// writing (BeginTurn makes it the current one).
-		ctl, _, err := r.SessionController(ctx, sid)
+		ctl, _, err := r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true})
 		if errors.Is(err, ckpt.ErrNotFound) {
 			ctl, _, err = open()
 		}
@@ -217,7 +217,7 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	case KindStop, KindSessionEnd:
 		// Nothing to create here: a session this hook never saw begin
 		// has no turn to end.
-		ctl, s, err := r.SessionController(ctx, sid)
+		ctl, s, err := r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true})
 		if err != nil && !errors.Is(err, ckpt.ErrNotFound) {
 			return res, err
 		}

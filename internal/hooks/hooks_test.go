@@ -156,7 +156,7 @@ func (e *env) checkTurn(t *testing.T, sessionID, agent string, want []msg) {
 	t.Helper()
 	ctx := context.Background()
 	r := e.open(t)
-	ctl, err := r.Controller(ctx, sessionID)
+	ctl, _, err := r.Controller(ctx, ckpt.ControllerOptions{ID: sessionID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,7 +550,7 @@ func TestLateStopDoesNotEndTheNextTurn(t *testing.T) {
 	if err != nil || res.Action != "nothing to end" || !strings.Contains(stderr, "turn 2 began after this Stop was sent") {
 		t.Fatalf("%+v %v %q", res, err, stderr)
 	}
-	ctl, s, err := e.open(t).SessionController(context.Background(), "2f9c7c1e-5b0a-4c51-9a7e-3d1f6b8e4a21")
+	ctl, s, err := e.open(t).Controller(context.Background(), ckpt.ControllerOptions{ID: "2f9c7c1e-5b0a-4c51-9a7e-3d1f6b8e4a21", Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -409,7 +409,7 @@ func TestSessionTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := r.Controller(ctx, sess.ID)
+	c, _, _ := r.Controller(ctx, ckpt.ControllerOptions{ID: sess.ID})
 	if _, err := c.BeginTurn(ctx, "change a\nand more"); err != nil {
 		t.Fatal(err)
 	}

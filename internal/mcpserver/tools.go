@@ -301,7 +301,7 @@ func restoreText(headline string, res *ckpt.RestoreResult) string {
 }
 
 func sessionTurns(ctx context.Context, r *ckpt.Repo, in SessionArgs) (string, error) {
-	c, err := r.Controller(ctx, in.Session)
+	c, _, err := r.Controller(ctx, ckpt.ControllerOptions{ID: in.Session})
 	if err != nil {
 		return "", err
 	}
@@ -325,7 +325,7 @@ func sessionTurns(ctx context.Context, r *ckpt.Repo, in SessionArgs) (string, er
 }
 
 func sessionRewind(ctx context.Context, r *ckpt.Repo, in SessionRewindArgs) (string, error) {
-	c, err := r.Controller(ctx, in.Session)
+	c, _, err := r.Controller(ctx, ckpt.ControllerOptions{ID: in.Session})
 	if err != nil {
 		return "", err
 	}

@@ -63,7 +63,7 @@ func newFixture(t *testing.T, turns int) *fixture {
 	if _, err := r.NewSession(ctx, ckpt.SessionOptions{ID: "s1", Title: "demo"}); err != nil {
 		t.Fatal(err)
 	}
-	if f.ctl, err = r.Controller(ctx, "s1"); err != nil {
+	if f.ctl, _, err = r.Controller(ctx, ckpt.ControllerOptions{ID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
@@ -549,7 +549,7 @@ func TestFork(t *testing.T) {
 	if ns.Parent != "s1" || ns.ForkTurn != 2 || len(ns.Turns) != 1 || !strings.HasPrefix(ns.Branch, "fork/") {
 		t.Errorf("fork session %+v, want parent s1, fork turn 2, 1 turn, a fork/ branch", ns)
 	}
-	cur, err := f.repo.Controller(context.Background(), "")
+	cur, _, err := f.repo.Controller(context.Background(), ckpt.ControllerOptions{ID: ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -666,7 +666,7 @@ func TestSummarizerErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { r.Close() })
-			if f.ctl, err = r.Controller(context.Background(), "s1"); err != nil {
+			if f.ctl, _, err = r.Controller(context.Background(), ckpt.ControllerOptions{ID: "s1"}); err != nil {
 				t.Fatal(err)
 			}
 			m := f.picker(100, 30, Options{})
@@ -855,7 +855,7 @@ func TestCtrlCWhileSummarizing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	if f.ctl, err = r.Controller(context.Background(), "s1"); err != nil {
+	if f.ctl, _, err = r.Controller(context.Background(), ckpt.ControllerOptions{ID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	m := f.picker(100, 30, Options{Item: ItemSummarizeUpto})

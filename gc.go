@@ -111,83 +111,46 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 	if opts.Retention != nil {
 		ret = *opts.Retention
 	}
+	p, err := r.planGC(ctx, ret)
+	if err != nil {
+		return nil, err
+	}
+	p.out.DryRun = opts.DryRun
+	if opts.DryRun {
+		return p.out, nil
+	}
+	return r.executeGC(ctx, p, opts)
+}
+
+// gcPlan is what a gc will do, computed without changing anything.
+type gcPlan struct {
+	out      *GCResult
+	expired  []store.Ref // snapshots whose TTL passed
+	sessions []string    // sessions idle for longer than MaxAge
+	sweep    *store.SweepPlan
+}
+
+// planGC works out a gc under ret: the snapshots and sessions that go, the
+// checkpoints nothing protects and the retention does not keep (by count
+// and age per branch — retentionCandidates — then by size), and every
+// object only they refer to. It reads the store and changes nothing.
+func (r *Repo) planGC(ctx context.Context, ret Retention) (*gcPlan, error) {
 	now := r.now()
-	out := &GCResult{DryRun: opts.DryRun, Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}, Sessions: []string{}}
+	p := &gcPlan{out: &GCResult{Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}, Sessions: []string{}}}
 	usage, err := r.st.Usage(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out.SizeBefore, out.SizeAfter = usage.File, usage.File
-
-	refs, err := r.st.Refs(ctx, "")
+	p.out.SizeBefore, p.out.SizeAfter = usage.File, usage.File
+	protected, err := r.gcProtected(ctx, ret, now, p)
 	if err != nil {
 		return nil, err
 	}
-	protected := map[ID]bool{}
-	var expired []store.Ref
-	for _, ref := range refs {
-		if strings.HasPrefix(ref.Name, snapshotPrefix) && r.expired(ref) {
-			expired = append(expired, ref)
-			out.ExpiredSnapshots = append(out.ExpiredSnapshots, strings.TrimPrefix(ref.Name, snapshotPrefix))
-			continue
-		}
-		protected[ref.ID] = true
-	}
-	if len(expired) > 0 && !opts.DryRun {
-		if err := r.deleteSnapshots(ctx, expired, "expire"); err != nil {
-			return nil, fmt.Errorf("gc: expire snapshots: %w", err)
-		}
-	}
-	// Sessions follow the same age limit: one idle for longer than MaxAge
-	// is removed, and its turns' checkpoints are no longer kept for it.
-	if ret.MaxAge > 0 {
-		all, err := r.Sessions(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, sess := range all {
-			if now.Sub(sess.Updated) > ret.MaxAge {
-				out.Sessions = append(out.Sessions, sess.ID)
-				if !opts.DryRun {
-					if err := r.sessions().DeleteSession(ctx, sess.ID); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
-	}
-	skip := map[string]bool{}
-	if opts.DryRun {
-		for _, id := range out.Sessions {
-			skip[id] = true
-		}
-	}
-	roots, err := r.extraRoots(ctx, skip)
-	if err != nil {
-		return nil, err // never collect what an unreadable session may need
-	}
-	for _, id := range roots {
-		protected[id] = true
-	}
-
 	recs, err := r.st.Checkpoints(ctx, store.ListFilter{}) // newest first
 	if err != nil {
 		return nil, err
 	}
-	byID := map[ID]*store.Record{}
-	for _, rec := range recs {
-		byID[rec.ID] = rec
-	}
-	// Count and age, per branch.
-	retained := map[ID]bool{}
-	perBranch := map[string]int{}
-	for _, rec := range recs {
-		n := perBranch[rec.Branch]
-		if n < ret.Keep && (ret.MaxAge <= 0 || now.Sub(rec.Time) <= ret.MaxAge) {
-			retained[rec.ID] = true
-			perBranch[rec.Branch] = n + 1
-		}
-	}
+	candidates := retentionCandidates(recs, ret, now, protected)
 	ops, err := r.st.Ops(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -196,6 +159,101 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	m, err := r.markWithin(ctx, idx, usage, ret.MaxSize, recs, protected, candidates)
+	if err != nil {
+		return nil, err
+	}
+	plan := m.Plan()
+	plan.OpsBefore = opsCutoff(ops, func(id ID) bool { return id.IsZero() || m.Marked(id) })
+	p.sweep = plan
+
+	removed := map[ID]bool{}
+	for _, id := range plan.Checkpoints {
+		removed[id] = true
+	}
+	names, _ := r.refNames(ctx)
+	for i := len(recs) - 1; i >= 0; i-- {
+		if removed[recs[i].ID] {
+			p.out.Removed = append(p.out.Removed, toCheckpoint(recs[i], names))
+		}
+	}
+	p.out.Kept = len(recs) - len(p.out.Removed)
+	p.out.Objects = len(plan.Trees) + len(plan.Blobs) + len(plan.Chunks)
+	p.out.Freed = plan.Bytes
+	for _, op := range ops {
+		if op.Seq < plan.OpsBefore {
+			p.out.Ops++
+		}
+	}
+	return p, nil
+}
+
+// gcProtected returns the checkpoints a gc never removes: those a ref
+// names (but expired snapshots, which it lists in p), and those sessions
+// keep (but sessions idle for longer than ret.MaxAge, which it lists in
+// p: they go, and their turns are no longer kept for them).
+func (r *Repo) gcProtected(ctx context.Context, ret Retention, now time.Time, p *gcPlan) (map[ID]bool, error) {
+	refs, err := r.st.Refs(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	protected := map[ID]bool{}
+	for _, ref := range refs {
+		if strings.HasPrefix(ref.Name, snapshotPrefix) && r.expired(ref) {
+			p.expired = append(p.expired, ref)
+			p.out.ExpiredSnapshots = append(p.out.ExpiredSnapshots, strings.TrimPrefix(ref.Name, snapshotPrefix))
+			continue
+		}
+		protected[ref.ID] = true
+	}
+	skip := map[string]bool{}
+	if ret.MaxAge > 0 {
+		all, err := r.Sessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, sess := range all {
+			if now.Sub(sess.Updated) > ret.MaxAge {
+				p.sessions = append(p.sessions, sess.ID)
+				skip[sess.ID] = true
+			}
+		}
+		p.out.Sessions = append(p.out.Sessions, p.sessions...)
+	}
+	roots, err := r.extraRoots(ctx, skip)
+	if err != nil {
+		return nil, err // never collect what an unreadable session may need
+	}
+	for _, id := range roots {
+		protected[id] = true
+	}
+	return protected, nil
+}
+
+// retentionCandidates applies the count and age limits per branch to the
+// checkpoints (newest first): it returns those the retention keeps that
+// nothing protects, newest first — the ones a size limit may still drop.
+// It is pure.
+func retentionCandidates(recs []*store.Record, ret Retention, now time.Time, protected map[ID]bool) []ID {
+	var out []ID
+	perBranch := map[string]int{}
+	for _, rec := range recs {
+		n := perBranch[rec.Branch]
+		if n < ret.Keep && (ret.MaxAge <= 0 || now.Sub(rec.Time) <= ret.MaxAge) {
+			perBranch[rec.Branch] = n + 1
+			if !protected[rec.ID] {
+				out = append(out, rec.ID)
+			}
+		}
+	}
+	return out
+}
+
+// markWithin marks what stays: the protected checkpoints, the trees a
+// trusted stat cache refers to, and the newest candidates — all of them,
+// or with maxSize as many as fit (counting what re-encoding kept objects
+// whose delta bases go will add).
+func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usage, maxSize int64, recs []*store.Record, protected map[ID]bool, candidates []ID) (*store.Marker, error) {
 	// Trees are read once: the size search marks the history several times.
 	trees := map[ID]*object.Tree{}
 	read := func(ctx context.Context, id object.ID) (*object.Tree, error) {
@@ -208,9 +266,9 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 		}
 		return t, err
 	}
-	// mark marks what must stay whatever the size: protected checkpoints
-	// and the trees a trusted stat cache refers to.
-	mark := func() (*store.Marker, error) {
+	// markKept marks what must stay whatever the size, and the newest n
+	// candidates.
+	markKept := func(n int) (*store.Marker, error) {
 		m := store.NewMarker(idx, read)
 		if c := r.loadCache(ctx); c != nil {
 			for _, t := range c.Trees() {
@@ -228,25 +286,6 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 				}
 			}
 		}
-		return m, nil
-	}
-	m, err := mark()
-	if err != nil {
-		return nil, err
-	}
-	var candidates []ID // retained, not protected, newest first
-	for _, rec := range recs {
-		if retained[rec.ID] && !protected[rec.ID] {
-			candidates = append(candidates, rec.ID)
-		}
-	}
-	keepN := len(candidates)
-	// markKept marks the protected checkpoints and the newest n candidates.
-	markKept := func(n int) (*store.Marker, error) {
-		m, err := mark()
-		if err != nil {
-			return nil, err
-		}
 		for _, id := range candidates[:n] {
 			if _, err := m.Checkpoint(ctx, id); err != nil {
 				return nil, err
@@ -254,93 +293,81 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 		}
 		return m, nil
 	}
-	if ret.MaxSize > 0 {
-		// Stored bytes understate the file (pages, indexes): scale the
-		// budget by how the store's used size compares to its objects.
-		factor := 1.0
-		if idx.Total > 0 && usage.Used > idx.Total {
-			factor = float64(usage.Used) / float64(idx.Total)
-		}
-		budget := int64(float64(ret.MaxSize) / factor)
-		// Add candidates newest first while they fit...
-		for i, id := range candidates {
-			if _, err := m.Checkpoint(ctx, id); err != nil {
-				return nil, err
-			}
-			if m.Live() > budget {
-				keepN = i
-				break
-			}
-		}
-		// ...then count what re-encoding the kept objects whose delta bases
-		// go will add, and keep fewer until that fits too (binary search).
-		fits := func(n int) (*store.Marker, bool, error) {
-			m, err := markKept(n)
-			if err != nil {
-				return nil, false, err
-			}
-			p := m.Plan()
-			return m, m.Live()+m.ReencodeCost(p) <= budget, nil
-		}
-		var ok bool
-		if m, ok, err = fits(keepN); err != nil {
+	if maxSize <= 0 {
+		return markKept(len(candidates))
+	}
+	m, err := markKept(0)
+	if err != nil {
+		return nil, err
+	}
+	// Stored bytes understate the file (pages, indexes): scale the
+	// budget by how the store's used size compares to its objects.
+	factor := 1.0
+	if idx.Total > 0 && usage.Used > idx.Total {
+		factor = float64(usage.Used) / float64(idx.Total)
+	}
+	budget := int64(float64(maxSize) / factor)
+	// Add candidates newest first while they fit...
+	keepN := len(candidates)
+	for i, id := range candidates {
+		if _, err := m.Checkpoint(ctx, id); err != nil {
 			return nil, err
 		}
-		if !ok {
-			lo, hi := 0, keepN // lo fits (or is the floor), hi does not
-			for lo+1 < hi {
-				mid := (lo + hi) / 2
-				_, ok, err := fits(mid)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					lo = mid
-				} else {
-					hi = mid
-				}
-			}
-			keepN = lo
-			if m, err = markKept(keepN); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		for _, id := range candidates {
-			if _, err := m.Checkpoint(ctx, id); err != nil {
-				return nil, err
-			}
+		if m.Live() > budget {
+			keepN = i
+			break
 		}
 	}
-	plan := m.Plan()
-	plan.OpsBefore = opsCutoff(ops, func(id ID) bool { return id.IsZero() || m.Marked(id) })
+	// ...then count what re-encoding the kept objects whose delta bases
+	// go will add, and keep fewer until that fits too (binary search).
+	fits := func(n int) (*store.Marker, bool, error) {
+		m, err := markKept(n)
+		if err != nil {
+			return nil, false, err
+		}
+		p := m.Plan()
+		return m, m.Live()+m.ReencodeCost(p) <= budget, nil
+	}
+	m, ok, err := fits(keepN)
+	if err != nil || ok {
+		return m, err
+	}
+	lo, hi := 0, keepN // lo fits (or is the floor), hi does not
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		_, ok, err := fits(mid)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return markKept(lo)
+}
 
-	removed := map[ID]bool{}
-	for _, id := range plan.Checkpoints {
-		removed[id] = true
-	}
-	names, _ := r.refNames(ctx)
-	for i := len(recs) - 1; i >= 0; i-- {
-		if removed[recs[i].ID] {
-			out.Removed = append(out.Removed, toCheckpoint(recs[i], names))
+// executeGC carries out a plan: expired snapshots and idle sessions are
+// deleted, then the objects, checkpoints and operation-log entries the
+// plan names, and the store is compacted.
+func (r *Repo) executeGC(ctx context.Context, p *gcPlan, opts GCOptions) (*GCResult, error) {
+	out := p.out
+	if len(p.expired) > 0 {
+		if err := r.deleteSnapshots(ctx, p.expired, "expire"); err != nil {
+			return nil, fmt.Errorf("gc: expire snapshots: %w", err)
 		}
 	}
-	out.Kept = len(recs) - len(out.Removed)
-	out.Objects = len(plan.Trees) + len(plan.Blobs) + len(plan.Chunks)
-	out.Freed = plan.Bytes
-	for _, op := range ops {
-		if op.Seq < plan.OpsBefore {
-			out.Ops++
+	for _, id := range p.sessions {
+		if err := r.sessions().DeleteSession(ctx, id); err != nil {
+			return nil, err
 		}
 	}
-	if opts.DryRun {
-		return out, nil
-	}
-	if plan.Empty() {
+	if p.sweep.Empty() {
 		r.emit(Event{Kind: EventGC, Message: "nothing to remove"})
 		return out, nil
 	}
-	if _, err := r.st.Sweep(ctx, plan); err != nil {
+	if _, err := r.st.Sweep(ctx, p.sweep); err != nil {
 		return nil, err
 	}
 	if !opts.NoCompact {

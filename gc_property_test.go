@@ -11,7 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -159,5 +162,44 @@ func TestPropertyGCSessionsWatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRetentionCandidates: the count and age limits apply per branch,
+// newest first; protected checkpoints count toward a branch's limit but are
+// never candidates (they stay anyway).
+func TestRetentionCandidates(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	rec := func(b byte, branch string, age time.Duration) *store.Record {
+		var id ID
+		id[0] = b
+		return &store.Record{ID: id, Checkpoint: &object.Checkpoint{Branch: branch, Time: now.Add(-age)}}
+	}
+	// Newest first.
+	recs := []*store.Record{
+		rec(1, "main", time.Minute), rec(2, "x", time.Minute), rec(3, "main", time.Hour),
+		rec(4, "main", 2*time.Hour), rec(5, "x", 48*time.Hour), rec(6, "main", 72*time.Hour),
+	}
+	protected := map[ID]bool{recs[0].ID: true}
+	ids := func(got []ID) string {
+		var s []string
+		for _, id := range got {
+			s = append(s, fmt.Sprint(id[0]))
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		ret  Retention
+		want string
+	}{
+		{Retention{Keep: 100}, "2 3 4 5 6"},
+		{Retention{Keep: 2}, "2 3 5"},
+		{Retention{Keep: 100, MaxAge: 24 * time.Hour}, "2 3 4"},
+		{Retention{Keep: 1, MaxAge: 24 * time.Hour}, "2"},
+		{Retention{Keep: 0}, ""},
+	} {
+		if got := ids(retentionCandidates(recs, tc.ret, now, protected)); got != tc.want {
+			t.Errorf("%+v: candidates %q, want %q", tc.ret, got, tc.want)
+		}
 	}
 }

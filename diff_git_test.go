@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -51,7 +52,7 @@ func applyTool(dir, name string, args ...string) (string, error) {
 // -p1 applies the text-only diffs and fails, never silently, on git binary
 // patches.
 func TestDiffAppliesWithGit(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	_, patchErr := exec.LookPath("patch")
 	ctx := context.Background()
 	binaries := 0

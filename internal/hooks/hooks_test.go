@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // env is a workspace, its store, a directory standing for the agent's own
@@ -26,20 +27,11 @@ func newEnv(t *testing.T) *env {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	e := &env{ws: t.TempDir(), store: filepath.Join(t.TempDir(), "store"), agentDir: t.TempDir()}
 	e.log = filepath.Join(t.TempDir(), "hooks.log")
-	write(t, e.ws, "main.go", "package main\n\nfunc main() { println(\"hi\") }\n")
-	write(t, e.ws, "notes.txt", "unused\n")
+	testutil.WriteFiles(t, e.ws, map[string]string{
+		"main.go":   "package main\n\nfunc main() { println(\"hi\") }\n",
+		"notes.txt": "unused\n",
+	})
 	return e
-}
-
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // payload reads a recorded payload and points it at the test's workspace
@@ -123,7 +115,7 @@ func (e *env) open(t *testing.T) *ckpt.Repo {
 
 func (e *env) editAndRemove(t *testing.T) {
 	t.Helper()
-	write(t, e.ws, "main.go", "package main\n\nfunc main() { println(\"hello\") }\n")
+	testutil.WriteFile(t, filepath.Join(e.ws, "main.go"), "package main\n\nfunc main() { println(\"hello\") }\n")
 	// The agent's shell command, not an edit tool.
 	cmd := exec.Command("sh", "-c", "rm notes.txt")
 	cmd.Dir = e.ws
@@ -331,7 +323,7 @@ func TestCodexNotify(t *testing.T) {
 func TestErrorsAreReportedNotFatal(t *testing.T) {
 	e := newEnv(t)
 	notDir := filepath.Join(t.TempDir(), "file")
-	write(t, filepath.Dir(notDir), "file", "not a directory\n")
+	testutil.WriteFile(t, filepath.Join(filepath.Dir(notDir), "file"), "not a directory\n")
 
 	cases := []struct {
 		name, agent string

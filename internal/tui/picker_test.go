@@ -82,13 +82,7 @@ func newFixture(t *testing.T, turns int) *fixture {
 
 func (f *fixture) write(p, data string) {
 	f.t.Helper()
-	full := filepath.Join(f.ws, p)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
+	testutil.WriteFile(f.t, filepath.Join(f.ws, p), data)
 }
 
 func (f *fixture) remove(p string) {
@@ -100,14 +94,7 @@ func (f *fixture) remove(p string) {
 
 func (f *fixture) read(p string) string {
 	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.ws, p))
-	if os.IsNotExist(err) {
-		return "<absent>"
-	}
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return string(b)
+	return testutil.ReadFile(f.t, f.ws, p)
 }
 
 // turn runs one turn through the Controller, around real file edits.

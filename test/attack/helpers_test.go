@@ -118,21 +118,8 @@ func once(name string, fn func(arg string) error) (disarm func()) {
 	})
 }
 
-// failpointEvery runs fn at every hit of a failpoint.
-func failpointEvery(name string, fn func(arg string)) (disarm func()) {
-	return failpoint.Set(name, func(arg string) error { fn(arg); return nil })
-}
-
 // diffStates compares two workspace states ("" when equal).
 func diffStates(want, got treegen.State) string { return treegen.Diff(want, got) }
-
-// removeAll removes a workspace path and everything below it.
-func removeAll(t *testing.T, e *env, p string) {
-	t.Helper()
-	if err := os.RemoveAll(filepath.Join(e.ws, filepath.FromSlash(p))); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // runEnv runs ckpt with extra environment entries (CKPT_FAILPOINT=...).
 func (e *env) runEnv(extra []string, args ...string) (int, string, string) {

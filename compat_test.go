@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Rows of docs/compatibility.md that no other test held: each test names
@@ -173,7 +175,7 @@ func TestHundredSnapshotsStoreAnUnchangedFileOnce(t *testing.T) {
 	if _, err := r.SnapshotRestore(ctx, "s0"); err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "big.bin") != string(big) || readFile(t, ws, "n.txt") != "0\n" {
+	if testutil.ReadFile(t, ws, "big.bin") != string(big) || testutil.ReadFile(t, ws, "n.txt") != "0\n" {
 		t.Error("snapshot s0 did not restore big.bin and n.txt")
 	}
 }
@@ -231,8 +233,8 @@ func TestInMemoryCheckpointManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "src/new.ts") != "<absent>" || readFile(t, ws, "src/my-file.ts") != "v3\n" {
-		t.Fatalf("rewindToLast: new.ts %q, my-file.ts %q", readFile(t, ws, "src/new.ts"), readFile(t, ws, "src/my-file.ts"))
+	if testutil.ReadFile(t, ws, "src/new.ts") != "<absent>" || testutil.ReadFile(t, ws, "src/my-file.ts") != "v3\n" {
+		t.Fatalf("rewindToLast: new.ts %q, my-file.ts %q", testutil.ReadFile(t, ws, "src/new.ts"), testutil.ReadFile(t, ws, "src/my-file.ts"))
 	}
 	if fmt.Sprint(res.Changed()) != "[src/new.ts]" {
 		t.Errorf("rewindToLast restored %v", res.Changed())
@@ -241,7 +243,7 @@ func TestInMemoryCheckpointManager(t *testing.T) {
 	if _, err := r.Restore(ctx, edit.Checkpoint.ID.String(), RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, ws, "src/my-file.ts"); got != "v1\n" {
+	if got := testutil.ReadFile(t, ws, "src/my-file.ts"); got != "v1\n" {
 		t.Fatalf("rewindTo: my-file.ts %q", got)
 	}
 	// Events: checkpoint-created is "checkpoint", rewind is "restored".
@@ -286,7 +288,7 @@ func TestInMemoryCheckpointManager(t *testing.T) {
 // git on PATH that only records being called, every operation works, and
 // the real git then reads back what was written.
 func TestGitBackendExecutesNoGit(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	realGit, _ := exec.LookPath("git")
 	ctx := context.Background()
 	ws := t.TempDir()
@@ -327,7 +329,7 @@ func TestGitBackendExecutesNoGit(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the git backend ran git")
 	}
-	if readFile(t, ws, "a.txt") != "v1\n" || readFile(t, ws, "b.txt") != "<absent>" {
+	if testutil.ReadFile(t, ws, "a.txt") != "v1\n" || testutil.ReadFile(t, ws, "b.txt") != "<absent>" {
 		t.Fatal("the snapshot was not restored")
 	}
 	sha, err := r.GitCommit(ctx, s1.Checkpoint)
@@ -381,7 +383,7 @@ func TestGCKeepsNewestPerBranch(t *testing.T) {
 	if _, err := r.Switch(ctx, "main", SwitchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, ws, "a.txt"); got != "main 5\n" {
+	if got := testutil.ReadFile(t, ws, "a.txt"); got != "main 5\n" {
 		t.Errorf("main's tip: a.txt = %q", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/seed1cedbf7c/ckpt/internal/atomicfile"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
@@ -272,29 +273,10 @@ func sortedKeys(m map[string]string) []string {
 	return ks
 }
 
-// writeFileAtomic writes through a temporary file, fsync and rename.
+// writeFileAtomic replaces path with data whole or not at all (see
+// package atomicfile).
 func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".ckpt-tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, data, perm)
 }
 
 // ParseDuration parses a duration: Go's syntax ("90m", "24h") plus days and

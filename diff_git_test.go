@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -33,11 +34,10 @@ func gitView(st treegen.State) treegen.State {
 
 // applyTool runs git apply or patch in dir; the environment keeps git from
 // finding a repository above dir.
-func applyTool(dir, name string, args ...string) (string, error) {
+func applyTool(t *testing.T, dir, name string, args ...string) (string, error) {
 	c := exec.Command(name, args...)
 	c.Dir = dir
-	c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_CEILING_DIRECTORIES="+filepath.Dir(dir), "LC_ALL=C")
+	c.Env = append(testutil.GitEnv(t), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
 	out, err := c.CombinedOutput()
 	return string(out), err
 }
@@ -51,7 +51,7 @@ func applyTool(dir, name string, args ...string) (string, error) {
 // -p1 applies the text-only diffs and fails, never silently, on git binary
 // patches.
 func TestDiffAppliesWithGit(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	_, patchErr := exec.LookPath("patch")
 	ctx := context.Background()
 	binaries := 0
@@ -107,11 +107,11 @@ func TestDiffAppliesWithGit(t *testing.T) {
 					t.Fatal(err)
 				}
 				check := append(append([]string{"apply", "--check"}, dir.args...), patchFile)
-				if out, err := applyTool(copyDir, "git", check...); err != nil {
+				if out, err := applyTool(t, copyDir, "git", check...); err != nil {
 					t.Fatalf("git %s: %v\n%s\ndiff:\n%s", strings.Join(check, " "), err, out, patch.Bytes())
 				}
 				apply := append(append([]string{"apply"}, dir.args...), patchFile)
-				if out, err := applyTool(copyDir, "git", apply...); err != nil {
+				if out, err := applyTool(t, copyDir, "git", apply...); err != nil {
 					t.Fatalf("git %s: %v\n%s\ndiff:\n%s", strings.Join(apply, " "), err, out, patch.Bytes())
 				}
 				got, err := treegen.Snapshot(copyDir, nil)
@@ -132,7 +132,7 @@ func TestDiffAppliesWithGit(t *testing.T) {
 			if err := treegen.Write(copyDir, stA); err != nil {
 				t.Fatal(err)
 			}
-			out, err := applyTool(copyDir, "patch", "-p1", "-f", "--no-backup-if-mismatch", "-i", patchFile)
+			out, err := applyTool(t, copyDir, "patch", "-p1", "-f", "--no-backup-if-mismatch", "-i", patchFile)
 			if err == nil {
 				t.Errorf("patch -p1 on a diff with binary files: %v, output:\n%s\ndiff:\n%s", err, out, patch.Bytes())
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -474,9 +473,4 @@ func (r *Repo) autoGC(ctx context.Context) {
 	if u, err := r.st.Usage(ctx); err == nil {
 		r.st.Update(ctx, func(tx store.Tx) error { return tx.SetMeta("gc_floor", fmt.Sprint(u.Used)) })
 	}
-}
-
-// sortIDs sorts ids by their bytes.
-func sortIDs(ids []ID) {
-	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -33,7 +34,7 @@ const (
 // commonDir is the repository's common git directory.
 func commonDir(t *testing.T, dir string) string {
 	t.Helper()
-	cd := strings.TrimSpace(git(t, dir, "rev-parse", "--git-common-dir"))
+	cd := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "--git-common-dir"))
 	if !filepath.IsAbs(cd) {
 		cd = filepath.Join(dir, cd)
 	}
@@ -44,7 +45,7 @@ func commonDir(t *testing.T, dir string) string {
 func gitCountObjects(t *testing.T, dir string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(git(t, dir, "count-objects", "-v")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(testutil.Git(t, dir, "count-objects", "-v")), "\n") {
 		k, v, _ := strings.Cut(line, ": ")
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -84,7 +85,7 @@ func checkNoAutoGC(t *testing.T, dir string) {
 		t.Errorf("%d packs: git gc --auto would run", packs)
 	}
 	before, countBefore := packFiles(t, dir), gitCountObjects(t, dir)
-	git(t, dir, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
+	testutil.Git(t, dir, "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
 	if after := packFiles(t, dir); strings.Join(after, " ") != strings.Join(before, " ") {
 		t.Errorf("git gc --auto repacked: %d packs -> %d", len(before), len(after))
 	}
@@ -97,7 +98,7 @@ func checkNoAutoGC(t *testing.T, dir string) {
 // dangling objects (ckpt's deleted timeline refs leave some).
 func fsckFull(t *testing.T, dir string) {
 	t.Helper()
-	out, err := gitErr(t, dir, "fsck", "--full", "--strict", "--no-progress", "--no-dangling")
+	out, err := testutil.GitErr(t, dir, "fsck", "--full", "--strict", "--no-progress", "--no-dangling")
 	if err != nil || strings.TrimSpace(out) != "" {
 		t.Fatalf("git fsck --full: %v\n%s", err, out)
 	}
@@ -109,7 +110,7 @@ func timeGit(t *testing.T, dir string, n int, args ...string) time.Duration {
 	ds := make([]time.Duration, n)
 	for i := range ds {
 		start := time.Now()
-		git(t, dir, args...)
+		testutil.Git(t, dir, args...)
 		ds[i] = time.Since(start)
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
@@ -129,7 +130,7 @@ func checkSnapshots(t *testing.T, r *Repo, dir string, snaps map[string]treegen.
 	sort.Strings(names)
 	for _, name := range names {
 		ref := "refs/ckpt/snapshots/" + name
-		commit := strings.TrimSpace(git(t, dir, "rev-parse", "--verify", ref+"^{commit}"))
+		commit := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "--verify", ref+"^{commit}"))
 		if d := treegen.Diff(snaps[name], gitCommitState(t, dir, commit)); d != "" {
 			t.Errorf("git's %s differs from the workspace it was taken of:\n%s", ref, d)
 		}
@@ -149,9 +150,9 @@ func checkSnapshots(t *testing.T, r *Repo, dir string, snaps map[string]treegen.
 // git has, and returns how many there are.
 func checkRefsResolve(t *testing.T, dir string) int {
 	t.Helper()
-	refs := strings.Fields(git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/"))
+	refs := strings.Fields(testutil.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/"))
 	for _, ref := range refs {
-		if _, err := gitErr(t, dir, "rev-parse", "--verify", "-q", ref+"^{commit}"); err != nil {
+		if _, err := testutil.GitErr(t, dir, "rev-parse", "--verify", "-q", ref+"^{commit}"); err != nil {
 			t.Errorf("%s does not resolve to a commit: %v", ref, err)
 		}
 	}
@@ -165,7 +166,7 @@ func checkRefsResolve(t *testing.T, dir string) int {
 // back through git and restores exactly. The time of git status before and
 // after is logged (docs/benchmarks.md).
 func TestGitBackendLongLife(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	n := 10000
 	switch {
 	case testing.Short():
@@ -248,12 +249,12 @@ func TestGitBackendLongLife(t *testing.T) {
 // worktree's own git directory; each consolidates its own packs only, and
 // git reads every ref from both work trees.
 func TestGitBackendLinkedWorktreePacks(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	main := newUserRepo(t)
-	git(t, main, "commit", "-q", "-m", "staged")
+	testutil.Git(t, main, "commit", "-q", "-m", "staged")
 	wt := filepath.Join(t.TempDir(), "wt")
-	git(t, main, "worktree", "add", "-q", "-b", "feature", wt)
+	testutil.Git(t, main, "worktree", "add", "-q", "-b", "feature", wt)
 	before := gitCountObjects(t, main)
 	rMain := openGitRepo(t, main, Options{})
 	rWT := openGitRepo(t, wt, Options{})
@@ -301,7 +302,7 @@ func TestGitBackendLinkedWorktreePacks(t *testing.T) {
 			t.Errorf("%s: %d refs", d, got)
 		}
 		for name, st := range snaps[wt] {
-			commit := strings.TrimSpace(git(t, d, "rev-parse", "refs/ckpt/snapshots/"+name))
+			commit := strings.TrimSpace(testutil.Git(t, d, "rev-parse", "refs/ckpt/snapshots/"+name))
 			if diff := treegen.Diff(st, gitCommitState(t, d, commit)); diff != "" {
 				t.Errorf("%s reads %s differently:\n%s", d, name, diff)
 			}
@@ -316,7 +317,7 @@ func TestGitBackendLinkedWorktreePacks(t *testing.T) {
 // restores every snapshot exactly, and the next checkpoints (whose sync
 // re-checks everything, the packs it relied on being gone) do too.
 func TestGitBackendAfterUserGC(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
 	r := openGitRepo(t, dir, Options{})
@@ -342,7 +343,7 @@ func TestGitBackendAfterUserGC(t *testing.T) {
 		}
 	}
 	refs := checkRefsResolve(t, dir)
-	git(t, dir, "gc", "-q", "--aggressive", "--prune=now")
+	testutil.Git(t, dir, "gc", "-q", "--aggressive", "--prune=now")
 	if got := checkRefsResolve(t, dir); got != refs {
 		t.Errorf("%d refs before git gc, %d after", refs, got)
 	}
@@ -395,7 +396,7 @@ func readRef(t *testing.T, dir, ref string) string {
 // (nothing named them yet): the refs then name a commit git does not have,
 // until the next sync, which notices and writes it again.
 func TestGitBackendGCBetweenPackAndRefs(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
 	r := openGitRepo(t, dir, Options{})
@@ -406,7 +407,7 @@ func TestGitBackendGCBetweenPackAndRefs(t *testing.T) {
 	disarm := failpoint.Set("git/before-refs", func(pack string) error {
 		if pack != "" && !fired {
 			fired = true
-			git(t, dir, "gc", "-q", "--prune=now")
+			testutil.Git(t, dir, "gc", "-q", "--prune=now")
 		}
 		return nil
 	})
@@ -422,7 +423,7 @@ func TestGitBackendGCBetweenPackAndRefs(t *testing.T) {
 	want := wsState(t, dir)
 	ref := "refs/ckpt/timeline/" + res.Checkpoint.ID.Short()
 	commit := readRef(t, dir, ref)
-	if _, err := gitErr(t, dir, "cat-file", "-e", commit); err == nil {
+	if _, err := testutil.GitErr(t, dir, "cat-file", "-e", commit); err == nil {
 		t.Fatal("git gc did not prune the new commit: the race was not reproduced")
 	}
 	// The next sync (any operation that changes something; here a save
@@ -450,7 +451,7 @@ func TestGitBackendGCBetweenPackAndRefs(t *testing.T) {
 // relied on are gone, rebuilds every tree the refs need, and writes the
 // missing ones.
 func TestGitBackendGCPrunesReusedObjects(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
 	cfg := DefaultConfig()
@@ -476,7 +477,7 @@ func TestGitBackendGCPrunesReusedObjects(t *testing.T) {
 		if err := os.WriteFile(keep, nil, 0o644); err != nil {
 			return err
 		}
-		git(t, dir, "gc", "-q", "--prune=now")
+		testutil.Git(t, dir, "gc", "-q", "--prune=now")
 		return os.Remove(keep)
 	})
 	res, err := r.Save(ctx, SaveOptions{})
@@ -489,10 +490,10 @@ func TestGitBackendGCPrunesReusedObjects(t *testing.T) {
 	}
 	want := wsState(t, dir)
 	commit := readRef(t, dir, "refs/ckpt/timeline/"+res.Checkpoint.ID.Short())
-	if _, err := gitErr(t, dir, "cat-file", "-e", commit); err != nil {
+	if _, err := testutil.GitErr(t, dir, "cat-file", "-e", commit); err != nil {
 		t.Fatalf("the new commit is gone too (%v): not the case this test is for", err)
 	}
-	if _, err := gitErr(t, dir, "fsck", "--full", "--no-dangling"); err == nil {
+	if _, err := testutil.GitErr(t, dir, "fsck", "--full", "--no-dangling"); err == nil {
 		t.Fatal("git fsck is clean: the reused tree was not pruned")
 	}
 	if _, err := r.Save(ctx, SaveOptions{}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -22,7 +23,7 @@ import (
 // checkpoint, with modes mapped to git's (100755 when any exec bit is set,
 // else 100644; 120000 for symlinks), and git fsck --strict is clean.
 func TestPropertyGitExport(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	for i := 0; i < trials(12); i++ {
 		seed := uint64(i + 1)
@@ -67,7 +68,7 @@ func TestPropertyGitExport(t *testing.T) {
 				}
 				// The very tree git itself writes for the workspace (the sandbox snapshot tools'
 				// method: a temporary index, git add --all, write-tree).
-				if ours, theirs := strings.TrimSpace(git(t, ws, "rev-parse", sha+"^{tree}")), gitWriteTree(t, ws); ours != theirs {
+				if ours, theirs := strings.TrimSpace(testutil.Git(t, ws, "rev-parse", sha+"^{tree}")), gitWriteTree(t, ws); ours != theirs {
 					t.Fatalf("seed %d step %d: tree %s, git write-tree gives %s", seed, step, ours, theirs)
 				}
 				if st, err = treegen.Mutate(r, ws, st, 1+r.IntN(15), true); err != nil {
@@ -86,7 +87,7 @@ func gitWriteTree(t *testing.T, dir string) string {
 	idx := filepath.Join(t.TempDir(), "index")
 	c := exec.Command("sh", "-c", "git add --all && git write-tree")
 	c.Dir = dir
-	c.Env = append(gitEnv(t), "GIT_INDEX_FILE="+idx)
+	c.Env = append(testutil.GitEnv(t), "GIT_INDEX_FILE="+idx)
 	out, err := c.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git write-tree: %v: %s", err, out)
@@ -101,7 +102,7 @@ func gitCommitState(t *testing.T, dir, commit string) treegen.State {
 	t.Helper()
 	type item struct{ path, mode, oid string }
 	var items []item
-	for _, rec := range strings.Split(git(t, dir, "ls-tree", "-r", "-z", "--full-tree", commit), "\x00") {
+	for _, rec := range strings.Split(testutil.Git(t, dir, "ls-tree", "-r", "-z", "--full-tree", commit), "\x00") {
 		if rec == "" {
 			continue
 		}
@@ -116,8 +117,7 @@ func gitCommitState(t *testing.T, dir, commit string) treegen.State {
 	for _, it := range items {
 		in.WriteString(it.oid + "\n")
 	}
-	c := exec.Command("git", "cat-file", "--batch")
-	c.Dir, c.Env = dir, gitEnv(t)
+	c := testutil.GitCommand(t, dir, "cat-file", "--batch")
 	c.Stdin = strings.NewReader(in.String())
 	out, err := c.StdoutPipe()
 	if err != nil {

@@ -1,12 +1,10 @@
 package ckpt
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,66 +12,13 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/gitmirror"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // These tests use the real git binary as the oracle: everything the git
 // backend writes must read back with git exactly, and nothing of the
 // user's repository (HEAD, branch, index, stash, work tree status) may
 // change.
-
-func needGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatal("git is needed (scripts/test installs it)")
-	}
-}
-
-// gitEnv isolates git from the machine's configuration.
-func gitEnv(t *testing.T) []string {
-	home := filepath.Join(os.TempDir(), "ckpt-git-test-home")
-	os.MkdirAll(home, 0o755)
-	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com", "GIT_TERMINAL_PROMPT=0")
-}
-
-// git runs git in dir and returns its stdout; it fails the test on error.
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitErr(t, dir, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return out
-}
-
-func gitErr(t *testing.T, dir string, args ...string) (string, error) {
-	t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	c.Env = gitEnv(t)
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Run(); err != nil {
-		return out.String(), fmt.Errorf("%v: %s", err, errb.String())
-	}
-	return out.String(), nil
-}
-
-// gitInput runs git with stdin.
-func gitInput(t *testing.T, dir, stdin string, args ...string) string {
-	t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	c.Env = gitEnv(t)
-	c.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Run(); err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, errb.String())
-	}
-	return out.String()
-}
 
 func writeModeFile(t *testing.T, path, data string, mode os.FileMode) {
 	t.Helper()
@@ -133,9 +78,9 @@ type userState struct {
 func captureUserState(t *testing.T, dir string) userState {
 	t.Helper()
 	var s userState
-	s.head, _ = gitErr(t, dir, "rev-parse", "HEAD")
-	s.symref, _ = gitErr(t, dir, "symbolic-ref", "HEAD")
-	gd := strings.TrimSpace(git(t, dir, "rev-parse", "--git-dir"))
+	s.head, _ = testutil.GitErr(t, dir, "rev-parse", "HEAD")
+	s.symref, _ = testutil.GitErr(t, dir, "symbolic-ref", "HEAD")
+	gd := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "--git-dir"))
 	if !filepath.IsAbs(gd) {
 		gd = filepath.Join(dir, gd)
 	}
@@ -144,12 +89,12 @@ func captureUserState(t *testing.T, dir string) userState {
 		t.Fatal(err)
 	}
 	s.index = string(idx)
-	s.stash = git(t, dir, "stash", "list")
-	s.branches = git(t, dir, "branch", "-a")
-	s.tags = git(t, dir, "tag")
+	s.stash = testutil.Git(t, dir, "stash", "list")
+	s.branches = testutil.Git(t, dir, "branch", "-a")
+	s.tags = testutil.Git(t, dir, "tag")
 	// git log (HEAD) and every branch and tag: snapshots never show there
 	// (git log --all lists every ref, refs/ckpt included, by design).
-	s.log, _ = gitErr(t, dir, "log", "--oneline", "--branches", "--tags", "--remotes", "HEAD")
+	s.log, _ = testutil.GitErr(t, dir, "log", "--oneline", "--branches", "--tags", "--remotes", "HEAD")
 	return s
 }
 
@@ -174,7 +119,7 @@ func (s userState) check(t *testing.T, now userState, what string) {
 
 func fsck(t *testing.T, dir string) {
 	t.Helper()
-	out, err := gitErr(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
+	out, err := testutil.GitErr(t, dir, "fsck", "--strict", "--no-progress", "--no-dangling")
 	if err != nil || strings.TrimSpace(out) != "" {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
@@ -185,21 +130,21 @@ func fsck(t *testing.T, dir string) {
 func newUserRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
+	testutil.Git(t, dir, "init", "-q", "-b", "main")
 	writeModeFile(t, filepath.Join(dir, "README"), "hello\n", 0o644)
 	writeModeFile(t, filepath.Join(dir, ".gitignore"), "*.log\nbuild/\n", 0o644)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "initial")
+	testutil.Git(t, dir, "add", "-A")
+	testutil.Git(t, dir, "commit", "-q", "-m", "initial")
 	writeModeFile(t, filepath.Join(dir, "README"), "stashed\n", 0o644)
-	git(t, dir, "stash", "-q")
+	testutil.Git(t, dir, "stash", "-q")
 	writeModeFile(t, filepath.Join(dir, "staged.txt"), "staged\n", 0o644)
-	git(t, dir, "add", "staged.txt")
+	testutil.Git(t, dir, "add", "staged.txt")
 	writeModeFile(t, filepath.Join(dir, "README"), "hello, unstaged\n", 0o644)
 	return dir
 }
 
 func TestGitBackendLeavesUserStateAlone(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
 	// Every kind of entry.
@@ -214,7 +159,7 @@ func TestGitBackendLeavesUserStateAlone(t *testing.T) {
 	writeModeFile(t, filepath.Join(dir, "build", "out.o"), "ignored dir\n", 0o644)
 
 	before := captureUserState(t, dir)
-	status := git(t, dir, "status", "--porcelain")
+	status := testutil.Git(t, dir, "status", "--porcelain")
 
 	r := openGitRepo(t, dir, Options{})
 	res, err := r.Save(ctx, SaveOptions{Message: "first turn"})
@@ -231,7 +176,7 @@ func TestGitBackendLeavesUserStateAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	before.check(t, captureUserState(t, dir), "after save and snapshot")
-	if got := git(t, dir, "status", "--porcelain"); got != status {
+	if got := testutil.Git(t, dir, "status", "--porcelain"); got != status {
 		t.Errorf("git status changed after snapshot create:\n%s\n->\n%s", status, got)
 	}
 	fsck(t, dir)
@@ -242,11 +187,11 @@ func TestGitBackendLeavesUserStateAlone(t *testing.T) {
 		"caf\xe9/na\xefve.txt": "latin-1 names\n", "link": "README", "README": "hello, unstaged\n",
 		"staged.txt": "staged\n", ".gitignore": "*.log\nbuild/\n",
 	} {
-		if got := git(t, dir, "show", "refs/ckpt/snapshots/s1:"+path); got != want {
+		if got := testutil.Git(t, dir, "show", "refs/ckpt/snapshots/s1:"+path); got != want {
 			t.Errorf("git show s1:%q = %q, want %q", path, got, want)
 		}
 	}
-	tree := git(t, dir, "ls-tree", "-r", "-z", "refs/ckpt/snapshots/s1")
+	tree := testutil.Git(t, dir, "ls-tree", "-r", "-z", "refs/ckpt/snapshots/s1")
 	for _, want := range []string{"100755 blob ", "120000 blob "} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("ls-tree lacks %q:\n%s", want, tree)
@@ -255,7 +200,7 @@ func TestGitBackendLeavesUserStateAlone(t *testing.T) {
 	if strings.Contains(tree, "debug.log") || strings.Contains(tree, "build/") {
 		t.Errorf("ignored files entered the commit:\n%s", tree)
 	}
-	refs := git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/")
+	refs := testutil.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/")
 	wantRefs := "refs/ckpt/snapshots/s1\nrefs/ckpt/timeline/" + res.Checkpoint.ID.Short() + "\n"
 	if refs != wantRefs {
 		t.Errorf("for-each-ref refs/ckpt/ = %q, want %q", refs, wantRefs)
@@ -264,10 +209,10 @@ func TestGitBackendLeavesUserStateAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(git(t, dir, "rev-parse", "refs/ckpt/snapshots/s1")); got != sha {
+	if got := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "refs/ckpt/snapshots/s1")); got != sha {
 		t.Errorf("GitCommit = %s, ref = %s", sha, got)
 	}
-	commit := git(t, dir, "cat-file", "-p", sha)
+	commit := testutil.Git(t, dir, "cat-file", "-p", sha)
 	for _, want := range []string{"author ckpt <ckpt@localhost> ", "committer ckpt <ckpt@localhost> ",
 		"\n\nfirst turn\n\nCkpt-Checkpoint: " + res.Checkpoint.ID.String() + "\n"} {
 		if !strings.Contains(commit, want) {
@@ -292,7 +237,7 @@ func TestGitBackendLeavesUserStateAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	before.check(t, captureUserState(t, dir), "after restore")
-	if got := git(t, dir, "status", "--porcelain"); got != status {
+	if got := testutil.Git(t, dir, "status", "--porcelain"); got != status {
 		t.Errorf("git status after restore differs from before:\n%s\n->\n%s", status, got)
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, "debug.log")); string(data) != "ignored\n" {
@@ -307,21 +252,21 @@ func TestGitBackendLeavesUserStateAlone(t *testing.T) {
 	if err := r.GitSyncError(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gitErr(t, dir, "rev-parse", "--verify", "-q", "refs/ckpt/snapshots/s1"); err == nil {
+	if _, err := testutil.GitErr(t, dir, "rev-parse", "--verify", "-q", "refs/ckpt/snapshots/s1"); err == nil {
 		t.Error("refs/ckpt/snapshots/s1 still exists after delete")
 	}
 	before.check(t, captureUserState(t, dir), "after delete")
-	if got := git(t, dir, "status", "--porcelain"); got != status {
+	if got := testutil.Git(t, dir, "status", "--porcelain"); got != status {
 		t.Errorf("git status changed after snapshot delete:\n%s\n->\n%s", status, got)
 	}
 	fsck(t, dir)
 }
 
 func TestGitBackendNoCommits(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "trunk")
+	testutil.Git(t, dir, "init", "-q", "-b", "trunk")
 	writeModeFile(t, filepath.Join(dir, "a.txt"), "a\n", 0o644)
 	before := captureUserState(t, dir)
 	r := openGitRepo(t, dir, Options{})
@@ -336,10 +281,10 @@ func TestGitBackendNoCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	before.check(t, captureUserState(t, dir), "after save")
-	if _, err := gitErr(t, dir, "rev-parse", "--verify", "-q", "HEAD"); err == nil {
+	if _, err := testutil.GitErr(t, dir, "rev-parse", "--verify", "-q", "HEAD"); err == nil {
 		t.Error("HEAD now resolves: the backend committed to the user's branch")
 	}
-	if got := git(t, dir, "show", "refs/ckpt/snapshots/first:a.txt"); got != "a\n" {
+	if got := testutil.Git(t, dir, "show", "refs/ckpt/snapshots/first:a.txt"); got != "a\n" {
 		t.Errorf("show = %q", got)
 	}
 	if len(r.Notes()) != 0 {
@@ -349,7 +294,7 @@ func TestGitBackendNoCommits(t *testing.T) {
 }
 
 func TestGitBackendLazyInit(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	writeModeFile(t, filepath.Join(dir, "a.txt"), "a\n", 0o644)
@@ -357,7 +302,7 @@ func TestGitBackendLazyInit(t *testing.T) {
 	if n := r.Notes(); len(n) != 1 || !strings.Contains(n[0], "initialised one (branch main)") {
 		t.Fatalf("notes = %q", n)
 	}
-	if got := strings.TrimSpace(git(t, dir, "symbolic-ref", "HEAD")); got != "refs/heads/main" {
+	if got := strings.TrimSpace(testutil.Git(t, dir, "symbolic-ref", "HEAD")); got != "refs/heads/main" {
 		t.Errorf("HEAD = %q, want refs/heads/main", got)
 	}
 	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
@@ -367,7 +312,7 @@ func TestGitBackendLazyInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	if got := git(t, dir, "status", "--porcelain", "--untracked-files=all"); got != "?? a.txt\n" {
+	if got := testutil.Git(t, dir, "status", "--porcelain", "--untracked-files=all"); got != "?? a.txt\n" {
 		t.Errorf("git status = %q", got)
 	}
 	fsck(t, dir)
@@ -384,12 +329,12 @@ func TestGitBackendLazyInit(t *testing.T) {
 }
 
 func TestGitBackendLinkedWorktree(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	main := newUserRepo(t)
-	git(t, main, "commit", "-q", "-m", "staged")
+	testutil.Git(t, main, "commit", "-q", "-m", "staged")
 	wt := filepath.Join(t.TempDir(), "wt")
-	git(t, main, "worktree", "add", "-q", "-b", "feature", wt)
+	testutil.Git(t, main, "worktree", "add", "-q", "-b", "feature", wt)
 	writeModeFile(t, filepath.Join(wt, "feature.txt"), "in the worktree\n", 0o644)
 	beforeMain, beforeWT := captureUserState(t, main), captureUserState(t, wt)
 
@@ -410,7 +355,7 @@ func TestGitBackendLinkedWorktree(t *testing.T) {
 		t.Errorf("store not in the worktree's git dir: %v", err)
 	}
 	for _, d := range []string{main, wt} {
-		if got := git(t, d, "show", "refs/ckpt/snapshots/wt1:feature.txt"); got != "in the worktree\n" {
+		if got := testutil.Git(t, d, "show", "refs/ckpt/snapshots/wt1:feature.txt"); got != "in the worktree\n" {
 			t.Errorf("%s: show = %q", d, got)
 		}
 	}
@@ -424,23 +369,23 @@ func TestGitBackendLinkedWorktree(t *testing.T) {
 }
 
 func TestGitBackendSubmodule(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	sub := t.TempDir()
-	git(t, sub, "init", "-q", "-b", "main")
+	testutil.Git(t, sub, "init", "-q", "-b", "main")
 	writeModeFile(t, filepath.Join(sub, "lib.txt"), "lib v1\n", 0o644)
-	git(t, sub, "add", "-A")
-	git(t, sub, "commit", "-q", "-m", "lib")
+	testutil.Git(t, sub, "add", "-A")
+	testutil.Git(t, sub, "commit", "-q", "-m", "lib")
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
+	testutil.Git(t, dir, "init", "-q", "-b", "main")
 	writeModeFile(t, filepath.Join(dir, "app.txt"), "app v1\n", 0o644)
-	git(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "deps/lib")
-	git(t, dir, "commit", "-q", "-m", "with submodule")
-	subHead := strings.TrimSpace(git(t, filepath.Join(dir, "deps", "lib"), "rev-parse", "HEAD"))
+	testutil.Git(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "deps/lib")
+	testutil.Git(t, dir, "commit", "-q", "-m", "with submodule")
+	subHead := strings.TrimSpace(testutil.Git(t, filepath.Join(dir, "deps", "lib"), "rev-parse", "HEAD"))
 	// A nested repository that is not a submodule, with no commits: skipped,
 	// not recorded (git cannot record it either).
 	os.MkdirAll(filepath.Join(dir, "scratch"), 0o755)
-	git(t, filepath.Join(dir, "scratch"), "init", "-q")
+	testutil.Git(t, filepath.Join(dir, "scratch"), "init", "-q")
 	writeModeFile(t, filepath.Join(dir, "scratch", "x"), "x\n", 0o644)
 
 	r := openGitRepo(t, dir, Options{})
@@ -461,15 +406,15 @@ func TestGitBackendSubmodule(t *testing.T) {
 	if err := r.GitSyncError(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := git(t, dir, "ls-tree", "refs/ckpt/snapshots/s1", "deps/lib"), "160000 commit "+subHead+"\tdeps/lib\n"; got != want {
+	if got, want := testutil.Git(t, dir, "ls-tree", "refs/ckpt/snapshots/s1", "deps/lib"), "160000 commit "+subHead+"\tdeps/lib\n"; got != want {
 		t.Errorf("ls-tree = %q, want %q", got, want)
 	}
-	if got := git(t, dir, "ls-tree", "-r", "--name-only", "refs/ckpt/snapshots/s1"); got != ".gitmodules\napp.txt\ndeps/lib\n" {
+	if got := testutil.Git(t, dir, "ls-tree", "-r", "--name-only", "refs/ckpt/snapshots/s1"); got != ".gitmodules\napp.txt\ndeps/lib\n" {
 		t.Errorf("files = %q", got)
 	}
 	fsck(t, dir)
 	// Same as what git itself records for the submodule.
-	if got, want := git(t, dir, "rev-parse", "refs/ckpt/snapshots/s1:deps"), git(t, dir, "rev-parse", "HEAD:deps"); got != want {
+	if got, want := testutil.Git(t, dir, "rev-parse", "refs/ckpt/snapshots/s1:deps"), testutil.Git(t, dir, "rev-parse", "HEAD:deps"); got != want {
 		t.Errorf("deps tree %s, git's %s", got, want)
 	}
 
@@ -477,7 +422,7 @@ func TestGitBackendSubmodule(t *testing.T) {
 	writeModeFile(t, filepath.Join(dir, "app.txt"), "app v2\n", 0o644)
 	writeModeFile(t, filepath.Join(dir, "deps", "lib", "lib.txt"), "edited in the submodule\n", 0o644)
 	writeModeFile(t, filepath.Join(dir, "deps", "lib", "new.txt"), "new in the submodule\n", 0o644)
-	subStatus := git(t, filepath.Join(dir, "deps", "lib"), "status", "--porcelain")
+	subStatus := testutil.Git(t, filepath.Join(dir, "deps", "lib"), "status", "--porcelain")
 	rr, err := r.Restore(ctx, "s1", RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -491,7 +436,7 @@ func TestGitBackendSubmodule(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, "deps", "lib", "lib.txt")); string(data) != "edited in the submodule\n" {
 		t.Errorf("submodule file touched: %q", data)
 	}
-	if got := git(t, filepath.Join(dir, "deps", "lib"), "status", "--porcelain"); got != subStatus {
+	if got := testutil.Git(t, filepath.Join(dir, "deps", "lib"), "status", "--porcelain"); got != subStatus {
 		t.Errorf("submodule status %q -> %q", subStatus, got)
 	}
 	// A partial save inside the submodule is refused.
@@ -501,7 +446,7 @@ func TestGitBackendSubmodule(t *testing.T) {
 }
 
 func TestGitBackendTimelinePruning(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
 	cfg := DefaultConfig()
@@ -520,7 +465,7 @@ func TestGitBackendTimelinePruning(t *testing.T) {
 		t.Fatal(err)
 	}
 	timeline := func() []string {
-		out := strings.Fields(git(t, dir, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/ckpt/timeline/"))
+		out := strings.Fields(testutil.Git(t, dir, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/ckpt/timeline/"))
 		sort.Strings(out)
 		return out
 	}
@@ -557,7 +502,7 @@ func TestGitBackendTimelinePruning(t *testing.T) {
 }
 
 func TestGitBackendRefPrefix(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
 	r := openGitRepo(t, dir, Options{GitRefPrefix: "refs/sandbox"})
@@ -568,7 +513,7 @@ func TestGitBackendRefPrefix(t *testing.T) {
 	if err := r.setSnapshot(ctx, "s1", res.Checkpoint.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, dir, "for-each-ref", "--format=%(refname)", "refs/sandbox/snapshots/*"); got != "refs/sandbox/snapshots/s1\n" {
+	if got := testutil.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/sandbox/snapshots/*"); got != "refs/sandbox/snapshots/s1\n" {
 		t.Errorf("the sandbox snapshot tools' refs: %q", got)
 	}
 	r.Close()
@@ -585,7 +530,7 @@ func TestGitBackendRefPrefix(t *testing.T) {
 	if err := r.GitSyncError(); err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, dir, "for-each-ref", "--format=%(refname)", "refs/sandbox/", "refs/other/snapshots/"); got != "refs/other/snapshots/s1\n" {
+	if got := testutil.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/sandbox/", "refs/other/snapshots/"); got != "refs/other/snapshots/s1\n" {
 		t.Errorf("after changing the prefix: %q", got)
 	}
 	for _, bad := range []string{"refs/heads/ckpt", "refs/tags", "heads/x", "refs/ckpt/"} {
@@ -596,11 +541,11 @@ func TestGitBackendRefPrefix(t *testing.T) {
 }
 
 func TestGitBackendForeignRefAndPackedRefs(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
-	userHead := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
-	git(t, dir, "update-ref", "refs/ckpt/snapshots/taken", userHead)
+	userHead := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "HEAD"))
+	testutil.Git(t, dir, "update-ref", "refs/ckpt/snapshots/taken", userHead)
 	r := openGitRepo(t, dir, Options{})
 	var events []Event
 	r.Subscribe(func(e Event) { events = append(events, e) })
@@ -616,7 +561,7 @@ func TestGitBackendForeignRefAndPackedRefs(t *testing.T) {
 	if err := r.GitSyncError(); !errors.As(err, &fe) || Hint(err) == "" {
 		t.Fatalf("sync error = %v (hint %q)", err, Hint(err))
 	}
-	if got := strings.TrimSpace(git(t, dir, "rev-parse", "refs/ckpt/snapshots/taken")); got != userHead {
+	if got := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "refs/ckpt/snapshots/taken")); got != userHead {
 		t.Errorf("foreign ref moved to %s", got)
 	}
 	if n := len(events); n == 0 || events[n-1].Kind != EventGitSync {
@@ -632,29 +577,29 @@ func TestGitBackendForeignRefAndPackedRefs(t *testing.T) {
 	if err := r.GitSyncError(); err != nil {
 		t.Fatalf("sync after removing the conflict: %v", err)
 	}
-	if got := strings.TrimSpace(git(t, dir, "rev-parse", "refs/ckpt/snapshots/taken")); got != userHead {
+	if got := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "refs/ckpt/snapshots/taken")); got != userHead {
 		t.Errorf("foreign ref deleted or moved: %s", got)
 	}
 	// Packed refs are updated and deleted like loose ones.
 	if err := r.setSnapshot(ctx, "p", res.Checkpoint.ID); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "pack-refs", "--all")
+	testutil.Git(t, dir, "pack-refs", "--all")
 	if err := r.deleteSnapshot(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.GitSyncError(); err != nil {
 		t.Fatal(err)
 	}
-	if out := git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/snapshots/"); out != "refs/ckpt/snapshots/taken\n" {
+	if out := testutil.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/snapshots/"); out != "refs/ckpt/snapshots/taken\n" {
 		t.Errorf("after deleting a packed snapshot ref: %q", out)
 	}
 	// git gc prunes the objects of deleted refs; the map notices.
-	git(t, dir, "update-ref", "-d", "refs/ckpt/snapshots/taken")
-	for _, ref := range strings.Fields(git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/")) {
-		git(t, dir, "update-ref", "-d", ref)
+	testutil.Git(t, dir, "update-ref", "-d", "refs/ckpt/snapshots/taken")
+	for _, ref := range strings.Fields(testutil.Git(t, dir, "for-each-ref", "--format=%(refname)", "refs/ckpt/")) {
+		testutil.Git(t, dir, "update-ref", "-d", ref)
 	}
-	git(t, dir, "-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "-q", "--prune=now")
+	testutil.Git(t, dir, "-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "-q", "--prune=now")
 	r.Close()
 	os.Remove(filepath.Join(dir, ".git", "ckpt", "gitmap.db-wal"))
 	r = openGitRepo(t, dir, Options{})
@@ -665,13 +610,13 @@ func TestGitBackendForeignRefAndPackedRefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	fsck(t, dir)
-	if got := git(t, dir, "show", "refs/ckpt/snapshots/again:README"); got != "hello, unstaged\n" {
+	if got := testutil.Git(t, dir, "show", "refs/ckpt/snapshots/again:README"); got != "hello, unstaged\n" {
 		t.Errorf("after gc: %q", got)
 	}
 }
 
 func TestGitBackendTwoStoresAreAmbiguous(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := newUserRepo(t)
 	sd := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -39,13 +40,13 @@ func TestRedoOverUnsavedEditsIsUndoable(t *testing.T) {
 	if res.PreRestore == nil {
 		t.Fatal("redo did not keep the unsaved edit")
 	}
-	if got := readFile(t, ws, "f.txt"); got != "B\n" {
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "B\n" {
 		t.Fatalf("after redo f.txt = %q", got)
 	}
 	if _, err := r.Undo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, ws, "f.txt"); got != "unsaved edit\n" {
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "unsaved edit\n" {
 		t.Fatalf("undo after a redo over unsaved edits gives f.txt = %q, not the state before the redo (%q, kept only in pre-restore checkpoint %s)",
 			got, "unsaved edit\n", res.PreRestore.Short())
 	}
@@ -88,7 +89,7 @@ func TestCrashDuringSwitch(t *testing.T) {
 	for n := 0; n <= 7; n++ {
 		t.Run(fmt.Sprint("kill", n), func(t *testing.T) {
 			ws, store := t.TempDir(), t.TempDir()
-			writeFiles(t, ws, map[string]string{"a.txt": "main a\n", "b.txt": "main b\n", "d/c.txt": "main c\n", "keep.txt": "k\n"})
+			testutil.WriteFiles(t, ws, map[string]string{"a.txt": "main a\n", "b.txt": "main b\n", "d/c.txt": "main c\n", "keep.txt": "k\n"})
 			r, err := Open(ctx, ws, Options{Store: store})
 			if err != nil {
 				t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -15,15 +14,14 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
 func openTest(t *testing.T, files map[string]string) (*Repo, string) {
 	t.Helper()
 	ws := t.TempDir()
-	for p, c := range files {
-		writeFile(t, ws, p, c)
-	}
+	testutil.WriteFiles(t, ws, files)
 	r, err := Open(context.Background(), ws, Options{Store: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -32,27 +30,10 @@ func openTest(t *testing.T, files map[string]string) (*Repo, string) {
 	return r, ws
 }
 
+// writeFile writes c to the workspace path p, making its parents.
 func writeFile(t *testing.T, ws, p, c string) {
 	t.Helper()
-	full := filepath.Join(ws, p)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func readFile(t *testing.T, ws, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ws, p))
-	if errors.Is(err, os.ErrNotExist) {
-		return "<absent>"
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	testutil.WriteFile(t, filepath.Join(ws, p), c)
 }
 
 func mustSave(t *testing.T, r *Repo, msg string) *Checkpoint {
@@ -86,7 +67,7 @@ func TestBranchSwitchRoundTrip(t *testing.T) {
 	if sw.Saved == nil || sw.From != "main" || sw.To != "feature/x" {
 		t.Fatalf("switch result %+v", sw)
 	}
-	if got := readFile(t, ws, "a.txt"); got != "base\n" {
+	if got := testutil.ReadFile(t, ws, "a.txt"); got != "base\n" {
 		t.Fatalf("after switch a.txt = %q", got)
 	}
 	writeFile(t, ws, "b.txt", "feature\n")
@@ -97,8 +78,8 @@ func TestBranchSwitchRoundTrip(t *testing.T) {
 	if _, err := r.Switch(ctx, "main", SwitchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "a.txt") != "main work\n" || readFile(t, ws, "b.txt") != "<absent>" {
-		t.Fatalf("back on main: a=%q b=%q", readFile(t, ws, "a.txt"), readFile(t, ws, "b.txt"))
+	if testutil.ReadFile(t, ws, "a.txt") != "main work\n" || testutil.ReadFile(t, ws, "b.txt") != "<absent>" {
+		t.Fatalf("back on main: a=%q b=%q", testutil.ReadFile(t, ws, "a.txt"), testutil.ReadFile(t, ws, "b.txt"))
 	}
 	_, branch, _ := r.Head(ctx)
 	if branch != "main" {
@@ -109,13 +90,13 @@ func TestBranchSwitchRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	head, branch, _ := r.Head(ctx)
-	if branch != "feature/x" || head.ID != feat.ID || readFile(t, ws, "b.txt") != "feature\n" {
-		t.Fatalf("after undo: branch %q head %s b=%q", branch, head.Short(), readFile(t, ws, "b.txt"))
+	if branch != "feature/x" || head.ID != feat.ID || testutil.ReadFile(t, ws, "b.txt") != "feature\n" {
+		t.Fatalf("after undo: branch %q head %s b=%q", branch, head.Short(), testutil.ReadFile(t, ws, "b.txt"))
 	}
 	if _, err := r.Redo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, branch, _ = r.Head(ctx); branch != "main" || readFile(t, ws, "a.txt") != "main work\n" {
+	if _, branch, _ = r.Head(ctx); branch != "main" || testutil.ReadFile(t, ws, "a.txt") != "main work\n" {
 		t.Fatalf("after redo: branch %q", branch)
 	}
 	bs, err := r.Branches(ctx)
@@ -293,7 +274,7 @@ func TestGCKeepAndWindow(t *testing.T) {
 		if _, err := r.Restore(ctx, c.ID.String(), RestoreOptions{}); err != nil {
 			t.Fatalf("restore %s: %v", c.Short(), err)
 		}
-		if got := readFile(t, ws, "a.txt"); got != states[c.ID] {
+		if got := testutil.ReadFile(t, ws, "a.txt"); got != states[c.ID] {
 			t.Fatalf("restore %s: a.txt = %q, want %q", c.Short(), got, states[c.ID])
 		}
 	}

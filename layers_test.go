@@ -34,6 +34,8 @@ func layer(pkg string) string {
 	switch {
 	case pkg == module:
 		return "root"
+	case pkg == module+"/internal/testutil" || strings.HasPrefix(pkg, module+"/internal/testutil/"):
+		return "" // helpers for tests, in no layer
 	case faces[pkg]:
 		return "face"
 	case strings.HasPrefix(pkg, module+"/internal/"):

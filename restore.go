@@ -432,9 +432,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		}
 	} else {
 		oc = &restore.Outcome{}
-		for _, a := range plan.Actions {
-			oc.Kept = append(oc.Kept, a)
-		}
+		oc.Kept = append(oc.Kept, plan.Actions...)
 	}
 	if j.Run != nil {
 		// The run's record follows the workspace before the journal goes.

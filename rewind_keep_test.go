@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -28,7 +29,7 @@ func TestKeepUserEditsUnsavedMerge(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rewind: %v", err)
 	}
-	if got, want := readFile(t, ws, "shared.txt"), "1\n2\n3\n4\n5\n6\n7\n8\nUSER\n"; got != want {
+	if got, want := testutil.ReadFile(t, ws, "shared.txt"), "1\n2\n3\n4\n5\n6\n7\n8\nUSER\n"; got != want {
 		t.Fatalf("shared.txt = %q, want %q (conflicts %v)", got, want, res.Conflicts)
 	}
 }
@@ -48,7 +49,7 @@ func TestKeepUserEditsMergesLatin1(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rewind: %v", err)
 	}
-	if got, want := readFile(t, ws, "latin1.txt"), "caf\xe9\n2\n3\n4\n5\n6\n7\n8\ncr\xe8me\n"; got != want || len(res.Conflicts) != 0 {
+	if got, want := testutil.ReadFile(t, ws, "latin1.txt"), "caf\xe9\n2\n3\n4\n5\n6\n7\n8\ncr\xe8me\n"; got != want || len(res.Conflicts) != 0 {
 		t.Fatalf("latin1.txt = %q, want %q (conflicts %v)", got, want, res.Conflicts)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -17,13 +18,7 @@ import (
 func decreeWorkspace(t *testing.T, files map[string]string, routine string) (*Repo, string) {
 	t.Helper()
 	ws := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(ws, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testutil.WriteFiles(t, ws, files)
 	os.MkdirAll(filepath.Join(ws, ".decree/routines"), 0o755)
 	os.MkdirAll(filepath.Join(ws, ".decree/inbox"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".decree/routines/develop.sh"), []byte("#!/usr/bin/env bash\nset -e\n"+routine), 0o755)

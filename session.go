@@ -576,16 +576,13 @@ type transcript struct {
 }
 
 type transcriptTurn struct {
-	N        int          `json:"n"`
-	Prompt   string       `json:"prompt"`
-	Time     time.Time    `json:"time"`
-	Files    []TurnFile   `json:"files"`
-	Messages []*Message   `json:"messages"`
-	Summary  bool         `json:"summary,omitempty"`
-	Stats    *turnSummary `json:"-"`
+	N        int        `json:"n"`
+	Prompt   string     `json:"prompt"`
+	Time     time.Time  `json:"time"`
+	Files    []TurnFile `json:"files"`
+	Messages []*Message `json:"messages"`
+	Summary  bool       `json:"summary,omitempty"`
 }
-
-type turnSummary struct{ added, modified, deleted int }
 
 func marshalIndent(v any) []byte {
 	var b bytes.Buffer

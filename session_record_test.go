@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 func TestControllerCreatesThenResumes(t *testing.T) {
@@ -90,10 +92,10 @@ func TestRecordTurn(t *testing.T) {
 	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, ws, "a.txt"); got != "two\n" {
+	if got := testutil.ReadFile(t, ws, "a.txt"); got != "two\n" {
 		t.Fatalf("a.txt after rewind = %q", got)
 	}
-	if got := readFile(t, ws, "b.txt"); got != "keep\n" {
+	if got := testutil.ReadFile(t, ws, "b.txt"); got != "keep\n" {
 		t.Fatalf("b.txt after rewind = %q", got)
 	}
 

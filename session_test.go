@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 func sh(t *testing.T, dir, script string) {
@@ -88,8 +90,8 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "notes.txt") != "keep\n" || readFile(t, ws, "bin/app") != "<absent>" || !strings.Contains(readFile(t, ws, "main.go"), "two") {
-		t.Fatalf("after rewinding turn 2: notes=%q app=%q", readFile(t, ws, "notes.txt"), readFile(t, ws, "bin/app"))
+	if testutil.ReadFile(t, ws, "notes.txt") != "keep\n" || testutil.ReadFile(t, ws, "bin/app") != "<absent>" || !strings.Contains(testutil.ReadFile(t, ws, "main.go"), "two") {
+		t.Fatalf("after rewinding turn 2: notes=%q app=%q", testutil.ReadFile(t, ws, "notes.txt"), testutil.ReadFile(t, ws, "bin/app"))
 	}
 	if _, err := os.Stat(filepath.Join(ws, "bin")); err == nil {
 		t.Fatal("the directory the build made was left")
@@ -101,7 +103,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 	if _, err := r.Undo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "bin/app") != "binary\n" {
+	if testutil.ReadFile(t, ws, "bin/app") != "binary\n" {
 		t.Fatal("undo did not bring the rewound turn back")
 	}
 	msgs, _ := c.Messages(ctx, false)
@@ -113,7 +115,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Prompt != "clean up and build" || res.Messages != 2 || res.Turns != 1 || readFile(t, ws, "bin/app") != "binary\n" {
+	if res.Prompt != "clean up and build" || res.Messages != 2 || res.Turns != 1 || testutil.ReadFile(t, ws, "bin/app") != "binary\n" {
 		t.Fatalf("conversation rewind %+v", res)
 	}
 	msgs, _ = c.Messages(ctx, false)
@@ -126,7 +128,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 	if _, err := c.Rewind(ctx, 1, ScopeBoth, RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(readFile(t, ws, "main.go"), "one") || readFile(t, ws, "bin/app") != "<absent>" {
+	if !strings.Contains(testutil.ReadFile(t, ws, "main.go"), "one") || testutil.ReadFile(t, ws, "bin/app") != "<absent>" {
 		t.Fatal("both-rewind did not restore the code")
 	}
 	if s, _ := c.Session(ctx); len(s.Turns) != 0 {
@@ -162,7 +164,7 @@ func TestRewindKeepUserEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "agent2.txt") != "two\n" || len(dry.Conflicts) != 1 {
+	if testutil.ReadFile(t, ws, "agent2.txt") != "two\n" || len(dry.Conflicts) != 1 {
 		t.Fatalf("dry run changed things or found %v", dry.Conflicts)
 	}
 	if cps, _ := r.List(ctx, ListOptions{Kind: KindRestore}); len(cps) != 0 {
@@ -184,7 +186,7 @@ func TestRewindKeepUserEdits(t *testing.T) {
 		"clash.txt":   "x\nUSER\nz\n",
 	}
 	for p, w := range want {
-		if got := readFile(t, ws, p); got != w {
+		if got := testutil.ReadFile(t, ws, p); got != w {
 			t.Errorf("%s = %q, want %q", p, got, w)
 		}
 	}
@@ -195,7 +197,7 @@ func TestRewindKeepUserEdits(t *testing.T) {
 	if _, err := r.Undo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "agent2.txt") != "two\n" || readFile(t, ws, "clash.txt") != "x\nUSER\nz\n" {
+	if testutil.ReadFile(t, ws, "agent2.txt") != "two\n" || testutil.ReadFile(t, ws, "clash.txt") != "x\nUSER\nz\n" {
 		t.Fatal("undo of the rewind")
 	}
 }
@@ -220,7 +222,7 @@ func TestTwoSessionsKeepUserEdits(t *testing.T) {
 		"a.txt":      "<absent>", // B deleted it after A changed it: B's change stands
 	}
 	for p, w := range want {
-		if got := readFile(t, ws, p); got != w {
+		if got := testutil.ReadFile(t, ws, p); got != w {
 			t.Errorf("%s = %q, want %q", p, got, w)
 		}
 	}
@@ -242,8 +244,8 @@ func TestForkAndSummarize(t *testing.T) {
 	if ns.Parent != c.ID() || ns.ForkTurn != 2 || len(ns.Turns) != 1 || ns.Branch != "fork/"+ns.ID {
 		t.Fatalf("fork %+v", ns)
 	}
-	if readFile(t, ws, "f.txt") != "x\n" {
-		t.Fatalf("workspace at fork: %q", readFile(t, ws, "f.txt"))
+	if testutil.ReadFile(t, ws, "f.txt") != "x\n" {
+		t.Fatalf("workspace at fork: %q", testutil.ReadFile(t, ws, "f.txt"))
 	}
 	cur, _ := r.ResolveSession(ctx, "")
 	if cur.ID != ns.ID {
@@ -284,8 +286,8 @@ func TestForkAndSummarize(t *testing.T) {
 	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if readFile(t, ws, "f.txt") != "0\n" {
-		t.Fatalf("rewind to summary turn: %q", readFile(t, ws, "f.txt"))
+	if testutil.ReadFile(t, ws, "f.txt") != "0\n" {
+		t.Fatalf("rewind to summary turn: %q", testutil.ReadFile(t, ws, "f.txt"))
 	}
 	// A summarizer the user sets with `ckpt config` (WriteConfig) runs.
 	t.Setenv("XDG_STATE_HOME", t.TempDir())

@@ -11,44 +11,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
-
-// clock is a settable Options.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) set(s string) {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
-func writeFiles(t *testing.T, ws string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(ws, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func wsState(t *testing.T, ws string) treegen.State {
 	t.Helper()
@@ -61,13 +30,12 @@ func wsState(t *testing.T, ws string) treegen.State {
 
 // snapshotRepo opens a temporary workspace holding files with the given
 // backend and a settable clock (starting at 2026-04-23T12:00:00Z).
-func snapshotRepo(t *testing.T, backend string, cfg *Config, files map[string]string) (*Repo, string, *clock) {
+func snapshotRepo(t *testing.T, backend string, cfg *Config, files map[string]string) (*Repo, string, *testutil.Clock) {
 	t.Helper()
 	ws := t.TempDir()
-	writeFiles(t, ws, files)
-	clk := &clock{}
-	clk.set("2026-04-23T12:00:00Z")
-	opts := Options{Backend: backend, Now: clk.now, Config: cfg}
+	testutil.WriteFiles(t, ws, files)
+	clk := testutil.NewClock("2026-04-23T12:00:00Z")
+	opts := Options{Backend: backend, Now: clk.Now, Config: cfg}
 	if backend == BackendSQLite {
 		opts.Store = t.TempDir()
 	}
@@ -138,7 +106,7 @@ func TestRefusedNamesStayReachable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeFiles(t, ws, map[string]string{"a.txt": "2\n"})
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "2\n"})
 	for _, name := range []string{"a.", "cafe"} {
 		if err := ValidSnapshotName(name); err == nil {
 			t.Fatalf("ValidSnapshotName(%q) accepts it", name)
@@ -278,7 +246,7 @@ func TestSnapshotRestoreIsTheVerifiedRestore(t *testing.T) {
 
 	// The agent's turn: edits, new files in new directories, a deletion,
 	// ignored output.
-	writeFiles(t, ws, map[string]string{
+	testutil.WriteFiles(t, ws, map[string]string{
 		"a.txt": "changed\n", "new/deep/file.txt": "x\n", "src/extra.go": "package x\n",
 		"debug.log": "new log\n", "build/out.bin": "bin",
 	})
@@ -326,7 +294,7 @@ func TestSnapshotErrorsTouchNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, ws, map[string]string{"a.txt": "edited\n", "b.txt": "new\n"})
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "edited\n", "b.txt": "new\n"})
 	before := wsState(t, ws)
 	list := snapshotRows(mustSnapshots(t, repo))
 	cps, _ := repo.List(ctx, ListOptions{})
@@ -402,14 +370,14 @@ func TestSnapshotTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := clk.now().Add(time.Hour).UTC(); !short.Expires.Equal(want) {
+	if want := clk.Now().Add(time.Hour).UTC(); !short.Expires.Equal(want) {
 		t.Errorf("expires %v, want %v", short.Expires, want)
 	}
 	def, err := repo.SnapshotCreate(ctx, "default", SnapshotOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := clk.now().Add(48 * time.Hour); !def.Expires.Equal(want) {
+	if want := clk.Now().Add(48 * time.Hour); !def.Expires.Equal(want) {
 		t.Errorf("store default: expires %v, want %v", def.Expires, want)
 	}
 	forever, err := repo.SnapshotCreate(ctx, "forever", SnapshotOptions{TTL: NoExpiry})
@@ -420,7 +388,7 @@ func TestSnapshotTTL(t *testing.T) {
 		t.Errorf("NoExpiry: expires %v", forever.Expires)
 	}
 
-	clk.add(2 * time.Hour)
+	clk.Add(2 * time.Hour)
 	snaps := mustSnapshots(t, repo)
 	expired := map[string]bool{}
 	for _, s := range snaps {
@@ -441,7 +409,7 @@ func TestSnapshotTTL(t *testing.T) {
 		t.Errorf("expired snapshot still there: %v", err)
 	}
 	// ...and its name may be reused without Force.
-	clk.add(47 * time.Hour)
+	clk.Add(47 * time.Hour)
 	if _, err := repo.SnapshotCreate(ctx, "default", SnapshotOptions{}); err != nil {
 		t.Errorf("reusing an expired name: %v", err)
 	}
@@ -467,7 +435,7 @@ func TestSnapshotListOrderAndDescriptions(t *testing.T) {
 		{"east", "line one\tcol\nline two", "2026-04-23T11:00:00+02:00"},
 		{"west", "", "2026-04-22T23:59:59-05:00"},
 	} {
-		clk.set(c.at)
+		clk.Set(c.at)
 		if _, err := repo.SnapshotCreate(ctx, c.name, SnapshotOptions{Description: c.desc}); err != nil {
 			t.Fatal(err)
 		}

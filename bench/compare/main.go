@@ -193,7 +193,6 @@ func run() (err error) {
 			}
 			return nil
 		})
-		n = c.Files
 		*seedRest = false
 	default:
 		return fmt.Errorf("unknown corpus %q", *corpus)

@@ -3,17 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/spf13/cobra"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Every command has help with examples, and the help text is what the
 // golden files say (refresh with go test ./internal/cli -run TestHelp -update).
@@ -49,21 +46,7 @@ func TestHelp(t *testing.T) {
 			if !strings.Contains(out.String(), "Examples:") {
 				t.Errorf("%s --help shows no examples", c.CommandPath())
 			}
-			golden := filepath.Join("testdata", "help", name+".golden")
-			if *update {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got := out.String(); got != string(want) {
-				t.Errorf("%s --help changed (run with -update if intended):\ngot:\n%s\nwant:\n%s", c.CommandPath(), got, want)
-			}
+			testutil.Golden(t, filepath.Join("testdata", "help", name+".golden"), out.Bytes())
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // ckpt mcp answers the sandbox snapshot tools' four tools with exactly what ckpt snapshot
@@ -161,17 +162,7 @@ func TestMCPMatchesCLI(t *testing.T) {
 func TestMCPFlagsErrorsAndHelp(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		c := exec.Command("git", append([]string{"-C", ws}, args...)...)
-		c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { t.Helper(); return strings.TrimSpace(testutil.Git(t, ws, args...)) }
 	git("init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
 	git("add", "a.txt")
@@ -237,16 +228,7 @@ func TestMCPSandbox(t *testing.T) {
 	t.Setenv("CKPT_STORE", "")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Setenv("CKPT_NOW", "2026-04-23T12:30:00Z")
-	git := func(args ...string) string {
-		t.Helper()
-		c := exec.Command("git", append([]string{"-C", ws}, args...)...)
-		c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { t.Helper(); return strings.TrimSpace(testutil.Git(t, ws, args...)) }
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("v1\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
 

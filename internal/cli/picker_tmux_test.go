@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // tmuxTerm is a real terminal: a tmux server of its own (its own socket,
@@ -137,21 +139,8 @@ func TestPickerInTmux(t *testing.T) {
 	x := newTmux(t)
 	r := newRunner(t)
 	r.bin = buildCkpt(t)
-	write := func(p, data string) {
-		t.Helper()
-		full := filepath.Join(r.ws, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join(r.ws, p))
-		if err != nil {
-			return "<absent>"
-		}
-		return string(b)
-	}
+	write := func(p, data string) { t.Helper(); testutil.WriteFile(t, filepath.Join(r.ws, p), data) }
+	read := func(p string) string { t.Helper(); return testutil.ReadFile(t, r.ws, p) }
 	write("main.go", "package main\n\nfunc main() { println(\"one\") }\n")
 	write("notes.txt", "keep me\n")
 	r.run("session", "new", "-t", "demo", "--id", "s1")

@@ -2,37 +2,19 @@ package diff
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// checkGolden compares got with testdata/name, or rewrites it with -update.
+// checkGolden compares got with testdata/name (see testutil.Golden).
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s: got\n%s\nwant\n%s", path, got, want)
-	}
+	testutil.Golden(t, filepath.Join("testdata", name), got)
 }
 
 func reg(content string) *Side   { return &Side{Mode: 0o100644, Content: []byte(content)} }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 func requireTool(t *testing.T, name string) {
@@ -22,39 +24,26 @@ func requireTool(t *testing.T, name string) {
 	}
 }
 
-// toolEnv isolates git from the user's configuration and from any
-// repository around the test's directories.
-func toolEnv(dir string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env,
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_CEILING_DIRECTORIES="+filepath.Dir(dir),
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"LC_ALL=C",
-	)
+// toolEnv isolates git from the user's configuration (testutil.GitEnv)
+// and from any repository around the test's directories.
+func toolEnv(t testing.TB, dir string) []string {
+	return append(testutil.GitEnv(t), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
 }
 
 // run runs a command in dir and returns its standard output.
 func run(t *testing.T, dir string, name string, args ...string) []byte {
 	t.Helper()
-	out, err := tryRun(dir, name, args...)
+	out, err := tryRun(t, dir, name, args...)
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 	return out
 }
 
-func tryRun(dir string, name string, args ...string) ([]byte, error) {
+func tryRun(t testing.TB, dir string, name string, args ...string) ([]byte, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = toolEnv(dir)
+	cmd.Env = toolEnv(t, dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -118,7 +107,7 @@ func TestGitApplyAndPatch(t *testing.T) {
 						}
 					}
 				}
-				out, err := tryRun(dir, tool.name, args...)
+				out, err := tryRun(t, dir, tool.name, args...)
 				if (err != nil) != (len(blind) > 0) {
 					t.Fatalf("trial %d: %s %s: %v (sections patch cannot read: %q)\n%s\ndiff:\n%s",
 						trial, tool.name, strings.Join(args, " "), err, blind, out, d)
@@ -524,7 +513,7 @@ func TestGitApplyBinary(t *testing.T) {
 			}
 			for _, args := range [][]string{{"apply", "--check"}, {"apply"}} {
 				args = append(append(args, rev...), diffPath)
-				if out, err := tryRun(dir, "git", args...); err != nil {
+				if out, err := tryRun(t, dir, "git", args...); err != nil {
 					t.Fatalf("trial %d: git %s: %v\n%s\ndiff:\n%s", trial, strings.Join(args, " "), err, out, d)
 				}
 			}
@@ -537,7 +526,7 @@ func TestGitApplyBinary(t *testing.T) {
 			for p, s := range a {
 				writeSide(t, dir, p, s)
 			}
-			out, err := tryRun(dir, "patch", "-p1", "-f", "--no-backup-if-mismatch", "-i", diffPath)
+			out, err := tryRun(t, dir, "patch", "-p1", "-f", "--no-backup-if-mismatch", "-i", diffPath)
 			if err == nil {
 				t.Fatalf("trial %d: patch -p1 succeeded on a diff with a binary file:\n%s\ndiff:\n%s", trial, out, d)
 			}
@@ -578,7 +567,7 @@ func TestGitApplyRenderCases(t *testing.T) {
 				for p, s := range from {
 					writeSide(t, dir, p, s)
 				}
-				if out, err := tryRun(dir, "git", args...); err != nil {
+				if out, err := tryRun(t, dir, "git", args...); err != nil {
 					t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 				}
 				if got := diffTrees(readWorkTree(t, dir), gitView(want)); got != "" {

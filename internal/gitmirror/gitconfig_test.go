@@ -7,14 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // gitConfigGet asks the real git what a config file sets name to: the
 // value, whether it is set, and whether git can read the file at all.
 func gitConfigGet(t *testing.T, path, name string) (value string, set, readable bool) {
 	t.Helper()
-	c := exec.Command("git", "config", "--file", path, "--get", name)
-	c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	c := testutil.GitCommand(t, "", "config", "--file", path, "--get", name)
 	out, err := c.Output()
 	if err == nil {
 		return strings.TrimSuffix(string(out), "\n"), true, true

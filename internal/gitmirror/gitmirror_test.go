@@ -12,6 +12,7 @@ import (
 	gitobject "github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 func TestGitOrder(t *testing.T) {
@@ -78,18 +79,6 @@ func TestGitlinksRoundTrip(t *testing.T) {
 	}
 }
 
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	out, err := c.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // TestRefUpdates checks the lock protocol against git: values git reads,
 // compare-and-swap, deletion of loose and packed refs, a held lock.
 func TestRefUpdates(t *testing.T) {
@@ -102,15 +91,15 @@ func TestRefUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := lay.CommonDir
-	h1 := plumbing.NewHash(strings.TrimSpace(git(t, dir, "hash-object", "-w", "--stdin")))
+	h1 := plumbing.NewHash(strings.TrimSpace(testutil.Git(t, dir, "hash-object", "-w", "--stdin")))
 	blob := filepath.Join(dir, "f")
 	os.WriteFile(blob, []byte("2"), 0o644)
-	h2 := plumbing.NewHash(strings.TrimSpace(git(t, dir, "hash-object", "-w", "f")))
+	h2 := plumbing.NewHash(strings.TrimSpace(testutil.Git(t, dir, "hash-object", "-w", "f")))
 	name := "refs/ckpt/snapshots/a"
 	if err := updateRef(c, name, plumbing.ZeroHash, h1); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(git(t, dir, "rev-parse", name)); got != h1.String() {
+	if got := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", name)); got != h1.String() {
 		t.Errorf("git reads %s", got)
 	}
 	if err := updateRef(c, name, h2, h1); err == nil {
@@ -119,7 +108,7 @@ func TestRefUpdates(t *testing.T) {
 	if err := updateRef(c, name, h1, h2); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "pack-refs", "--all")
+	testutil.Git(t, dir, "pack-refs", "--all")
 	if _, err := os.Stat(filepath.Join(c, name)); err == nil {
 		t.Fatal("ref still loose after pack-refs")
 	}
@@ -139,7 +128,7 @@ func TestRefUpdates(t *testing.T) {
 	if err := updateRef(c, name, h2, plumbing.ZeroHash); err != nil {
 		t.Fatal(err)
 	}
-	if out := git(t, dir, "for-each-ref", "refs/ckpt/"); out != "" {
+	if out := testutil.Git(t, dir, "for-each-ref", "refs/ckpt/"); out != "" {
 		t.Errorf("deleted ref still listed: %q", out)
 	}
 	if data, _ := os.ReadFile(filepath.Join(c, "packed-refs")); strings.Contains(string(data), name) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 func needGit(t *testing.T) {
@@ -29,7 +30,7 @@ func needGit(t *testing.T) {
 func newObjects(t *testing.T) (string, *objectIndex) {
 	t.Helper()
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
+	testutil.Git(t, dir, "init", "-q", "-b", "main")
 	oi := &objectIndex{dir: filepath.Join(dir, ".git", "objects", "pack")}
 	if _, err := oi.refresh(); err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func blobs(prefix string, n int) []testObject {
 func countObjects(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(git(t, dir, "count-objects", "-v")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(testutil.Git(t, dir, "count-objects", "-v")), "\n") {
 		k, v, _ := strings.Cut(line, ": ")
 		out[k] = v
 	}
@@ -111,17 +112,17 @@ func TestPackWriterGitReads(t *testing.T) {
 	if !isPackName(p.Name) {
 		t.Fatalf("pack name %q", p.Name)
 	}
-	out := git(t, dir, "verify-pack", "-v", filepath.Join(oi.dir, p.Name+".idx"))
+	out := testutil.Git(t, dir, "verify-pack", "-v", filepath.Join(oi.dir, p.Name+".idx"))
 	if !strings.Contains(out, "ok") {
 		t.Errorf("verify-pack: %s", out)
 	}
 	for _, o := range objs {
-		got := git(t, dir, "cat-file", o.t.String(), o.hash().String())
+		got := testutil.Git(t, dir, "cat-file", o.t.String(), o.hash().String())
 		if got != string(o.data) {
 			t.Errorf("git reads %s %s back differently", o.t, o.hash())
 		}
 	}
-	git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
+	testutil.Git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
 	c := countObjects(t, dir)
 	if c["count"] != "0" || c["packs"] != "1" || c["garbage"] != "0" || c["in-pack"] != fmt.Sprint(len(objs)) {
 		t.Errorf("count-objects: %v", c)
@@ -207,7 +208,7 @@ func TestPackCrashBetweenRenames(t *testing.T) {
 		t.Fatalf("after recovery: %q %v", names, err)
 	}
 	for _, o := range objs {
-		if got := git(t, dir, "cat-file", "blob", o.hash().String()); got != string(o.data) {
+		if got := testutil.Git(t, dir, "cat-file", "blob", o.hash().String()); got != string(o.data) {
 			t.Errorf("git reads %q", got)
 		}
 	}
@@ -336,12 +337,12 @@ func TestRollUp(t *testing.T) {
 		t.Errorf("packs after roll-up: %q, want %q", names, want)
 	}
 	for _, o := range all {
-		if got := git(t, dir, "cat-file", "blob", o.hash().String()); got != string(o.data) {
+		if got := testutil.Git(t, dir, "cat-file", "blob", o.hash().String()); got != string(o.data) {
 			t.Errorf("git reads %q for %s", got, o.hash())
 		}
 	}
-	git(t, dir, "verify-pack", filepath.Join(oi.dir, written.Name+".idx"))
-	git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
+	testutil.Git(t, dir, "verify-pack", filepath.Join(oi.dir, written.Name+".idx"))
+	testutil.Git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
 	if c := countObjects(t, dir); c["in-pack"] != fmt.Sprint(5*20+10+3+4) || c["garbage"] != "0" {
 		t.Errorf("count-objects: %v", c)
 	}
@@ -351,10 +352,10 @@ func TestRollUp(t *testing.T) {
 	for i := range 30 {
 		text = fmt.Appendf(text, "line %d of a file that grows by a line per commit\n", i)
 		os.WriteFile(filepath.Join(dir, "f"), text, 0o644)
-		git(t, dir, "add", "f")
-		git(t, dir, "-c", "user.name=u", "-c", "user.email=u@example.com", "commit", "-q", "-m", fmt.Sprint(i))
+		testutil.Git(t, dir, "add", "f")
+		testutil.Git(t, dir, "-c", "user.name=u", "-c", "user.email=u@example.com", "commit", "-q", "-m", fmt.Sprint(i))
 	}
-	git(t, dir, "repack", "-q", "-d")
+	testutil.Git(t, dir, "repack", "-q", "-d")
 	names, err = oi.refresh()
 	if err != nil {
 		t.Fatal(err)
@@ -374,5 +375,5 @@ func TestRollUp(t *testing.T) {
 	if after, _ := oi.refresh(); !reflect.DeepEqual(after, names) {
 		t.Errorf("a refused roll-up changed the packs: %q -> %q", names, after)
 	}
-	git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
+	testutil.Git(t, dir, "fsck", "--full", "--strict", "--no-dangling")
 }

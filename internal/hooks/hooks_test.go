@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // env is a workspace, its store, a directory standing for the agent's own
@@ -26,20 +27,11 @@ func newEnv(t *testing.T) *env {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	e := &env{ws: t.TempDir(), store: filepath.Join(t.TempDir(), "store"), agentDir: t.TempDir()}
 	e.log = filepath.Join(t.TempDir(), "hooks.log")
-	write(t, e.ws, "main.go", "package main\n\nfunc main() { println(\"hi\") }\n")
-	write(t, e.ws, "notes.txt", "unused\n")
+	testutil.WriteFiles(t, e.ws, map[string]string{
+		"main.go":   "package main\n\nfunc main() { println(\"hi\") }\n",
+		"notes.txt": "unused\n",
+	})
 	return e
-}
-
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // payload reads a recorded payload and points it at the test's workspace
@@ -85,7 +77,7 @@ func (e *env) transcript(t *testing.T, fixture, payloadFixture string) string {
 	return dst
 }
 
-func (e *env) run(t *testing.T, agent string, payload []byte, mod ...func(*RunOptions)) (*Result, error, string) {
+func (e *env) run(t *testing.T, agent string, payload []byte, mod ...func(*RunOptions)) (*Result, string, error) {
 	t.Helper()
 	var stderr bytes.Buffer
 	opts := RunOptions{Options: Options{Store: e.store}, Stderr: &stderr, Log: e.log}
@@ -93,12 +85,12 @@ func (e *env) run(t *testing.T, agent string, payload []byte, mod ...func(*RunOp
 		m(&opts)
 	}
 	res, err := Run(context.Background(), agent, payload, opts)
-	return res, err, stderr.String()
+	return res, stderr.String(), err
 }
 
 func (e *env) mustRun(t *testing.T, agent, fixture, action string) *Result {
 	t.Helper()
-	res, err, stderr := e.run(t, agent, e.payload(t, fixture))
+	res, stderr, err := e.run(t, agent, e.payload(t, fixture))
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", fixture, err, stderr)
 	}
@@ -123,7 +115,7 @@ func (e *env) open(t *testing.T) *ckpt.Repo {
 
 func (e *env) editAndRemove(t *testing.T) {
 	t.Helper()
-	write(t, e.ws, "main.go", "package main\n\nfunc main() { println(\"hello\") }\n")
+	testutil.WriteFile(t, filepath.Join(e.ws, "main.go"), "package main\n\nfunc main() { println(\"hello\") }\n")
 	// The agent's shell command, not an edit tool.
 	cmd := exec.Command("sh", "-c", "rm notes.txt")
 	cmd.Dir = e.ws
@@ -269,7 +261,7 @@ func TestClaudeCodeWithoutSessionStartAndLaggingTranscript(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// A Stop with no turn in progress is a note, not an error.
-	res, err, stderr := e.run(t, ClaudeCode, e.payload(t, "claude-code/stop.json"))
+	res, stderr, err := e.run(t, ClaudeCode, e.payload(t, "claude-code/stop.json"))
 	if err != nil || res.Action != "nothing to end" || !strings.Contains(stderr, "note: no turn in progress") {
 		t.Fatalf("stop without a turn: %+v, %v, %q", res, err, stderr)
 	}
@@ -298,7 +290,7 @@ func TestGeminiHooks(t *testing.T) {
 		{"system", "", "the agent compacted its context (auto)"},
 	})
 	// A tool event is not one ckpt handles.
-	res, err, stderr := e.run(t, Gemini, e.payload(t, "gemini/before_tool.json"))
+	res, stderr, err := e.run(t, Gemini, e.payload(t, "gemini/before_tool.json"))
 	if err != nil || res.Action != "ignored" || !strings.Contains(stderr, "ckpt does nothing for gemini BeforeTool") {
 		t.Fatalf("BeforeTool: %+v, %v, %q", res, err, stderr)
 	}
@@ -331,7 +323,7 @@ func TestCodexNotify(t *testing.T) {
 func TestErrorsAreReportedNotFatal(t *testing.T) {
 	e := newEnv(t)
 	notDir := filepath.Join(t.TempDir(), "file")
-	write(t, filepath.Dir(notDir), "file", "not a directory\n")
+	testutil.WriteFile(t, filepath.Join(filepath.Dir(notDir), "file"), "not a directory\n")
 
 	cases := []struct {
 		name, agent string
@@ -355,7 +347,7 @@ func TestErrorsAreReportedNotFatal(t *testing.T) {
 			if c.mod != nil {
 				mod = append(mod, c.mod)
 			}
-			_, err, stderr := e.run(t, c.agent, c.payload, mod...)
+			_, stderr, err := e.run(t, c.agent, c.payload, mod...)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -391,7 +383,7 @@ func TestLockedStoreIsSkipped(t *testing.T) {
 
 	payload := e.payload(t, "claude-code/user_prompt_submit.json")
 	start := time.Now()
-	_, err, stderr := e.run(t, ClaudeCode, payload, func(o *RunOptions) { o.LockTimeout = 300 * time.Millisecond })
+	_, stderr, err := e.run(t, ClaudeCode, payload, func(o *RunOptions) { o.LockTimeout = 300 * time.Millisecond })
 	if !errors.Is(err, ckpt.ErrLocked) || !strings.Contains(stderr, "store is locked by pid") || !strings.Contains(stderr, "the event was skipped") {
 		t.Fatalf("err %v, stderr %q", err, stderr)
 	}
@@ -400,7 +392,7 @@ func TestLockedStoreIsSkipped(t *testing.T) {
 	}
 
 	start = time.Now()
-	_, err, stderr = e.run(t, ClaudeCode, payload, func(o *RunOptions) {
+	_, stderr, err = e.run(t, ClaudeCode, payload, func(o *RunOptions) {
 		o.LockTimeout = time.Minute
 		o.Timeout = 300 * time.Millisecond
 	})
@@ -546,7 +538,7 @@ func TestLateStopDoesNotEndTheNextTurn(t *testing.T) {
 	called := time.Now() // the agent runs the Stop hook...
 	time.Sleep(10 * time.Millisecond)
 	e.mustRun(t, ClaudeCode, "claude-code/user_prompt_submit.json", "began turn 2") // ...which runs after the next prompt's
-	res, err, stderr := e.run(t, ClaudeCode, e.payload(t, "claude-code/stop.json"), func(o *RunOptions) { o.Called = called })
+	res, stderr, err := e.run(t, ClaudeCode, e.payload(t, "claude-code/stop.json"), func(o *RunOptions) { o.Called = called })
 	if err != nil || res.Action != "nothing to end" || !strings.Contains(stderr, "turn 2 began after this Stop was sent") {
 		t.Fatalf("%+v %v %q", res, err, stderr)
 	}
@@ -569,7 +561,7 @@ func TestProjectDirWinsOverCwd(t *testing.T) {
 	json.Unmarshal(e.payload(t, "claude-code/user_prompt_submit.json"), &m)
 	m["cwd"] = elsewhere
 	payload, _ := json.Marshal(m)
-	res, err, _ := e.run(t, ClaudeCode, payload, func(o *RunOptions) { o.ProjectDir = e.ws })
+	res, _, err := e.run(t, ClaudeCode, payload, func(o *RunOptions) { o.ProjectDir = e.ws })
 	if err != nil || res.Workspace != e.ws {
 		t.Fatalf("workspace %s, %v; want %s", res.Workspace, err, e.ws)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // dirFiles are the ignore files of one directory in a precedence test.
@@ -255,15 +257,15 @@ func TestPrecedence(t *testing.T) {
 // descended, and its files are then judged by all lists again.
 func TestCkptignoreReincludedDirIsWalked(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, ".gitignore"), "build/\n*.o\n.env\n")
-	writeFile(t, filepath.Join(root, ".ckptignore"), "!build/\n!.env\n")
-	writeFile(t, filepath.Join(root, "build", "app"), "x")
-	writeFile(t, filepath.Join(root, "build", "app.o"), "x")
-	writeFile(t, filepath.Join(root, "sub", ".gitignore"), ".env\n")
-	writeFile(t, filepath.Join(root, "sub", ".env"), "x")
-	writeFile(t, filepath.Join(root, "sub", ".decreeignore"), "private/\n")
-	writeFile(t, filepath.Join(root, "sub", "private", "key"), "x")
-	writeFile(t, filepath.Join(root, ".git", "info", "exclude"), "")
+	testutil.WriteFile(t, filepath.Join(root, ".gitignore"), "build/\n*.o\n.env\n")
+	testutil.WriteFile(t, filepath.Join(root, ".ckptignore"), "!build/\n!.env\n")
+	testutil.WriteFile(t, filepath.Join(root, "build", "app"), "x")
+	testutil.WriteFile(t, filepath.Join(root, "build", "app.o"), "x")
+	testutil.WriteFile(t, filepath.Join(root, "sub", ".gitignore"), ".env\n")
+	testutil.WriteFile(t, filepath.Join(root, "sub", ".env"), "x")
+	testutil.WriteFile(t, filepath.Join(root, "sub", ".decreeignore"), "private/\n")
+	testutil.WriteFile(t, filepath.Join(root, "sub", "private", "key"), "x")
+	testutil.WriteFile(t, filepath.Join(root, ".git", "info", "exclude"), "")
 
 	got := walk(t, root)
 	slices.Sort(got)

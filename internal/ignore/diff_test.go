@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 var (
@@ -24,7 +26,7 @@ var (
 // with -run 'TestDifferentialGit/seed=N$'.
 func TestDifferentialGit(t *testing.T) {
 	gitPath(t) // fail early, once, when git is missing
-	env := gitEnv(t)
+	env := testutil.GitEnv(t)
 	var total, listed, ignoreFiles atomic.Int64
 	start := time.Now()
 	t.Cleanup(func() {

@@ -25,20 +25,6 @@ func gitPath(t testing.TB) string {
 	return ""
 }
 
-// gitEnv is a clean environment for git: an empty HOME and XDG_CONFIG_HOME
-// and no system config, so no core.excludesFile or global ignore applies,
-// and none of the caller's GIT_* variables leak in.
-func gitEnv(t testing.TB) []string {
-	home := t.TempDir()
-	return []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + home,
-		"GIT_CONFIG_NOSYSTEM=1",
-		"LC_ALL=C",
-	}
-}
-
 // runGit runs git in dir and returns its stdout, failing on error.
 func runGit(t testing.TB, env []string, dir string, stdin []byte, args ...string) []byte {
 	t.Helper()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Entry kinds in syntaxCase.
@@ -241,7 +243,7 @@ func syntaxParentIgnored(dirOf string, l *List, path string) bool {
 }
 
 func TestSyntax(t *testing.T) {
-	env := gitEnv(t)
+	env := testutil.GitEnv(t)
 	root := t.TempDir()
 	gitInit(t, env, root)
 
@@ -258,14 +260,14 @@ func TestSyntax(t *testing.T) {
 		d := fmt.Sprintf("c%03d", i)
 		p := prepared{c: c, dir: d, path: d + "/" + c.path}
 		p.list = ParseList(d, d+"/.gitignore", []byte(c.ignore))
-		writeFile(t, filepath.Join(root, d, ".gitignore"), c.ignore)
+		testutil.WriteFile(t, filepath.Join(root, d, ".gitignore"), c.ignore)
 		abs := filepath.Join(root, filepath.FromSlash(p.path))
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		switch c.kind {
 		case file:
-			writeFile(t, abs, "x")
+			testutil.WriteFile(t, abs, "x")
 		case dir:
 			if err := os.Mkdir(abs, 0o755); err != nil {
 				t.Fatal(err)
@@ -332,15 +334,5 @@ func TestSyntax(t *testing.T) {
 				t.Errorf("%+q in .gitignore %+q: Explain = %+q, git check-ignore -v = %+q", c.path, c.ignore, mine, g)
 			}
 		})
-	}
-}
-
-func writeFile(t testing.TB, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

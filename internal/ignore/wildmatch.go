@@ -61,11 +61,6 @@ func dowild(p, text string, flags int) int {
 				return wmNoMatch
 			}
 			continue
-		default:
-			if tch != pch {
-				return wmNoMatch
-			}
-			continue
 		case '?':
 			if pathname && tch == '/' {
 				return wmNoMatch
@@ -228,6 +223,11 @@ func dowild(p, text string, flags int) int {
 				}
 			}
 			if matched == negated || (pathname && tch == '/') {
+				return wmNoMatch
+			}
+			continue
+		default:
+			if tch != pch {
 				return wmNoMatch
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 var (
@@ -62,7 +63,7 @@ func TestBinaryOverStdio(t *testing.T) {
 	ctx := context.Background()
 	for _, pinned := range []bool{true, false} {
 		ws, state := t.TempDir(), t.TempDir()
-		write(t, ws, map[string]string{"a.txt": "v1\n"})
+		testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v1\n"})
 		argv := []string{"mcp"}
 		if pinned {
 			argv = append(argv, "--workspace", ws)
@@ -87,10 +88,10 @@ func TestBinaryOverStdio(t *testing.T) {
 		}
 		id := match(t, `^snapshot s1 created: ([0-9a-f]{64})$`, s.ok("snapshot_create", args{"name": "s1", "description": "first"}))[1]
 		match(t, `^s1\t`+id[:12]+`\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00\tfirst$`, s.ok("snapshot_list", nil))
-		write(t, ws, map[string]string{"a.txt": "v2\n"})
+		testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v2\n"})
 		s.want("snapshot_diff", args{"name": "s1"}, "diff --git a/a.txt b/a.txt\nindex 626799f..8c1384d 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-v1\n+v2\n")
 		s.want("snapshot_restore", args{"name": "s1"}, "restored snapshot s1 (1 file(s) changed):\na.txt")
-		if a := read(t, ws, "a.txt"); a != "v1\n" {
+		if a := testutil.ReadFile(t, ws, "a.txt"); a != "v1\n" {
 			t.Errorf("a.txt = %q after restore", a)
 		}
 		s.wantErr("snapshot_delete", args{"name": "s2"}, "ckpt: snapshot delete: no snapshot named \"s2\"\nckpt: hint: `ckpt snapshot list` (MCP: snapshot_list) shows the snapshots")

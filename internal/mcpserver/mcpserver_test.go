@@ -15,50 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/mcpserver"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 var allTools = []string{
 	"checkpoint_diff", "checkpoint_list", "checkpoint_restore", "redo",
 	"session_rewind", "session_turns",
 	"snapshot_create", "snapshot_delete", "snapshot_diff", "snapshot_list", "snapshot_restore", "undo",
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) set(s string) {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func write(t *testing.T, ws string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(ws, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func read(t *testing.T, ws, p string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ws, p))
-	if err != nil {
-		return "<" + err.Error() + ">"
-	}
-	return string(b)
 }
 
 // session is a client connected in memory to a server.
@@ -211,39 +174,38 @@ func TestToolsList(t *testing.T) {
 // Every tool against a real workspace and store, with exact responses.
 func TestTools(t *testing.T) {
 	ws, store := t.TempDir(), t.TempDir()
-	write(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "b1\n", ".gitignore": "*.log\n", "debug.log": "log\n"})
-	clk := &clock{}
-	clk.set("2026-04-23T12:00:00Z")
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "b1\n", ".gitignore": "*.log\n", "debug.log": "log\n"})
+	clk := testutil.NewClock("2026-04-23T12:00:00Z")
 	srv := mcpserver.New(mcpserver.Options{Workspace: ws, Open: func(ctx context.Context, dir string) (*ckpt.Repo, error) {
 		if dir != ws {
 			t.Errorf("opened %q, want the pinned %q", dir, ws)
 		}
-		return ckpt.Open(ctx, dir, ckpt.Options{Store: store, Now: clk.now})
+		return ckpt.Open(ctx, dir, ckpt.Options{Store: store, Now: clk.Now})
 	}})
 	defer srv.Close()
 	s := connect(t, srv, nil)
 
 	// The sandbox snapshot tools' four tools.
 	s.want("snapshot_list", args{}, "no snapshots")
-	clk.set("2026-04-23T12:15:00Z")
+	clk.Set("2026-04-23T12:15:00Z")
 	s2 := match(t, `^snapshot s2 created: ([0-9a-f]{64})$`, s.ok("snapshot_create", args{"name": "s2", "description": "initial checkpoint"}))[1]
-	write(t, ws, map[string]string{"a.txt": "v2\n"})
-	clk.set("2026-04-23T12:30:00Z")
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v2\n"})
+	clk.Set("2026-04-23T12:30:00Z")
 	s1 := match(t, `^snapshot s1 created: ([0-9a-f]{64})$`, s.ok("snapshot_create", args{"name": "s1", "description": "before refactor"}))[1]
 	s.want("snapshot_list", nil, "s1\t"+s1[:12]+"\t2026-04-23T12:30:00+00:00\tbefore refactor\n"+
 		"s2\t"+s2[:12]+"\t2026-04-23T12:15:00+00:00\tinitial checkpoint")
 	seedDiff := "diff --git a/a.txt b/a.txt\nindex 626799f..8c1384d 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-v1\n+v2\n"
 	s.want("snapshot_diff", args{"name": "s2"}, seedDiff)
 	s.want("snapshot_diff", args{"name": "s1"}, "no differences")
-	write(t, ws, map[string]string{"b.txt": "b2\n", "debug.log": "log 2\n"})
+	testutil.WriteFiles(t, ws, map[string]string{"b.txt": "b2\n", "debug.log": "log 2\n"})
 	s.want("snapshot_restore", args{"name": "s2"}, "restored snapshot s2 (2 file(s) changed):\na.txt\nb.txt")
-	if a, b, l := read(t, ws, "a.txt"), read(t, ws, "b.txt"), read(t, ws, "debug.log"); a != "v1\n" || b != "b1\n" || l != "log 2\n" {
+	if a, b, l := testutil.ReadFile(t, ws, "a.txt"), testutil.ReadFile(t, ws, "b.txt"), testutil.ReadFile(t, ws, "debug.log"); a != "v1\n" || b != "b1\n" || l != "log 2\n" {
 		t.Errorf("after restore: a=%q b=%q debug.log=%q", a, b, l)
 	}
 
 	// undo takes the restore back (the unsaved b2 included), redo redoes it.
 	match(t, `^undo: now at [0-9a-f]{12} \(2 file\(s\) changed\):\na\.txt\nb\.txt$`, s.ok("undo", nil))
-	if a, b := read(t, ws, "a.txt"), read(t, ws, "b.txt"); a != "v2\n" || b != "b2\n" {
+	if a, b := testutil.ReadFile(t, ws, "a.txt"), testutil.ReadFile(t, ws, "b.txt"); a != "v2\n" || b != "b2\n" {
 		t.Errorf("after undo: a=%q b=%q", a, b)
 	}
 	s.want("redo", nil, "redo: now at "+s2[:12]+" (2 file(s) changed):\na.txt\nb.txt")
@@ -271,7 +233,7 @@ func TestTools(t *testing.T) {
 	// checkpoint_diff: HEAD vs the working tree by default, or any two.
 	s.want("checkpoint_diff", nil, "no differences")
 	s.want("checkpoint_diff", args{"from": "s2", "to": "s1"}, seedDiff)
-	write(t, ws, map[string]string{"a.txt": "v3\n"})
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v3\n"})
 	match(t, `(?s)^diff --git a/a.txt b/a.txt\n.*\n-v1\n\+v3\n$`, s.ok("checkpoint_diff", args{}))
 	s.want("checkpoint_diff", args{"paths": []string{"b.txt"}}, "no differences")
 
@@ -279,12 +241,12 @@ func TestTools(t *testing.T) {
 	// is saved first and said so.
 	match(t, `^restored `+s1[:12]+` \(1 file\(s\) changed\):\na\.txt\nunsaved changes were saved first as [0-9a-f]{12}; undo brings them back$`,
 		s.ok("checkpoint_restore", args{"rev": "s1"}))
-	if a := read(t, ws, "a.txt"); a != "v2\n" {
+	if a := testutil.ReadFile(t, ws, "a.txt"); a != "v2\n" {
 		t.Errorf("after checkpoint_restore: a=%q", a)
 	}
-	write(t, ws, map[string]string{"b.txt": "b3\n"})
+	testutil.WriteFiles(t, ws, map[string]string{"b.txt": "b3\n"})
 	match(t, `^restored `+s2[:12]+` \(1 file\(s\) changed\):\nb\.txt\n`, s.ok("checkpoint_restore", args{"rev": "s2", "paths": []string{"b.txt"}}))
-	if a, b := read(t, ws, "a.txt"), read(t, ws, "b.txt"); a != "v2\n" || b != "b1\n" {
+	if a, b := testutil.ReadFile(t, ws, "a.txt"), testutil.ReadFile(t, ws, "b.txt"); a != "v2\n" || b != "b1\n" {
 		t.Errorf("after a partial restore: a=%q b=%q", a, b)
 	}
 
@@ -293,15 +255,15 @@ func TestTools(t *testing.T) {
 	s.want("snapshot_list", nil, "s2\t"+s2[:12]+"\t2026-04-23T12:15:00+00:00\tinitial checkpoint")
 	s.wantErr("snapshot_create", args{"name": "s2"}, "ckpt: snapshot create: snapshot \"s2\" already exists (checkpoint "+s2[:12]+")\n"+
 		"ckpt: hint: replace it with --force (MCP: force: true), or pick another name")
-	clk.set("2026-04-23T13:00:00Z")
+	clk.Set("2026-04-23T13:00:00Z")
 	match(t, `^snapshot s2 created: [0-9a-f]{64}$`, s.ok("snapshot_create", args{"name": "s2", "force": true, "description": "forced", "ttl": "1h"}))
 	match(t, `^s2\t[0-9a-f]{12}\t2026-04-23T13:00:00\+00:00\tforced$`, s.ok("snapshot_list", nil))
-	clk.set("2026-04-23T14:00:00Z")
+	clk.Set("2026-04-23T14:00:00Z")
 	s.want("snapshot_list", nil, "no snapshots") // expired
 	s.wantErr("snapshot_create", args{"name": "s3", "ttl": "soon"}, `ckpt: ttl: invalid duration "soon" (e.g. 90m, 24h, 30d)`)
 
 	// Errors: the CLI's text, as tool errors; nothing touched.
-	before := read(t, ws, "a.txt") + read(t, ws, "b.txt")
+	before := testutil.ReadFile(t, ws, "a.txt") + testutil.ReadFile(t, ws, "b.txt")
 	unknown := "ckpt: snapshot %s: no snapshot named \"nope\"\nckpt: hint: `ckpt snapshot list` (MCP: snapshot_list) shows the snapshots"
 	s.wantErr("snapshot_restore", args{"name": "nope"}, strings.Replace(unknown, "%s", "restore", 1))
 	s.wantErr("snapshot_diff", args{"name": "nope"}, strings.Replace(unknown, "%s", "diff", 1))
@@ -318,10 +280,10 @@ func TestTools(t *testing.T) {
 	if text, isErr := s.call("snapshot_restore", args{}); !isErr || !strings.Contains(text, `missing properties: ["name"]`) {
 		t.Errorf("missing name: %v %q", isErr, text)
 	}
-	if after := read(t, ws, "a.txt") + read(t, ws, "b.txt"); after != before {
+	if after := testutil.ReadFile(t, ws, "a.txt") + testutil.ReadFile(t, ws, "b.txt"); after != before {
 		t.Errorf("failed calls changed the workspace: %q, was %q", after, before)
 	}
-	if l := read(t, ws, "debug.log"); l != "log 2\n" {
+	if l := testutil.ReadFile(t, ws, "debug.log"); l != "log 2\n" {
 		t.Errorf("ignored debug.log = %q", l)
 	}
 }
@@ -337,8 +299,8 @@ func TestRoots(t *testing.T) {
 
 func testRoots(t *testing.T, version string) {
 	ws1, ws2 := t.TempDir(), t.TempDir()
-	write(t, ws1, map[string]string{"one.txt": "1\n"})
-	write(t, ws2, map[string]string{"two.txt": "2\n"})
+	testutil.WriteFiles(t, ws1, map[string]string{"one.txt": "1\n"})
+	testutil.WriteFiles(t, ws2, map[string]string{"two.txt": "2\n"})
 	var mu sync.Mutex
 	var opened []string
 	srv := mcpserver.New(mcpserver.Options{Open: func(ctx context.Context, dir string) (*ckpt.Repo, error) {
@@ -356,7 +318,7 @@ func testRoots(t *testing.T, version string) {
 	client.AddRoots(&mcp.Root{URI: "https://example.com/not-a-dir"}, &mcp.Root{URI: "file://" + filepath.ToSlash(ws1), Name: "one"})
 	s := connectVersion(t, srv, client, version)
 	s.ok("snapshot_create", args{"name": "a"})
-	write(t, ws1, map[string]string{"new.txt": "new\n"})
+	testutil.WriteFiles(t, ws1, map[string]string{"new.txt": "new\n"})
 	match(t, `^diff --git a/new.txt b/new.txt\n`, s.ok("snapshot_diff", args{"name": "a"}))
 
 	// The client's roots change: the next call works in the new root.
@@ -390,11 +352,10 @@ func testRoots(t *testing.T, version string) {
 func TestSessionTools(t *testing.T) {
 	ctx := context.Background()
 	ws, store := t.TempDir(), t.TempDir()
-	write(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "keep\n"})
-	clk := &clock{}
-	clk.set("2026-04-23T12:00:00Z")
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "keep\n"})
+	clk := testutil.NewClock("2026-04-23T12:00:00Z")
 	open := func(ctx context.Context, dir string) (*ckpt.Repo, error) {
-		return ckpt.Open(ctx, dir, ckpt.Options{Store: store, Now: clk.now})
+		return ckpt.Open(ctx, dir, ckpt.Options{Store: store, Now: clk.Now})
 	}
 	srv := mcpserver.New(mcpserver.Options{Workspace: ws, Open: open})
 	defer srv.Close()
@@ -413,7 +374,7 @@ func TestSessionTools(t *testing.T) {
 	if _, err := c.BeginTurn(ctx, "change a\nand more"); err != nil {
 		t.Fatal(err)
 	}
-	write(t, ws, map[string]string{"a.txt": "v2\n", "new.txt": "n\n"})
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v2\n", "new.txt": "n\n"})
 	if _, err := c.EndTurn(ctx); err != nil {
 		t.Fatal(err)
 	}

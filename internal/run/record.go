@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/atomicfile"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"golang.org/x/sys/unix"
 )
@@ -304,42 +304,16 @@ func ResolveRun(root, prefix string) (string, error) {
 	return "", fmt.Errorf("ambiguous run id prefix %q matches: %s", prefix, strings.Join(found, ", "))
 }
 
-// WriteFileAtomic writes a file through a temporary file, fsync and rename.
+// WriteFileAtomic replaces path with data, mode 0644, whole or not at
+// all (see package atomicfile).
 func WriteFileAtomic(path string, data []byte) error {
-	return WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
-// WriteAtomic writes a file the way [WriteFileAtomic] does, its content
-// streamed by write (buffered), never held whole in memory.
+// WriteAtomic replaces path, mode 0644, with what write writes, streamed
+// (see package atomicfile).
 func WriteAtomic(path string, write func(w io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".ckpt-tmp-*")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 64<<10)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, 0o644, write)
 }
 
 // LinkAtomic makes dst the same file as the regular file src, replacing
@@ -347,7 +321,7 @@ func WriteAtomic(path string, write func(w io.Writer) error) error {
 // Only for a file that is never changed in place once written (a log:
 // the next attempt's log is a new file).
 func LinkAtomic(src, dst string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".ckpt-tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(dst), atomicfile.TempPrefix+"*")
 	if err != nil {
 		return err
 	}

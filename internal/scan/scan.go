@@ -244,7 +244,6 @@ type node struct {
 	cacheTree object.ID
 	cached    []cachedEntry
 	hasCache  bool
-	cacheDev  uint64
 	oldTree   *object.Tree // cacheTree, once loaded
 	// unchanged: every entry matched its cache entry, stat data included,
 	// so the directory's cache block can be copied as is.

@@ -2,45 +2,21 @@ package snaptext
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
-// clock is a settable time for the store.
-type clock struct{ t time.Time }
-
-func (c *clock) set(s string) {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	c.t = t
-}
-
-func (c *clock) now() time.Time { return c.t }
-
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // snapshotRepo opens a workspace holding files, with a clock.
-func snapshotRepo(t *testing.T, backend string, files map[string]string) (*ckpt.Repo, string, *clock) {
+func snapshotRepo(t *testing.T, backend string, files map[string]string) (*ckpt.Repo, string, *testutil.Clock) {
 	t.Helper()
 	ws := t.TempDir()
-	write(t, ws, files)
-	clk := &clock{}
-	clk.set("2026-04-23T12:00:00Z")
-	opts := ckpt.Options{Backend: backend, Now: clk.now}
+	testutil.WriteFiles(t, ws, files)
+	clk := testutil.NewClock("2026-04-23T12:00:00Z")
+	opts := ckpt.Options{Backend: backend, Now: clk.Now}
 	if backend == ckpt.BackendSQLite {
 		opts.Store = t.TempDir()
 	}
@@ -72,7 +48,7 @@ func TestSnapshotResponses(t *testing.T) {
 			if got := List(mustSnapshots(t, repo)); got != "no snapshots" {
 				t.Errorf("empty list = %q", got)
 			}
-			clk.set("2026-04-23T12:15:00Z")
+			clk.Set("2026-04-23T12:15:00Z")
 			s2, err := repo.SnapshotCreate(ctx, "s2", ckpt.SnapshotOptions{Description: "initial checkpoint"})
 			if err != nil {
 				t.Fatal(err)
@@ -91,8 +67,8 @@ func TestSnapshotResponses(t *testing.T) {
 				t.Errorf("snapshot checkpoint = %+v", cp)
 			}
 
-			write(t, ws, map[string]string{"a.txt": "v2\n"})
-			clk.set("2026-04-23T12:30:00Z")
+			testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v2\n"})
+			clk.Set("2026-04-23T12:30:00Z")
 			s1, err := repo.SnapshotCreate(ctx, "s1", ckpt.SnapshotOptions{Description: "before refactor"})
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +102,7 @@ func TestSnapshotResponses(t *testing.T) {
 			}
 
 			// The tools' restore: two files changed.
-			write(t, ws, map[string]string{"b.txt": "b2\n"})
+			testutil.WriteFiles(t, ws, map[string]string{"b.txt": "b2\n"})
 			res, err := repo.SnapshotRestore(ctx, "s2")
 			if err != nil {
 				t.Fatal(err)

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,16 +15,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
-
-func init() {
-	// teatest's golden package registers -update too; one flag serves both.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updating() bool { return flag.Lookup("update").Value.String() == "true" }
 
 // fixture is a real workspace and store with a session "s1" of three
 // turns:
@@ -91,13 +82,7 @@ func newFixture(t *testing.T, turns int) *fixture {
 
 func (f *fixture) write(p, data string) {
 	f.t.Helper()
-	full := filepath.Join(f.ws, p)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
+	testutil.WriteFile(f.t, filepath.Join(f.ws, p), data)
 }
 
 func (f *fixture) remove(p string) {
@@ -109,14 +94,7 @@ func (f *fixture) remove(p string) {
 
 func (f *fixture) read(p string) string {
 	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.ws, p))
-	if os.IsNotExist(err) {
-		return "<absent>"
-	}
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return string(b)
+	return testutil.ReadFile(f.t, f.ws, p)
 }
 
 // turn runs one turn through the Controller, around real file edits.
@@ -210,8 +188,8 @@ func (f *fixture) press(m *Model, names ...string) {
 	}
 }
 
-// golden compares a view with testdata/views/NAME.golden (refresh with
-// go test ./internal/tui -update).
+// golden compares a view with testdata/views/NAME.golden (see
+// testutil.Golden; refresh with go test ./internal/tui -update).
 func golden(t *testing.T, name, view string) {
 	t.Helper()
 	if strings.Contains(view, "\x1b") {
@@ -223,21 +201,7 @@ func golden(t *testing.T, name, view string) {
 		lines[i] = strings.TrimRight(l, " ")
 	}
 	got := strings.Join(lines, "\n") + "\n"
-	path := filepath.Join("testdata", "views", name+".golden")
-	if updating() {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("view %s changed (run with -update if intended):\ngot:\n%s\nwant:\n%s", name, got, want)
-	}
+	testutil.Golden(t, filepath.Join("testdata", "views", name+".golden"), []byte(got))
 }
 
 func (f *fixture) messages() []*ckpt.Message {

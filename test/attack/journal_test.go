@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // setJournal writes a journal row into the store as if an interrupted
@@ -62,9 +62,7 @@ func TestJournalStageNamesUserDirectory(t *testing.T) {
 	for _, stage := range []string{"src", ".git"} {
 		t.Run(stage, func(t *testing.T) {
 			e := newEnv(t)
-			if out, err := exec.Command("git", "init", "-q", e.ws).CombinedOutput(); err != nil {
-				t.Fatalf("git init: %v\n%s", err, out)
-			}
+			testutil.GitInit(t, e.ws)
 			e.write(map[string]string{"a.txt": "1\n", "src/main.go": "package main\n", ".gitignore": "*.env\n", "src/secret.env": "TOKEN=never-checkpointed\n"})
 			e.must("save", "-q", "-m", "one")
 			v1 := e.fullID("HEAD")

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // env is one workspace with its store, a directory outside it that must
@@ -28,28 +30,9 @@ type env struct {
 // sentinel directory.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := t.TempDir()
-	out, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, ws: ws, store: filepath.Join(base, "store"), state: filepath.Join(base, "state"), outside: out}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.bin = filepath.Join(base, "bin", "ckpt")
-	if err := os.MkdirAll(filepath.Dir(e.bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(exe, e.bin); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return &env{t: t, ws: testutil.TempDir(t), store: filepath.Join(base, "store"), state: filepath.Join(base, "state"),
+		outside: testutil.TempDir(t), bin: testutil.CkptBinary(t, filepath.Join(base, "bin"))}
 }
 
 // result is how one ckpt process ended.

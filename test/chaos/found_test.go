@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Defects TestChaos found, each as a minimal deterministic reproduction
@@ -25,20 +26,8 @@ import (
 // wrote a path is the user's, not a corruption").
 func TestFoundParentMovedRightAfterWrite(t *testing.T) {
 	ctx := context.Background()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(p, c string) {
-		t.Helper()
-		full := filepath.Join(ws, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ws := testutil.TempDir(t)
+	write := func(p, c string) { t.Helper(); testutil.WriteFile(t, filepath.Join(ws, p), c) }
 	r, err := ckpt.Open(ctx, ws, ckpt.Options{Store: filepath.Join(t.TempDir(), "store")})
 	if err != nil {
 		t.Fatal(err)

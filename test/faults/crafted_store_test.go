@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Class 4: a crafted checkpoint holding .git/hooks/pre-commit (or .GIT,
@@ -21,9 +21,7 @@ func TestCraftedReservedPaths(t *testing.T) {
 		t.Run(dir, func(t *testing.T) {
 			e := newEnv(t)
 			e.write(map[string]string{"a.txt": "a\n"})
-			if out, err := exec.Command("git", "init", "-q", e.ws).CombinedOutput(); err != nil {
-				t.Fatalf("git init: %v\n%s", err, out)
-			}
+			testutil.GitInit(t, e.ws)
 			e.must("save", "-q", "-m", "honest")
 			id := craft(t, e, dir)
 

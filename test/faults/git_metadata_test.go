@@ -9,20 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
 // gitCmd runs the real git in dir and returns its trimmed output.
 func gitCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	c := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	c.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := c.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(testutil.Git(t, dir, args...))
 }
 
 // runBounded runs ckpt and fails the test if it has not ended within d (a

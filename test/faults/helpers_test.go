@@ -1,9 +1,7 @@
 package faults
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/cli"
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -41,24 +40,9 @@ type env struct {
 // newEnv makes an empty workspace and a store directory outside it.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
 	base := t.TempDir()
-	e := &env{t: t, ws: ws, store: filepath.Join(base, "store"), state: filepath.Join(base, "state")}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.bin = filepath.Join(base, "bin", "ckpt")
-	if err := os.MkdirAll(filepath.Dir(e.bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(exe, e.bin); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return &env{t: t, ws: testutil.TempDir(t), store: filepath.Join(base, "store"), state: filepath.Join(base, "state"),
+		bin: testutil.CkptBinary(t, filepath.Join(base, "bin"))}
 }
 
 // open opens the workspace with its store in this process.
@@ -78,28 +62,13 @@ func (e *env) open(opts ckpt.Options) *ckpt.Repo {
 // write creates or replaces files (relative paths, parents made).
 func (e *env) write(files map[string]string) {
 	e.t.Helper()
-	for p, c := range files {
-		full := filepath.Join(e.ws, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			e.t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			e.t.Fatal(err)
-		}
-	}
+	testutil.WriteFiles(e.t, e.ws, files)
 }
 
 // read returns a file's content, or "<absent>".
 func (e *env) read(p string) string {
 	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.ws, filepath.FromSlash(p)))
-	if errors.Is(err, os.ErrNotExist) {
-		return "<absent>"
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return string(b)
+	return testutil.ReadFile(e.t, e.ws, p)
 }
 
 // snapshot is the workspace's state (ckpt's temporary entries left out).
@@ -125,19 +94,7 @@ func (e *env) cmd(args ...string) *exec.Cmd {
 // run runs ckpt and returns its exit status, stdout and stderr.
 func (e *env) run(args ...string) (int, string, string) {
 	e.t.Helper()
-	var out, errb bytes.Buffer
-	c := e.cmd(args...)
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			e.t.Fatalf("ckpt %s: %v", strings.Join(args, " "), err)
-		}
-		code = ee.ExitCode()
-	}
-	return code, out.String(), errb.String()
+	return testutil.Run(e.t, e.cmd(args...))
 }
 
 // must runs ckpt and fails the test unless it exits 0.

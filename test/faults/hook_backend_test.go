@@ -1,9 +1,10 @@
 package faults
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // TestHookUsesTheUsersBackend: for a user of the git backend
@@ -14,9 +15,7 @@ import (
 func TestHookUsesTheUsersBackend(t *testing.T) {
 	e := newEnv(t)
 	e.write(map[string]string{"a.txt": "a\n"})
-	if out, err := exec.Command("git", "-C", e.ws, "init", "-q").CombinedOutput(); err != nil {
-		t.Skipf("git init: %v\n%s", err, out)
-	}
+	testutil.GitInit(t, e.ws)
 	e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
 	e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "edit a"}))
 	e.write(map[string]string{"a.txt": "b\n"})

@@ -3,10 +3,11 @@ package faults
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // TestHookFailureShownUntilSuccess: a hook that cannot checkpoint (here: a
@@ -17,9 +18,7 @@ import (
 func TestHookFailureShownUntilSuccess(t *testing.T) {
 	e := newEnv(t)
 	e.write(map[string]string{"a.txt": "a\n"})
-	if out, err := exec.Command("git", "-C", e.ws, "init", "-q").CombinedOutput(); err != nil {
-		t.Skipf("git init: %v\n%s", err, out)
-	}
+	testutil.GitInit(t, e.ws)
 	e.extra = []string{"CKPT_STORE="}
 	e.must("--backend", "sqlite", "save", "-q")
 	e.must("--backend", "git", "save", "-q")

@@ -5,13 +5,13 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Class 11: permissions. Store files are 0600 and store directories 0700
@@ -129,9 +129,7 @@ func TestGitStorePermissions(t *testing.T) {
 	openUmask(t)
 	e := newEnv(t)
 	e.write(map[string]string{"a.txt": "a"})
-	if out, err := exec.Command("git", "-C", e.ws, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	testutil.GitInit(t, e.ws)
 	e.must("--backend", "git", "save", "-q")
 	e.write(map[string]string{"a.txt": "a2"})
 	e.must("--backend", "git", "save", "-q")

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Watch mode: with a watcher running, every save's tree
@@ -174,10 +176,10 @@ func TestWatchMaxFileSizeChanged(t *testing.T) {
 // records the checkpoint without its gitlink (a full scan records it, and
 // a save without the watcher does too).
 func TestWatchGitNestedRepoLostAfterRestore(t *testing.T) {
-	needGit(t)
+	testutil.NeedGit(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
+	testutil.Git(t, dir, "init", "-q", "-b", "main")
 	writeFile(t, dir, "app.txt", "app\n")
 	writeFile(t, dir, "other/x.txt", "x0\n")
 	writeFile(t, dir, "sub/keep.txt", "k\n")
@@ -186,9 +188,9 @@ func TestWatchGitNestedRepoLostAfterRestore(t *testing.T) {
 	c0 := mustSave(t, r, "before the nested repository")
 	lib := filepath.Join(dir, "sub", "lib")
 	writeFile(t, dir, "sub/lib/lib.txt", "lib\n")
-	git(t, lib, "init", "-q", "-b", "main")
-	git(t, lib, "add", "-A")
-	git(t, lib, "commit", "-q", "-m", "lib")
+	testutil.Git(t, lib, "init", "-q", "-b", "main")
+	testutil.Git(t, lib, "add", "-A")
+	testutil.Git(t, lib, "commit", "-q", "-m", "lib")
 	writeFile(t, dir, "other/x.txt", "x1\n")
 	c1 := mustSave(t, r, "with the nested repository")
 	if c1.Meta["gitlinks"] == "" {

@@ -201,160 +201,21 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		}
 		nowTree, untracked = c0.res.Root, c0.res.Untracked
 	}
-	load := func(ctx context.Context, id object.ID) (*object.Tree, error) {
-		if data, ok := memTrees[id]; ok {
-			return object.DecodeTree(data)
-		}
-		return c.r.st.ReadTree(ctx, id)
+	v := &mergeView{c: c, ctx: ctx, nowTree: nowTree, memTrees: memTrees, dryRun: dryRun, pending: map[ID][]byte{}}
+	plan, err := v.plan(s, n)
+	if err != nil {
+		return ID{}, ID{}, err
 	}
-	lookup := func(root object.ID, p string) (*object.Entry, error) {
-		e, ok, err := tree.Lookup(ctx, load, root, p)
-		if err != nil || !ok {
-			return nil, err
-		}
-		return &e, nil
-	}
-	// cur holds the paths changed so far (nil: absent); state reads a path
-	// through it, falling back on the workspace's tree.
-	cur := map[string]*object.Entry{}
-	state := func(m map[string]*object.Entry, p string) (*object.Entry, error) {
-		if e, ok := m[p]; ok {
-			return e, nil
-		}
-		for q := path.Dir(p); q != "."; q = path.Dir(q) {
-			if e, ok := m[q]; ok {
-				if e == nil || !object.IsDir(e.Mode) {
-					return nil, nil // below a file or a removed path: absent
-				}
-				return lookup(e.ID, p[len(q)+1:])
-			}
-		}
-		return lookup(nowTree, p)
-	}
-	pending := map[ID][]byte{} // merged contents, stored at the end
-	content := func(e *object.Entry, p string) ([]byte, error) {
-		if b, ok := pending[e.ID]; ok {
-			return b, nil
-		}
-		b, err := c.r.st.ReadBlob(ctx, e.ID)
-		if errors.Is(err, ErrNotFound) && dryRun {
-			// A dry run did not store the workspace's files: read it.
-			if b, err = c.r.readWorking(p, e.Mode); err == nil && object.Sum(b) != e.ID {
-				err = fmt.Errorf("%s changed while the rewind was planned", p)
-			}
-		}
-		return b, err
-	}
-	conflicts, kept := map[string]bool{}, map[string]bool{}
-	for k := len(s.Turns); k >= n; k-- {
-		parts := s.Turns[k-1].parts()
-		for pi := len(parts) - 1; pi >= 0; pi-- {
-			part := parts[pi]
-			end := nowTree
-			if part.End != nil {
-				rec, err := c.r.st.Checkpoint(ctx, *part.End)
-				if err != nil {
-					return ID{}, ID{}, err
-				}
-				end = rec.Tree
-			}
-			beginRec, err := c.r.st.Checkpoint(ctx, part.Begin)
-			if err != nil {
-				return ID{}, ID{}, err
-			}
-			begin := beginRec.Tree
-			// Every lookup of this part sees the state before it.
-			prev := make(map[string]*object.Entry, len(cur))
-			for p, e := range cur {
-				prev[p] = e
-			}
-			err = tree.Diff(ctx, load, begin, end, nil, func(ch tree.Change) error {
-				p := ch.Path
-				// A directory above p whose type the user changed (a file
-				// where the turn left a directory, or the reverse): the
-				// user's side stays.
-				for q := path.Dir(p); q != "."; q = path.Dir(q) {
-					o, err := state(prev, q)
-					if err != nil {
-						return err
-					}
-					b, err := lookup(end, q)
-					if err != nil {
-						return err
-					}
-					if kindOf(o) != kindOf(b) {
-						conflicts[p], kept[p] = true, true
-						return nil
-					}
-				}
-				base, err := lookup(end, p)
-				if err != nil {
-					return err
-				}
-				theirs, err := lookup(begin, p)
-				if err != nil {
-					return err
-				}
-				ours, err := state(prev, p)
-				if err != nil {
-					return err
-				}
-				switch {
-				case sameEntry(ours, base): // untouched since: take it back
-					cur[p] = theirs
-				case sameEntry(ours, theirs): // already as before the turn
-				default:
-					kept[p] = true
-					merged, ok, err := c.merge3(p, base, ours, theirs, content)
-					if err != nil {
-						return err
-					}
-					if !ok {
-						conflicts[p] = true
-						return nil // keep ours
-					}
-					id := object.Sum(merged)
-					pending[id] = merged
-					mode := ours.Mode
-					if ours.Mode == base.Mode {
-						mode = theirs.Mode
-					}
-					cur[p] = &object.Entry{Name: path.Base(p), Mode: mode, ID: id, Size: int64(len(merged))}
-				}
-				return nil
-			})
-			if err != nil {
-				return ID{}, ID{}, err
-			}
-		}
-	}
-	for p := range conflicts {
+	for p := range plan.conflicts {
 		out.Conflicts = append(out.Conflicts, Path(p))
 	}
-	for p := range kept {
+	for p := range plan.kept {
 		out.Kept = append(out.Kept, Path(p))
 	}
 	sortPaths(out.Conflicts)
 	sortPaths(out.Kept)
-	// The edits: a path set to a file, symlink or directory covers
-	// everything below it.
-	edits := map[string]*object.Entry{}
-	for p, e := range cur {
-		covered := false
-		for q := path.Dir(p); q != "." && !covered; q = path.Dir(q) {
-			if ae, ok := cur[q]; ok && ae != nil {
-				covered = true
-			}
-		}
-		if !covered {
-			if e != nil {
-				ee := *e
-				ee.Name = path.Base(p)
-				e = &ee
-			}
-			edits[p] = e
-		}
-	}
+	edits := coveringEdits(plan.cur)
+	pending := v.pending
 	err = c.r.st.Update(ctx, func(tx store.Tx) error {
 		for id, data := range pending {
 			if err := tx.PutBlob(id, data); err != nil {
@@ -423,6 +284,190 @@ func (c *Controller) keepUserEdits(ctx context.Context, s *Session, n int, dryRu
 		return ID{}, ID{}, err
 	}
 	return result, nowTree, nil
+}
+
+// mergeView reads the three sides of a rewind that keeps the user's
+// edits: the turns' checkpoints, and the workspace now (nowTree, its new
+// trees in memTrees for a dry run) with the changes planned so far.
+type mergeView struct {
+	c        *Controller
+	ctx      context.Context
+	nowTree  object.ID
+	memTrees map[ID][]byte
+	dryRun   bool
+	pending  map[ID][]byte // merged contents, stored at the end
+}
+
+// keepEditsPlan is the three-way plan: the paths the rewind changes (nil:
+// absent), the conflicts (the user's side stays) and the paths where the
+// user's edits are kept.
+type keepEditsPlan struct {
+	cur             map[string]*object.Entry
+	conflicts, kept map[string]bool
+}
+
+func (v *mergeView) load(ctx context.Context, id object.ID) (*object.Tree, error) {
+	if data, ok := v.memTrees[id]; ok {
+		return object.DecodeTree(data)
+	}
+	return v.c.r.st.ReadTree(ctx, id)
+}
+
+func (v *mergeView) lookup(root object.ID, p string) (*object.Entry, error) {
+	e, ok, err := tree.Lookup(v.ctx, v.load, root, p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// state reads p through the changes m holds, falling back on the
+// workspace's tree.
+func (v *mergeView) state(m map[string]*object.Entry, p string) (*object.Entry, error) {
+	if e, ok := m[p]; ok {
+		return e, nil
+	}
+	for q := path.Dir(p); q != "."; q = path.Dir(q) {
+		if e, ok := m[q]; ok {
+			if e == nil || !object.IsDir(e.Mode) {
+				return nil, nil // below a file or a removed path: absent
+			}
+			return v.lookup(e.ID, p[len(q)+1:])
+		}
+	}
+	return v.lookup(v.nowTree, p)
+}
+
+// content reads a side's file content.
+func (v *mergeView) content(e *object.Entry, p string) ([]byte, error) {
+	if b, ok := v.pending[e.ID]; ok {
+		return b, nil
+	}
+	b, err := v.c.r.st.ReadBlob(v.ctx, e.ID)
+	if errors.Is(err, ErrNotFound) && v.dryRun {
+		// A dry run did not store the workspace's files: read it.
+		if b, err = v.c.r.readWorking(p, e.Mode); err == nil && object.Sum(b) != e.ID {
+			err = fmt.Errorf("%s changed while the rewind was planned", p)
+		}
+	}
+	return b, err
+}
+
+// plan undoes turns n… of s, newest part first, against the workspace:
+// a path the user left as a turn made it goes back, one the user changed
+// is merged three ways (the turn's end as the base), and a conflict
+// keeps the user's side. It writes nothing (merged contents wait in
+// v.pending).
+func (v *mergeView) plan(s *Session, n int) (*keepEditsPlan, error) {
+	ctx := v.ctx
+	kp := &keepEditsPlan{cur: map[string]*object.Entry{}, conflicts: map[string]bool{}, kept: map[string]bool{}}
+	cur, conflicts, kept := kp.cur, kp.conflicts, kp.kept
+	for k := len(s.Turns); k >= n; k-- {
+		parts := s.Turns[k-1].parts()
+		for pi := len(parts) - 1; pi >= 0; pi-- {
+			part := parts[pi]
+			end := v.nowTree
+			if part.End != nil {
+				rec, err := v.c.r.st.Checkpoint(ctx, *part.End)
+				if err != nil {
+					return nil, err
+				}
+				end = rec.Tree
+			}
+			beginRec, err := v.c.r.st.Checkpoint(ctx, part.Begin)
+			if err != nil {
+				return nil, err
+			}
+			begin := beginRec.Tree
+			// Every lookup of this part sees the state before it.
+			prev := make(map[string]*object.Entry, len(cur))
+			for p, e := range cur {
+				prev[p] = e
+			}
+			err = tree.Diff(ctx, v.load, begin, end, nil, func(ch tree.Change) error {
+				p := ch.Path
+				// A directory above p whose type the user changed (a file
+				// where the turn left a directory, or the reverse): the
+				// user's side stays.
+				for q := path.Dir(p); q != "."; q = path.Dir(q) {
+					o, err := v.state(prev, q)
+					if err != nil {
+						return err
+					}
+					b, err := v.lookup(end, q)
+					if err != nil {
+						return err
+					}
+					if kindOf(o) != kindOf(b) {
+						conflicts[p], kept[p] = true, true
+						return nil
+					}
+				}
+				base, err := v.lookup(end, p)
+				if err != nil {
+					return err
+				}
+				theirs, err := v.lookup(begin, p)
+				if err != nil {
+					return err
+				}
+				ours, err := v.state(prev, p)
+				if err != nil {
+					return err
+				}
+				switch {
+				case sameEntry(ours, base): // untouched since: take it back
+					cur[p] = theirs
+				case sameEntry(ours, theirs): // already as before the turn
+				default:
+					kept[p] = true
+					merged, ok, err := v.c.merge3(p, base, ours, theirs, v.content)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						conflicts[p] = true
+						return nil // keep ours
+					}
+					id := object.Sum(merged)
+					v.pending[id] = merged
+					mode := ours.Mode
+					if ours.Mode == base.Mode {
+						mode = theirs.Mode
+					}
+					cur[p] = &object.Entry{Name: path.Base(p), Mode: mode, ID: id, Size: int64(len(merged))}
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return kp, nil
+}
+
+// coveringEdits turns the planned changes into tree edits: a path set to
+// a file, symlink or directory covers everything below it.
+func coveringEdits(cur map[string]*object.Entry) map[string]*object.Entry {
+	edits := map[string]*object.Entry{}
+	for p, e := range cur {
+		covered := false
+		for q := path.Dir(p); q != "." && !covered; q = path.Dir(q) {
+			if ae, ok := cur[q]; ok && ae != nil {
+				covered = true
+			}
+		}
+		if !covered {
+			if e != nil {
+				ee := *e
+				ee.Name = path.Base(p)
+				e = &ee
+			}
+			edits[p] = e
+		}
+	}
+	return edits
 }
 
 // kindOf is an entry's kind for comparing directory structure: absent,

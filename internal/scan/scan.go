@@ -584,55 +584,36 @@ func (s *scanner) readDir(n *node) error {
 		return nil
 	}
 
-	// Ignore files of this directory.
-	var gi, ci, di *ignore.List
+	// Ignore files of this directory: .gitignore, .ckptignore,
+	// .decreeignore, from IgnoreFiles or else the disk.
+	var lists [3]*ignore.List
 	if s.opts.IgnoreFiles != nil {
-		for _, name := range []string{".gitignore", ".ckptignore", ".decreeignore"} {
-			data, ok := s.opts.IgnoreFiles(join(n.rel, name))
-			if !ok {
-				continue
-			}
-			l := ignore.ParseList(n.rel, join(n.rel, name), data)
-			switch name {
-			case ".gitignore":
-				gi = l
-			case ".ckptignore":
-				ci = l
-			default:
-				di = l
+		for i, name := range ignoreFiles {
+			if data, ok := s.opts.IgnoreFiles(join(n.rel, name)); ok {
+				lists[i] = ignore.ParseList(n.rel, join(n.rel, name), data)
 			}
 		}
 	}
 	for _, de := range des {
-		if s.opts.IgnoreFiles != nil {
-			break // the rules come from IgnoreFiles, not the disk
+		i := slices.Index(ignoreFiles[:], de.name)
+		if i < 0 || s.opts.IgnoreFiles != nil {
+			continue
 		}
-		switch de.name {
-		case ".gitignore", ".ckptignore", ".decreeignore":
-			st, err := lstatAt(fd, de.name)
-			if err != nil || st.mode&sIFMT != sIFREG {
-				continue // git does not follow a symlinked .gitignore
-			}
-			data, err := readFileAt(fd, de.name)
-			if err != nil {
-				if vanished(err) {
-					continue
-				}
-				return &PathError{Op: "read", Path: join(n.rel, de.name), Err: unwrapErr(err)}
-			}
-			l := ignore.ParseList(n.rel, join(n.rel, de.name), data)
-			switch de.name {
-			case ".gitignore":
-				gi = l
-			case ".ckptignore":
-				ci = l
-			default:
-				di = l
-			}
+		st, err := lstatAt(fd, de.name)
+		if err != nil || st.mode&sIFMT != sIFREG {
+			continue // git does not follow a symlinked .gitignore
 		}
+		data, err := readFileAt(fd, de.name)
+		if err != nil {
+			if vanished(err) {
+				continue
+			}
+			return &PathError{Op: "read", Path: join(n.rel, de.name), Err: unwrapErr(err)}
+		}
+		lists[i] = ignore.ParseList(n.rel, join(n.rel, de.name), data)
 	}
 	parentM := n.m
-	n.m = parentM.Child(n.rel, gi, ci, di)
+	n.m = parentM.Child(n.rel, lists[0], lists[1], lists[2])
 	n.cacheTree, n.cached, n.hasCache = s.opts.Cache.block(n.rel)
 
 	dirfd := fd
@@ -792,6 +773,10 @@ func unwrapErr(err error) error {
 	}
 	return err
 }
+
+// ignoreFiles are the ignore files a directory may hold, in the order
+// ignore.Matcher.Child takes them.
+var ignoreFiles = [3]string{".gitignore", ".ckptignore", ".decreeignore"}
 
 // excludedName: .git, .ckpt and .decree in any letter case.
 func excludedName(name string) bool { return object.Reserved(name) }

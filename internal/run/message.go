@@ -245,7 +245,21 @@ func yamlScalar(s string) string {
 		return s
 	}
 	out, _ := yaml.Marshal(s)
+	if q := strings.TrimSpace(string(out)); readsBack(q, s) {
+		return q
+	}
+	// A block scalar yaml.v3 does not read back as it wrote it (a value
+	// starting with an empty line, under a key, loses it): double quotes,
+	// which escape every character, always do.
+	out, _ = yaml.Marshal(&yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Tag: "!!str", Value: s})
 	return strings.TrimSpace(string(out))
+}
+
+// readsBack reports whether the YAML scalar q, as a field's value, reads
+// back as s.
+func readsBack(q, s string) bool {
+	var back map[string]any
+	return yaml.Unmarshal([]byte("v: "+q+"\n"), &back) == nil && len(back) == 1 && scalar(back["v"]) == s
 }
 
 // NewChainID returns a chain id for now: YYYYMMDDHHmmss and a two-digit

@@ -303,53 +303,94 @@ func (r *Repo) restoreLocked(ctx context.Context, j journalData, recovering bool
 	}
 }
 
+// restoreAttempt is one try at a restore, in three steps: journal (scan,
+// plan, keep the current state, write the journal — one transaction),
+// apply (write the workspace and verify it), finalize (move HEAD, log the
+// operation, clear the journal — one transaction).
 func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering bool) (*RestoreResult, error) {
-	headRef, headRec, err := r.head(ctx)
+	rs, err := r.journalRestore(ctx, &j, recovering)
 	if err != nil {
 		return nil, err
 	}
-	target, err := r.st.Checkpoint(ctx, j.Target)
+	out := &RestoreResult{Actions: []Action{}}
+	if out.Target, err = r.describe(ctx, rs.target); err != nil {
+		return nil, err
+	}
+	if rs.preRec != nil {
+		if out.PreRestore, err = r.describe(ctx, rs.preRec); err != nil {
+			return nil, err
+		}
+	}
+	oc, err := r.applyRestore(ctx, rs, j, recovering)
 	if err != nil {
 		return nil, err
 	}
-	filter := tree.NewFilter(effectiveFilter(j.Paths, target))
+	if out.Head, err = r.finalizeRestore(ctx, rs, j, oc); err != nil {
+		return nil, err
+	}
+	out.Actions = restoreActions(rs.plan, oc)
+	r.emit(Event{Kind: restoreEvent(j.Op, recovering), Checkpoint: out.Head, Paths: out.Changed(),
+		Message: string(j.Op) + " to " + rs.target.ID.Short()})
+	return out, nil
+}
+
+// restoreState is what a restore's journal step found and decided.
+type restoreState struct {
+	headRef *store.Ref
+	headRec *store.Record
+	target  *store.Record
+	filter  *tree.Filter
+	c       *capture
+	plan    *restore.Plan
+	current object.ID     // the workspace's tree when the restore began
+	preRec  *store.Record // the checkpoint of that state, if one was made
+}
+
+// journalRestore scans the workspace, plans the restore, stores a
+// checkpoint of the current state unless one already holds it, and
+// records the journal, all in one store transaction. It fills in j's
+// stage, head and before when starting (not when recovering).
+func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bool) (*restoreState, error) {
+	rs := &restoreState{}
+	var err error
+	rs.headRef, rs.headRec, err = r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if rs.target, err = r.st.Checkpoint(ctx, j.Target); err != nil {
+		return nil, err
+	}
+	rs.filter = tree.NewFilter(effectiveFilter(j.Paths, rs.target))
 	if !recovering {
 		j.Stage = newStageName()
 		j.Head = object.ZeroID
-		if headRec != nil {
-			j.Head = headRec.ID
+		if rs.headRec != nil {
+			j.Head = rs.headRec.ID
 		}
 	}
-	out := &RestoreResult{Actions: []Action{}}
-	var (
-		c       *capture
-		plan    *restore.Plan
-		current object.ID
-		preRec  *store.Record
-	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx, false, &captureRules{include: j.Include, from: j.RulesFrom})
+		rs.c, err = r.captureTx(ctx, tx, false, &captureRules{include: j.Include, from: j.RulesFrom})
 		if err != nil {
 			return err
 		}
-		current = c.res.Root
-		if !recovering && !j.Base.IsZero() && current != j.Base {
+		rs.current = rs.c.res.Root
+		if !recovering && !j.Base.IsZero() && rs.current != j.Base {
 			return errBaseChanged
 		}
 		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
-		plan, err = restore.MakePlan(ctx, load, current, target.Tree, filter, c.res.Untracked)
+		rs.plan, err = restore.MakePlan(ctx, load, rs.current, rs.target.Tree, rs.filter, rs.c.res.Untracked)
 		if err != nil {
 			return err
 		}
-		keepNested(plan, c.res)
+		keepNested(rs.plan, rs.c.res)
 		// Keep the current state unless a checkpoint already holds it.
-		needPre := (headRec == nil || current != headRec.Tree) && current != target.Tree
+		needPre := (rs.headRec == nil || rs.current != rs.headRec.Tree) && rs.current != rs.target.Tree
 		if recovering {
 			// The state before the interrupted restore is j.Before; the
 			// half-restored state needs no checkpoint unless something else
 			// changed files meanwhile.
-			needPre, err = r.strayChanges(ctx, load, plan, j.Before)
+			needPre, err = r.strayChanges(ctx, load, rs.plan, j.Before)
 			if err != nil {
 				return err
 			}
@@ -358,48 +399,56 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			before, err := r.st.Checkpoint(ctx, j.Before)
 			switch {
 			case err == nil:
-				orig, err := restore.MakePlan(ctx, load, before.Tree, target.Tree, filter, nil)
+				orig, err := restore.MakePlan(ctx, load, before.Tree, rs.target.Tree, rs.filter, nil)
 				if err != nil {
 					return err
 				}
-				plan.PruneAlso(orig)
+				rs.plan.PruneAlso(orig)
 			case !errors.Is(err, store.ErrNotFound):
 				return err
 			}
 		}
 		if needPre {
-			msg := "before " + string(j.Op) + " to " + target.ID.Short()
+			msg := "before " + string(j.Op) + " to " + rs.target.ID.Short()
 			if recovering {
 				msg = "found while recovering an interrupted " + string(j.Op)
 			}
-			cp := &object.Checkpoint{Tree: current, Kind: KindPreRestore, Message: msg}
-			preRec, err = r.newCheckpoint(ctx, tx, cp, headRec, c.res.Files, c.res.Bytes, false, headRef)
+			cp := &object.Checkpoint{Tree: rs.current, Kind: KindPreRestore, Message: msg}
+			rs.preRec, err = r.newCheckpoint(ctx, tx, cp, rs.headRec, rs.c.res.Files, rs.c.res.Bytes, false, rs.headRef)
 			if err != nil {
 				return err
 			}
 		}
 		if !recovering {
 			j.Before = j.Head
-			if preRec != nil {
-				j.Before, j.Pre = preRec.ID, true
+			if rs.preRec != nil {
+				j.Before, j.Pre = rs.preRec.ID, true
 			}
 		}
-		if plan.Empty() {
+		if rs.plan.Empty() {
 			return nil
 		}
 		data, _ := json.Marshal(j)
 		return tx.SetJournal(&store.Journal{Kind: string(j.Op), Data: data})
 	})
 	if err != nil {
-		c.abort()
+		rs.c.abort()
 		return nil, err
 	}
-	r.commitCache(c)
+	r.commitCache(rs.c)
+	return rs, nil
+}
+
+// applyRestore writes the plan into the workspace and verifies what it
+// wrote. Recovering, it first removes the interrupted attempt's
+// leftovers. A failure leaves the journal for recovery (or rolls back,
+// when the restore had not begun changing the workspace).
+func (r *Repo) applyRestore(ctx context.Context, rs *restoreState, j journalData, recovering bool) (*restore.Outcome, error) {
 	if recovering {
 		// Leftovers of the interrupted attempt (e.g. cross-device copies),
 		// named after its staging directory.
 		if root, err := fsroot.Open(r.root); err == nil {
-			for _, t := range c.res.Temp {
+			for _, t := range rs.c.res.Temp {
 				if scan.OwnTemp(j.Stage, path.Base(t)) {
 					root.RemoveAll(t)
 				}
@@ -407,79 +456,52 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			root.Close()
 		}
 	}
-	if out.Target, err = r.describe(ctx, target); err != nil {
-		return nil, err
+	if rs.plan.Empty() {
+		oc := &restore.Outcome{}
+		oc.Kept = append(oc.Kept, rs.plan.Actions...)
+		return oc, nil
 	}
-	if preRec != nil {
-		if out.PreRestore, err = r.describe(ctx, preRec); err != nil {
-			return nil, err
+	expect, done := r.expectations(ctx, rs.c)
+	oc, err := r.apply(ctx, rs.plan, j.Stage, expect)
+	done()
+	if err != nil {
+		if recovering {
+			return nil, r.unfinished(ctx, err, j)
 		}
+		return nil, r.failedRestore(ctx, err, rs.plan, j, rs.current, oc)
 	}
-	var oc *restore.Outcome
-	if !plan.Empty() {
-		expect, done := r.expectations(ctx, c)
-		oc, err = r.apply(ctx, plan, j.Stage, expect)
-		done()
-		if err != nil {
-			if recovering {
-				return nil, r.unfinished(ctx, err, j)
-			}
-			return nil, r.failedRestore(ctx, err, plan, j, current, oc)
-		}
-		if bad := r.verify(oc, plan); len(bad) > 0 {
-			r.clearJournal(ctx)
-			return nil, &IntegrityError{Op: string(j.Op), Paths: bad}
-		}
-	} else {
-		oc = &restore.Outcome{}
-		oc.Kept = append(oc.Kept, plan.Actions...)
+	if bad := r.verify(oc, rs.plan); len(bad) > 0 {
+		r.clearJournal(ctx)
+		return nil, &IntegrityError{Op: string(j.Op), Paths: bad}
 	}
+	return oc, nil
+}
+
+// finalizeRestore records a restore the workspace has taken: a run's
+// record first, then, in one transaction, the journal cleared, HEAD moved
+// (to a new checkpoint of the disk for a partial restore) and the
+// operation logged. It returns the new HEAD.
+func (r *Repo) finalizeRestore(ctx context.Context, rs *restoreState, j journalData, oc *restore.Outcome) (ID, error) {
 	if j.Run != nil {
 		// The run's record follows the workspace before the journal goes.
 		if err := r.finishRun(j.Run); err != nil {
-			return nil, withHint(fmt.Errorf("%s: record run %s: %w", j.Op, j.Run.ID, err),
+			return ID{}, withHint(fmt.Errorf("%s: record run %s: %w", j.Op, j.Run.ID, err),
 				"the workspace is reverted; `ckpt recover` records it in the run once "+run.RunDir(r.root, j.Run.ID)+" can be written")
 		}
 	}
-	// Record the result.
-	newHead := target.ID
-	err = r.st.Update(ctx, func(tx store.Tx) error {
+	newHead := rs.target.ID
+	err := r.st.Update(ctx, func(tx store.Tx) error {
 		if err := tx.SetJournal(nil); err != nil {
 			return err
 		}
-		if filter != nil {
-			// Partial: the new state is the current tree with what the
-			// restore wrote and deleted laid over it — exactly the disk,
-			// paths it kept (and type changes above the paths) included.
-			load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
-			root, err := tree.Overlay(ctx, load, tx.PutTree, current, outcomeEdits(plan, oc))
+		if rs.filter != nil {
+			id, err := r.partialHead(ctx, tx, rs, j, oc)
 			if err != nil {
 				return err
 			}
-			base := headRec
-			if preRec != nil {
-				base = preRec
-			}
-			if base != nil && root == base.Tree {
-				newHead = base.ID
-			} else {
-				var bytes int64
-				if t, err := load(ctx, root); err == nil {
-					bytes = t.Size()
-				}
-				cp := &object.Checkpoint{Tree: root, Kind: KindRestore,
-					Message: fmt.Sprintf("%s %s -- %s", j.Op, target.ID.Short(), strings.Join(j.Paths, " "))}
-				if len(j.Paths) == 0 {
-					cp.Message = fmt.Sprintf("%s %s (partial checkpoint)", j.Op, target.ID.Short())
-				}
-				rec, err := r.newCheckpoint(ctx, tx, cp, base, -1, bytes, false, headRef)
-				if err != nil {
-					return err
-				}
-				newHead = rec.ID
-			}
+			newHead = id
 		}
-		hr := headRef
+		hr := rs.headRef
 		if j.Branch != "" {
 			hr = &store.Ref{Name: headName, Symbolic: j.Branch}
 		}
@@ -491,7 +513,7 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 			detail = j.FromBranch + " -> " + j.Branch
 		}
 		if j.Op != OpRestore || oc.Changed || j.Before != newHead {
-			_, err := tx.AppendOp(store.Op{Kind: string(j.Op), Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: target.ID, Detail: detail})
+			_, err := tx.AppendOp(store.Op{Kind: string(j.Op), Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: rs.target.ID, Detail: detail})
 			return err
 		}
 		return nil
@@ -500,44 +522,89 @@ func (r *Repo) restoreAttempt(ctx context.Context, j journalData, recovering boo
 		if oc.Changed {
 			// The workspace is the target; only the record is missing, and
 			// the journal (still there) makes the next command write it.
-			return nil, withHint(fmt.Errorf("%s: the workspace is now %s, but recording that in the store failed: %w", j.Op, target.ID.Short(), err),
+			return ID{}, withHint(fmt.Errorf("%s: the workspace is now %s, but recording that in the store failed: %w", j.Op, rs.target.ID.Short(), err),
 				"nothing was lost; the next ckpt command records it once the store can be written again (for example, once space is freed"+r.storeWhere()+"); reading commands keep working meanwhile")
 		}
-		return nil, err
+		return ID{}, err
 	}
-	out.Head = newHead
+	return newHead, nil
+}
+
+// partialHead returns where HEAD goes after a partial restore: the
+// current tree with what the restore wrote and deleted laid over it —
+// exactly the disk, paths it kept (and type changes above the paths)
+// included — as the checkpoint it started from if that is the same tree,
+// else as a new restore checkpoint.
+func (r *Repo) partialHead(ctx context.Context, tx store.Tx, rs *restoreState, j journalData, oc *restore.Outcome) (ID, error) {
+	load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+	root, err := tree.Overlay(ctx, load, tx.PutTree, rs.current, outcomeEdits(rs.plan, oc))
+	if err != nil {
+		return ID{}, err
+	}
+	base := rs.headRec
+	if rs.preRec != nil {
+		base = rs.preRec
+	}
+	if base != nil && root == base.Tree {
+		return base.ID, nil
+	}
+	var bytes int64
+	if t, err := load(ctx, root); err == nil {
+		bytes = t.Size()
+	}
+	cp := &object.Checkpoint{Tree: root, Kind: KindRestore,
+		Message: fmt.Sprintf("%s %s -- %s", j.Op, rs.target.ID.Short(), strings.Join(j.Paths, " "))}
+	if len(j.Paths) == 0 {
+		cp.Message = fmt.Sprintf("%s %s (partial checkpoint)", j.Op, rs.target.ID.Short())
+	}
+	rec, err := r.newCheckpoint(ctx, tx, cp, base, -1, bytes, false, rs.headRef)
+	if err != nil {
+		return ID{}, err
+	}
+	return rec.ID, nil
+}
+
+// restoreActions lists what a restore did, by path.
+func restoreActions(plan *restore.Plan, oc *restore.Outcome) []Action {
+	created := map[string]bool{}
+	for _, a := range plan.Actions {
+		if a.Op == restore.Create {
+			created[a.Path] = true
+		}
+	}
+	out := []Action{}
 	for _, p := range oc.Written {
 		op := "update"
-		for _, a := range plan.Actions {
-			if a.Path == p && a.Op == restore.Create {
-				op = "create"
-			}
+		if created[p] {
+			op = "create"
 		}
-		out.Actions = append(out.Actions, Action{Path: Path(p), Op: op})
+		out = append(out, Action{Path: Path(p), Op: op})
 	}
 	for _, p := range oc.Deleted {
-		out.Actions = append(out.Actions, Action{Path: Path(p), Op: "delete"})
+		out = append(out, Action{Path: Path(p), Op: "delete"})
 	}
 	for _, a := range oc.Kept {
-		out.Actions = append(out.Actions, Action{Path: Path(a.Path), Op: "keep", Reason: a.Reason})
+		out = append(out, Action{Path: Path(a.Path), Op: "keep", Reason: a.Reason})
 	}
-	sortActions(out.Actions)
-	kind := EventRestored
-	switch j.Op {
-	case OpUndo:
-		kind = EventUndone
-	case OpRedo:
-		kind = EventRedone
-	case OpSwitch:
-		kind = EventSwitched
-	case OpRewind:
-		kind = EventRewound
+	sortActions(out)
+	return out
+}
+
+// restoreEvent is the event a restore by op announces.
+func restoreEvent(op OpKind, recovering bool) EventKind {
+	switch {
+	case recovering:
+		return EventRecovered
+	case op == OpUndo:
+		return EventUndone
+	case op == OpRedo:
+		return EventRedone
+	case op == OpSwitch:
+		return EventSwitched
+	case op == OpRewind:
+		return EventRewound
 	}
-	if recovering {
-		kind = EventRecovered
-	}
-	r.emit(Event{Kind: kind, Checkpoint: newHead, Paths: out.Changed(), Message: string(j.Op) + " to " + target.ID.Short()})
-	return out, nil
+	return EventRestored
 }
 
 func sortActions(as []Action) {

@@ -13,7 +13,10 @@ import (
 // checks the run directory before it writes there, and stops the run.
 func TestDecreeRunDirReplacedBySymlink(t *testing.T) {
 	for name, script := range map[string]string{
-		"run directory": `rm -rf "$message_dir"; ln -s "$OUTSIDE" "$message_dir"`,
+		// mv, not rm -rf: ckpt writes the routine's log into the run
+		// directory while it runs, and rm -rf racing that write can fail
+		// to remove it (then the link lands inside and nothing is tried).
+		"run directory": `mv "$message_dir" "$message_dir.moved"; ln -s "$OUTSIDE" "$message_dir"`,
 		"runs":          `mv .decree/runs .decree/runs.moved; ln -s "$OUTSIDE" .decree/runs; mkdir -p "$message_dir"`,
 	} {
 		t.Run(name, func(t *testing.T) {

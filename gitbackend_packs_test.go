@@ -170,7 +170,7 @@ func TestGitBackendLongLife(t *testing.T) {
 	n := 10000
 	switch {
 	case testing.Short():
-		n = 200
+		n = 50
 	case raceEnabled:
 		// scripts/test runs the 10,000 without the race detector.
 		n = 300

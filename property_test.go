@@ -11,10 +11,14 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
-// trials returns n, or more under CKPT_LONG_TESTS.
+// trials returns n: a fifth of it (at least 2) in the everyday loop
+// (go test -short), ten times it under CKPT_LONG_TESTS.
 func trials(n int) int {
-	if os.Getenv("CKPT_LONG_TESTS") != "" {
+	switch {
+	case os.Getenv("CKPT_LONG_TESTS") != "":
 		return n * 10
+	case testing.Short():
+		return max(2, n/5)
 	}
 	return n
 }

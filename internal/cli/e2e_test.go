@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -86,6 +87,7 @@ func bigTree(rng *rand.Rand, n int) treegen.State {
 // afterwards `ckpt recover` (as any next command would) leaves the workspace
 // exactly as before the restore or exactly as its target, and fsck is clean.
 func TestCrashRestore(t *testing.T) {
+	testutil.Long(t, "kills ckpt at every step of a restore")
 	r := newRunner(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	seed := rng.Uint64()
@@ -153,6 +155,7 @@ func TestCrashRestore(t *testing.T) {
 // TestCrashSave kills `ckpt save` at random moments: the workspace is never
 // touched, the store stays consistent (fsck), and the next save works.
 func TestCrashSave(t *testing.T) {
+	testutil.Long(t, "kills ckpt at every step of a save")
 	r := newRunner(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
 	st := bigTree(rng, 1500)
@@ -232,6 +235,7 @@ func TestParallelSaves(t *testing.T) {
 // every command succeeds (waiting for the store as needed), fsck is clean,
 // and the restore's result is exact.
 func TestSavesDuringRestore(t *testing.T) {
+	testutil.Long(t, "races saves against a restore")
 	r := newRunner(t)
 	rng := rand.New(rand.NewPCG(6, 6))
 	if err := treegen.Write(r.ws, bigTree(rng, 1000)); err != nil {

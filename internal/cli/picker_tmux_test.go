@@ -136,6 +136,7 @@ func lineOf(screen, s string) int {
 // three turns made with the CLI, `ckpt rewind` in tmux, keys sent with
 // send-keys, the screen read with capture-pane.
 func TestPickerInTmux(t *testing.T) {
+	testutil.Long(t, "drives the picker in a real terminal")
 	x := newTmux(t)
 	r := newRunner(t)
 	r.bin = buildCkpt(t)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -135,6 +136,7 @@ var killScenarios = []killScenario{
 // outside are untouched, HEAD matches the disk, fsck is clean and every
 // checkpoint restores.
 func TestKillEveryStepAndRecovery(t *testing.T) {
+	testutil.Long(t, "kills ckpt at every step")
 	for _, sc := range killScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			// The reference: the operation, uninterrupted.
@@ -147,11 +149,7 @@ func TestKillEveryStepAndRecovery(t *testing.T) {
 			for n := 1; n <= 40; n++ {
 				points = append(points, fmt.Sprintf("restore/change=kill@%d", n))
 			}
-			step := 1
-			if testing.Short() {
-				step = 5
-			}
-			for i := 0; i < len(points); i += step {
+			for i := range points {
 				point := points[i]
 				e, outside := killEnv(t)
 				sc.setup(e)
@@ -172,7 +170,7 @@ func TestKillEveryStepAndRecovery(t *testing.T) {
 					t.Fatalf("%s: after recovery the workspace is not the operation's result:\n%s", point, d)
 				}
 				checkAfter(t, e, outside, point)
-				if i == 0 && !testing.Short() || i == 5 || !testing.Short() && i%10 == 0 {
+				if i%10 == 0 {
 					checkEveryCheckpoint(t, e, point)
 				}
 			}

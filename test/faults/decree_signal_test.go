@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // SIGINT or SIGTERM to ckpt run or ckpt process whose routine is stuck
@@ -177,6 +179,7 @@ func TestDecreeKilledDuringRoutine(t *testing.T) {
 // run as interrupted, and ckpt recover settles it); and running it again
 // ends it dead and reverted, the workspace exactly as before.
 func TestDecreeSignalAtEachStage(t *testing.T) {
+	testutil.Long(t, "signals a run at each stage")
 	const id = "20260101000000-0"
 	const routine = "echo partial >> a/x.txt; echo new > n.txt; exit 1"
 	for _, via := range []string{"run", "process"} {

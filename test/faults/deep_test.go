@@ -10,11 +10,13 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Class 15: a tree deeper than PATH_MAX (2,100 levels) is saved, shown in
 // status and restored like any other.
 func TestDeeperThanPathMax(t *testing.T) {
+	testutil.Long(t, "builds trees deeper than PATH_MAX")
 	ctx := context.Background()
 	e := newEnv(t)
 	root, deep, writeAt, readAt := deepTree(t, e)
@@ -76,6 +78,7 @@ func TestDeeperThanPathMax(t *testing.T) {
 // Class 15 with watch mode: directories the watcher cannot watch (their
 // path is longer than PATH_MAX) are never taken from the cache unseen.
 func TestDeeperThanPathMaxWatched(t *testing.T) {
+	testutil.Long(t, "builds trees deeper than PATH_MAX")
 	e := newEnv(t)
 	_, deep, writeAt, _ := deepTree(t, e)
 	write := func(data string) { writeAt(deep+"/bottom.txt", data) }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // TestHookGuardCrashedChild: the process that handles a hook's event dies
@@ -32,6 +34,7 @@ func TestHookGuardCrashedChild(t *testing.T) {
 // TestHookGuardHungChild: a handling process that hangs is killed past
 // --timeout; the hook exits 0 and says so.
 func TestHookGuardHungChild(t *testing.T) {
+	testutil.Long(t, "waits out a hung hook child")
 	e := newEnv(t)
 	e.extra = []string{"CKPT_TEST_HOOK_CHILD=hang"}
 	r := e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "hi"}), "--timeout", "1s")

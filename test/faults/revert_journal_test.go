@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -179,6 +180,7 @@ func checkReverted(e *env, before, after treegen.State, what string, again bool)
 // a failpoint) after each change it makes to the workspace, and before the
 // first; the next command — ckpt recover, or any other — finishes it.
 func TestRunsRevertKilledAtEveryChange(t *testing.T) {
+	testutil.Long(t, "kills a revert at every change")
 	_, before, after := finishedRun(t)
 	changed := len(strings.Split(treegen.Diff(before, after), "\n"))
 	for n := 0; ; n++ {
@@ -259,10 +261,8 @@ mkdir -p n; i=0; while [ $i -lt 50 ]; do echo new $i > n/n$i.txt; i=$((i+1)); do
 // random moments: after ckpt recover the workspace is exactly as before
 // the revert or exactly reverted, and the run's record says which.
 func TestRunsRevertKilledAtRandom(t *testing.T) {
+	testutil.Long(t, "kills reverts at random")
 	rounds := 25
-	if testing.Short() {
-		rounds = 5
-	}
 	// How long a whole revert takes here.
 	e, before, _ := bigRun(t)
 	start := time.Now()
@@ -344,6 +344,7 @@ func exists(e *env, p string) bool {
 // checkpoint as its result; a message is a dead letter, and processing goes
 // on cleanly.
 func TestDecreeRevertKilledAtEveryChange(t *testing.T) {
+	testutil.Long(t, "kills a revert at every change")
 	for _, viaRun := range []bool{false, true} {
 		name := map[bool]string{false: "process", true: "run"}[viaRun]
 		t.Run(name, func(t *testing.T) {
@@ -401,6 +402,7 @@ func TestDecreeRevertKilledAtEveryChange(t *testing.T) {
 // workspace is the pre-run state; the next ckpt process resumes the run
 // with its last attempt, which sees failure-context.md and a clean tree.
 func TestProcessCleanSlateRevertKilled(t *testing.T) {
+	testutil.Long(t, "kills a revert at every change")
 	routine := `if [ -f "$message_dir/failure-context.md" ]; then
   seen=$(LC_ALL=C ls)
   echo "$seen" > seen-by-last-attempt.txt

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -76,6 +77,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // half-way, promptly, with the signal's status; afterwards recovery
 // leaves the workspace exactly before or after, and fsck is clean.
 func TestSignalEndsCommands(t *testing.T) {
+	testutil.Long(t, "signals every kind of command")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		want := 128 + int(sig)
 		t.Run(fmt.Sprintf("%v/save_blocked_in_a_read", sig), func(t *testing.T) {
@@ -97,9 +99,6 @@ func TestSignalEndsCommands(t *testing.T) {
 			e := newEnv(t)
 			files := map[string]string{}
 			n := 10000
-			if testing.Short() {
-				n = 2000
-			}
 			for i := range n {
 				files[fmt.Sprintf("d%02d/e%02d/f%d.txt", i%40, i%13, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 50)
 			}

@@ -23,7 +23,7 @@ const undoRunID = "2026010100000000-0"
 // a routine "bad" (script) for the first message and a routine "ok" for a
 // second message that records what it found (ls -a of the root).
 func undoSetup(e *env, attempts int, script string, files map[string]string) {
-	e.t.Helper()
+	e.T.Helper()
 	all := map[string]string{
 		".decree/config.yml":                  "max_retries: " + itoa(attempts) + "\n",
 		".decree/routines/bad.sh":             script,
@@ -34,7 +34,7 @@ func undoSetup(e *env, attempts int, script string, files map[string]string) {
 	for p, c := range files {
 		all[p] = c
 	}
-	e.write(all)
+	e.Write(all)
 }
 
 func itoa(n int) string {
@@ -45,8 +45,8 @@ func itoa(n int) string {
 // userTree is the workspace without .decree and without what the second
 // message writes.
 func userTree(e *env) treegen.State {
-	e.t.Helper()
-	st := e.snapshot()
+	e.T.Helper()
+	st := e.Snapshot()
 	for p := range st {
 		if p == ".decree" || strings.HasPrefix(p, ".decree/") || p == "second.txt" {
 			delete(st, p)
@@ -58,7 +58,7 @@ func userTree(e *env) treegen.State {
 // runJSON reads a run's record as a map.
 func runJSON(t *testing.T, e *env, id string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(e.ws, ".decree", "runs", id, "run.json"))
+	b, err := os.ReadFile(filepath.Join(e.WS, ".decree", "runs", id, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func checkUndone(t *testing.T, e *env, before treegen.State, code int, out, errs
 	t.Helper()
 	switch code {
 	case 3:
-		if e.read("second.txt") != "<absent>" {
+		if e.Read("second.txt") != "<absent>" {
 			t.Fatalf("process stopped (exit 3) but the second message ran\nstdout: %s\nstderr: %s", out, errs)
 		}
 		return
@@ -107,9 +107,9 @@ func TestUndoAttackHiddenInSameAttempt(t *testing.T) {
 	undoSetup(e, 1, "echo junk > junk.log\nprintf '*.log\\n' >> .gitignore\necho more >> a.txt\nexit 1\n",
 		map[string]string{"a.txt": "a\n", ".gitignore": "tmp/\n"})
 	before := userTree(e)
-	code, out, errs := e.run("process")
+	code, out, errs := e.Run("process")
 	checkUndone(t, e, before, code, out, errs)
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). The run removes the ignore rule that hid the user's secret.env
@@ -129,9 +129,9 @@ func TestUndoAttackFallbackKeepsUnignoredFile(t *testing.T) {
 	undoSetup(e, 1, "printf 'tmp/\\n' > .gitignore\necho more >> a.txt\nexit 1\n",
 		map[string]string{"a.txt": "a\n", ".gitignore": "tmp/\n*.env\n", "secret.env": "TOKEN=1\n"})
 	before := userTree(e)
-	code, out, errs := e.runEnv([]string{"CKPT_FAILPOINT=revert/before-change=fail"}, "process")
+	code, out, errs := e.RunEnv([]string{"CKPT_FAILPOINT=revert/before-change=fail"}, "process")
 	checkUndone(t, e, before, code, out, errs)
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // forgeManifest is routine code that replaces the run's manifest.json by
@@ -155,9 +155,9 @@ func TestUndoAttackForgedManifestFallbackKeepsUnignoredFile(t *testing.T) {
 	undoSetup(e, 1, "printf 'tmp/\\n' > .gitignore\necho more >> a.txt\n"+forgeManifest+"exit 1\n",
 		map[string]string{"a.txt": "a\n", ".gitignore": "tmp/\n*.env\n", "secret.env": "TOKEN=1\n"})
 	before := userTree(e)
-	code, out, errs := e.run("process")
+	code, out, errs := e.Run("process")
 	checkUndone(t, e, before, code, out, errs)
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). The routine forges attempt-9.diff in its run directory naming
@@ -180,9 +180,9 @@ func TestUndoAttackForgedAttemptDiffNamesIgnoredFiles(t *testing.T) {
 				map[string]string{"a.txt": "a\n", ".gitignore": "/build/\n*.env\n", "secret.env": "TOKEN=1\n",
 					"build/cache.bin": "cache\n", "build/sub/x.o": "obj\n"})
 			before := userTree(e)
-			code, out, errs := e.run("process")
+			code, out, errs := e.Run("process")
 			checkUndone(t, e, before, code, out, errs)
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }
@@ -195,9 +195,9 @@ func TestUndoAttackForgedAttemptDiffRevertKeepsIgnored(t *testing.T) {
 		map[string]string{"a.txt": "a\n", ".gitignore": "/build/\n*.env\n", "secret.env": "TOKEN=1\n",
 			"build/cache.bin": "cache\n", "build/sub/x.o": "obj\n"})
 	before := userTree(e)
-	code, out, errs := e.run("process")
+	code, out, errs := e.Run("process")
 	checkUndone(t, e, before, code, out, errs)
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // Was a defect (fixed: sweepLeftovers and restoreRunCheckpoint, revert.go, capture the workspace as the restored state's own ignore rules see it; attempt diffs are read leniently, only those run.json counts). A routine shows junk.log in attempt 1, hides it with a new
@@ -227,12 +227,12 @@ exit 1
 	e := newEnv(t)
 	undoSetup(e, 3, script, map[string]string{"a.txt": "a\n", ".gitignore": "tmp/\n"})
 	before := userTree(e)
-	code, out, errs := e.run("process")
-	if log, _ := os.ReadFile(filepath.Join(e.ws, ".decree/runs", undoRunID, "attempt-3.diff")); strings.Contains(string(log), "junk.log") || strings.Contains(string(log), ".gitignore") {
+	code, out, errs := e.Run("process")
+	if log, _ := os.ReadFile(filepath.Join(e.WS, ".decree/runs", undoRunID, "attempt-3.diff")); strings.Contains(string(log), "junk.log") || strings.Contains(string(log), ".gitignore") {
 		t.Errorf("the last attempt did not start from the tree before the run (it found junk.log and hid it again); attempt-3.diff:\n%s", log)
 	}
 	checkUndone(t, e, before, code, out, errs)
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // kill -9 at each step of the fallback restore (the revert made to fail),
@@ -245,11 +245,11 @@ func TestUndoAttackKillDuringFallbackRestore(t *testing.T) {
 			undoSetup(e, 1, "echo more >> a.txt\nrm gone.txt\necho new > new.txt\nmkdir -p d && echo x > d/x\nrm -rf sub\nln -s a.txt sub\nprintf '/a.txt\\n' >> .gitignore\nexit 1\n",
 				map[string]string{"a.txt": "a\n", "gone.txt": "bye\n", ".gitignore": "*.env\n", "secret.env": "S\n", "sub/f": "f\n"})
 			before := userTree(e)
-			code, out, errs := e.runEnv([]string{"CKPT_FAILPOINT=revert/before-change=fail;" + fp}, "process")
+			code, out, errs := e.RunEnv([]string{"CKPT_FAILPOINT=revert/before-change=fail;" + fp}, "process")
 			if code != -1 && code != 137 {
 				t.Logf("process was not killed (exit %d)\n%s%s", code, out, errs)
 			}
-			if code, out, errs := e.run("recover"); code != 0 {
+			if code, out, errs := e.Run("recover"); code != 0 {
 				t.Fatalf("recover: exit %d\n%s%s", code, out, errs)
 			}
 			if d := diffStates(before, userTree(e)); d != "" {
@@ -259,17 +259,17 @@ func TestUndoAttackKillDuringFallbackRestore(t *testing.T) {
 			if rec["status"] != "dead" || rec["unreverted"] == true {
 				t.Errorf("run.json after recover: status %v unreverted %v reason %v", rec["status"], rec["unreverted"], rec["reason"])
 			}
-			code, out, errs = e.run("process")
-			if code != 0 || e.read("second.txt") != "second\n" {
+			code, out, errs = e.Run("process")
+			if code != 0 || e.Read("second.txt") != "second\n" {
 				t.Fatalf("process after recover: exit %d\n%s%s", code, out, errs)
 			}
 			if d := diffStates(before, userTree(e)); d != "" {
 				t.Fatalf("after the second process the tree is not the tree before the run:\n%s", d)
 			}
-			if _, err := os.Stat(filepath.Join(e.ws, ".decree/inbox/dead", undoRunID+".md")); err != nil {
+			if _, err := os.Stat(filepath.Join(e.WS, ".decree/inbox/dead", undoRunID+".md")); err != nil {
 				t.Errorf("the dead run's message is not in inbox/dead: %v", err)
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }
@@ -313,7 +313,7 @@ func TestUndoAttackIgnoreTricks(t *testing.T) {
 				e := newEnv(t)
 				undoSetup(e, 1, script+"exit 1\n", map[string]string{"a.txt": "a\n", "gone.txt": "bye\n",
 					".gitignore": "*.env\n/build/\n", "secret.env": "S\n", "build/cache": "c\n", "dir/f": "f\n", "dir/g/h": "h\n"})
-				if err := os.MkdirAll(filepath.Join(e.ws, ".git"), 0o755); err != nil {
+				if err := os.MkdirAll(filepath.Join(e.WS, ".git"), 0o755); err != nil {
 					t.Fatal(err)
 				}
 				before := withoutGit(userTree(e))
@@ -321,12 +321,12 @@ func TestUndoAttackIgnoreTricks(t *testing.T) {
 				if fallback {
 					extra = []string{"CKPT_FAILPOINT=revert/before-change=fail"}
 				}
-				code, out, errs := e.runEnv(extra, "process")
+				code, out, errs := e.RunEnv(extra, "process")
 				if code == 3 {
-					if e.read("second.txt") != "<absent>" {
+					if e.Read("second.txt") != "<absent>" {
 						t.Fatalf("stopped, but the second message ran")
 					}
-					if !inAnyCheckpoint(t, e, "secret.env", "S\n") && e.read("secret.env") != "S\n" {
+					if !inAnyCheckpoint(t, e, "secret.env", "S\n") && e.Read("secret.env") != "S\n" {
 						t.Fatal("secret.env lost")
 					}
 					return
@@ -337,7 +337,7 @@ func TestUndoAttackIgnoreTricks(t *testing.T) {
 				if d := diffStates(before, withoutGit(userTree(e))); d != "" {
 					t.Fatalf("process exited 4 but the tree is not the tree before the dead run:\n%s\nstdout: %s\nstderr: %s", d, out, errs)
 				}
-				e.must("fsck")
+				e.Must("fsck")
 			})
 		}
 	}
@@ -359,9 +359,9 @@ func TestUndoAttackSelfHidingIgnoreFileSurvives(t *testing.T) {
 			undoSetup(e, 1, "mkdir -p sub\necho more >> a.txt\nprintf '*\\n' > "+name+"\nexit 1\n",
 				map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
 			before := userTree(e)
-			code, out, errs := e.run("process")
+			code, out, errs := e.Run("process")
 			// The next run is guarded: its change is in its diff.
-			if b, _ := os.ReadFile(filepath.Join(e.ws, ".decree/runs/2026010100000001-0/changes.diff")); !strings.Contains(string(b), "second.txt") {
+			if b, _ := os.ReadFile(filepath.Join(e.WS, ".decree/runs/2026010100000001-0/changes.diff")); !strings.Contains(string(b), "second.txt") {
 				t.Errorf("the second run's changes.diff does not name second.txt (its work is in no checkpoint):\n%s", b)
 			}
 			checkUndone(t, e, before, code, out, errs)
@@ -373,8 +373,8 @@ func TestUndoAttackSelfHidingIgnoreFileSurvives(t *testing.T) {
 // failure), not the command's; run.json unreverted; ckpt process refuses.
 func TestUndoAttackRunStoppedStatus(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
-	code, out, errs := e.runEnv([]string{"CKPT_FAILPOINT=revert/before-change=fail;restore/before-change=fail"},
+	e.Write(map[string]string{"a.txt": "a\n"})
+	code, out, errs := e.RunEnv([]string{"CKPT_FAILPOINT=revert/before-change=fail;restore/before-change=fail"},
 		"run", "--id", undoRunID, "--retries", "0", "--", "sh", "-c", "echo more >> a.txt; exit 7")
 	if code != 124 {
 		t.Fatalf("run: exit %d, want 124\n%s%s", code, out, errs)
@@ -382,17 +382,17 @@ func TestUndoAttackRunStoppedStatus(t *testing.T) {
 	if rec := runJSON(t, e, undoRunID); rec["unreverted"] != true || rec["status"] != "dead" {
 		t.Fatalf("run.json: %v", rec)
 	}
-	e.write(map[string]string{".decree/routines/ok.sh": "echo second > second.txt\n",
+	e.Write(map[string]string{".decree/routines/ok.sh": "echo second > second.txt\n",
 		".decree/inbox/2026010100000001-0.md": "---\nroutine: ok\n---\nsecond\n"})
-	if code, _, _ := e.run("process"); code == 0 || e.read("second.txt") != "<absent>" {
+	if code, _, _ := e.Run("process"); code == 0 || e.Read("second.txt") != "<absent>" {
 		t.Fatalf("process ran on a tree a stopped run left (exit %d)", code)
 	}
-	e.must("runs", "revert", undoRunID)
-	if e.read("a.txt") != "a\n" {
-		t.Fatalf("a.txt = %q after runs revert", e.read("a.txt"))
+	e.Must("runs", "revert", undoRunID)
+	if e.Read("a.txt") != "a\n" {
+		t.Fatalf("a.txt = %q after runs revert", e.Read("a.txt"))
 	}
-	e.must("process")
-	e.must("fsck")
+	e.Must("process")
+	e.Must("fsck")
 }
 
 // The user edits files while the fallback restore runs (paused after it
@@ -406,7 +406,7 @@ func TestUndoAttackEditDuringFallbackRestore(t *testing.T) {
 				map[string]string{"a.txt": "a\n", "gone.txt": "bye\n", "b.txt": "b\n"})
 			before := userTree(e)
 			fp := t.TempDir()
-			c := e.cmd("process")
+			c := e.Cmd("process")
 			c.Env = append(c.Env, "CKPT_FAILPOINT=revert/before-change=fail;"+point+"=pause", "CKPT_FAILPOINT_DIR="+fp)
 			var outb, errb strings.Builder
 			c.Stdout, c.Stderr = &outb, &errb
@@ -426,7 +426,7 @@ func TestUndoAttackEditDuringFallbackRestore(t *testing.T) {
 			}
 			// The user edits a file the restore writes, writes a file
 			// where it recreates one, and edits one the run did not touch.
-			e.write(map[string]string{"a.txt": "user edit\n", "gone.txt": "user's new gone\n", "b.txt": "user b\n"})
+			e.Write(map[string]string{"a.txt": "user edit\n", "gone.txt": "user's new gone\n", "b.txt": "user b\n"})
 			os.WriteFile(filepath.Join(fp, strings.ReplaceAll(point, "/", "-")+".go"), nil, 0o644)
 			err := c.Wait()
 			code := 0
@@ -434,12 +434,12 @@ func TestUndoAttackEditDuringFallbackRestore(t *testing.T) {
 				code = c.ProcessState.ExitCode()
 			}
 			for p, content := range map[string]string{"a.txt": "user edit\n", "gone.txt": "user's new gone\n", "b.txt": "user b\n"} {
-				if e.read(p) != content && !inAnyCheckpoint(t, e, p, content) {
-					t.Errorf("the user's %s (%q) is lost: on disk %q, in no checkpoint", p, content, e.read(p))
+				if e.Read(p) != content && !inAnyCheckpoint(t, e, p, content) {
+					t.Errorf("the user's %s (%q) is lost: on disk %q, in no checkpoint", p, content, e.Read(p))
 				}
 			}
 			if code == 3 {
-				if e.read("second.txt") != "<absent>" {
+				if e.Read("second.txt") != "<absent>" {
 					t.Fatal("stopped, but the second message ran")
 				}
 			} else if code != 4 {
@@ -454,7 +454,7 @@ func TestUndoAttackEditDuringFallbackRestore(t *testing.T) {
 					t.Errorf("exit 4 but the tree is not the tree before the run:\n%s\n%s", d, errb.String())
 				}
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }
@@ -466,7 +466,7 @@ func TestUndoAttackConcurrentProcess(t *testing.T) {
 	undoSetup(e, 1, "touch "+fp+"/started\nwhile [ ! -f "+fp+"/go ]; do sleep 0.02; done\necho more >> a.txt\nexit 1\n",
 		map[string]string{"a.txt": "a\n"})
 	before := userTree(e)
-	c := e.cmd("process")
+	c := e.Cmd("process")
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestUndoAttackConcurrentProcess(t *testing.T) {
 		}
 		sleepMs(10)
 	}
-	code, out, errs := e.run("process")
+	code, out, errs := e.Run("process")
 	os.WriteFile(fp+"/go", nil, 0o644)
 	c.Wait()
 	if code == 0 || code == 4 {
@@ -489,7 +489,7 @@ func TestUndoAttackConcurrentProcess(t *testing.T) {
 	if d := diffStates(before, userTree(e)); d != "" {
 		t.Errorf("after both, the tree is not the tree before the dead run:\n%s", d)
 	}
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 func sleepMs(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }

@@ -43,26 +43,26 @@ func TestEditAtRandomFailpoints(t *testing.T) {
 		for i := range 10 {
 			files[fmt.Sprintf("d%d/f%d.txt", i%3, i)] = fmt.Sprintf("v1 %d\n", i)
 		}
-		e.write(files)
-		r := e.open(ckpt.Options{})
+		e.Write(files)
+		r := e.Open(ckpt.Options{})
 		v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		before1 := e.snapshot()
+		before1 := e.Snapshot()
 		for p := range files {
 			switch rng.IntN(3) {
 			case 0:
-				e.write(map[string]string{p: "v2 " + p + "\n"})
+				e.Write(map[string]string{p: "v2 " + p + "\n"})
 			case 1:
-				os.Remove(filepath.Join(e.ws, p))
+				os.Remove(filepath.Join(e.WS, p))
 			}
 		}
-		e.write(map[string]string{"d9/x/extra.txt": "v2\n"})
+		e.Write(map[string]string{"d9/x/extra.txt": "v2\n"})
 		if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v2"}); err != nil {
 			t.Fatal(err)
 		}
-		before := e.snapshot()
+		before := e.Snapshot()
 		point := points[rng.IntN(len(points))]
 		at := 1 + rng.IntN(6)
 		kind := rng.IntN(6)
@@ -72,7 +72,7 @@ func TestEditAtRandomFailpoints(t *testing.T) {
 		var made []string // files the edit made, with mark as content
 		hit := 0
 		edit := func() {
-			full := filepath.Join(e.ws, victim)
+			full := filepath.Join(e.WS, victim)
 			switch kind {
 			case 0: // content
 				os.MkdirAll(filepath.Dir(full), 0o755)
@@ -97,8 +97,8 @@ func TestEditAtRandomFailpoints(t *testing.T) {
 					p = victim
 				}
 				touched[p] = true
-				os.MkdirAll(filepath.Dir(filepath.Join(e.ws, p)), 0o755)
-				os.WriteFile(filepath.Join(e.ws, p), []byte(mark), 0o644)
+				os.MkdirAll(filepath.Dir(filepath.Join(e.WS, p)), 0o755)
+				os.WriteFile(filepath.Join(e.WS, p), []byte(mark), 0o644)
 				made = append(made, p)
 			}
 		}
@@ -119,7 +119,7 @@ func TestEditAtRandomFailpoints(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		for _, p := range made {
-			if e.read(p) != mark && !inAnyCheckpoint(t, e, p, mark) {
+			if e.Read(p) != mark && !inAnyCheckpoint(t, e, p, mark) {
 				t.Fatalf("%s: the edit of %s is neither on disk nor in a checkpoint (restore: %v)", what, p, err)
 			}
 		}
@@ -127,7 +127,7 @@ func TestEditAtRandomFailpoints(t *testing.T) {
 			t.Fatalf("%s: a journal was left: %+v %v", what, rec, rerr)
 		}
 		// Paths nobody else touched: all the target's, or all as before.
-		after := e.snapshot()
+		after := e.Snapshot()
 		for _, st := range []treegen.State{after, before, before1} {
 			for p := range st {
 				for q := range touched {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/test/internal/ckptenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,19 +26,19 @@ import (
 func TestFIFOWhereRestoreSyncsDirectory(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
-	r := e.open(ckpt.Options{})
+	e.Write(map[string]string{"a.txt": "a\n"})
+	r := e.Open(ckpt.Options{})
 	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.write(map[string]string{"d/x.txt": "x\n"})
+	e.Write(map[string]string{"d/x.txt": "x\n"})
 	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v2"}); err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(e.ws, "d")
+	fifo := filepath.Join(e.WS, "d")
 	// Change 1 deletes d/x.txt, change 2 prunes d: then d is a FIFO.
-	defer once("restore/change(2)", func(string) error {
+	defer ckptenv.Once("restore/change(2)", func(string) error {
 		if err := unix.Mkfifo(fifo, 0o644); err != nil {
 			t.Error(err)
 		}
@@ -72,22 +73,22 @@ func TestFIFOWhereRestoreSyncsDirectory(t *testing.T) {
 func TestFIFOWhereEmptyDirectoryWas(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n", "p": "p is a file\n"})
-	r := e.open(ckpt.Options{})
+	e.Write(map[string]string{"a.txt": "a\n", "p": "p is a file\n"})
+	r := e.Open(ckpt.Options{})
 	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(e.ws, "p"))
+	os.Remove(filepath.Join(e.WS, "p"))
 	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v2"}); err != nil {
 		t.Fatal(err)
 	}
 	// Empty directories where the restore will create the file p.
-	if err := os.MkdirAll(filepath.Join(e.ws, "p", "q"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(e.WS, "p", "q"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(e.ws, "p")
-	defer once("restore/before-change", func(string) error {
+	fifo := filepath.Join(e.WS, "p")
+	defer ckptenv.Once("restore/before-change", func(string) error {
 		os.Remove(filepath.Join(fifo, "q"))
 		os.Remove(fifo)
 		if err := unix.Mkfifo(fifo, 0o644); err != nil {
@@ -125,17 +126,17 @@ func TestFIFOWhereEmptyDirectoryWas(t *testing.T) {
 func TestFIFOWhereDiffReadsAFile(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	e.write(map[string]string{"f.txt": "one\n"})
-	r := e.open(ckpt.Options{})
+	e.Write(map[string]string{"f.txt": "one\n"})
+	r := e.Open(ckpt.Options{})
 	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"}); err != nil {
 		t.Fatal(err)
 	}
-	e.write(map[string]string{"f.txt": "two\n"})
+	e.Write(map[string]string{"f.txt": "two\n"})
 	d, err := r.Diff(ctx, ckpt.DiffOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(e.ws, "f.txt")
+	fifo := filepath.Join(e.WS, "f.txt")
 	os.Remove(fifo)
 	if err := unix.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)

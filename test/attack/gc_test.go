@@ -19,10 +19,10 @@ func TestGCKilledAtRandom(t *testing.T) {
 	setup := func(e *env) {
 		big := strings.Repeat("line of a large file that changes a little each time\n", 2000)
 		for i := range 8 {
-			e.write(map[string]string{"big.txt": big + fmt.Sprintf("version %d\n", i), fmt.Sprintf("f%d.txt", i): "x\n"})
-			e.must("save", "-q", "-m", fmt.Sprintf("v%d", i))
+			e.Write(map[string]string{"big.txt": big + fmt.Sprintf("version %d\n", i), fmt.Sprintf("f%d.txt", i): "x\n"})
+			e.Must("save", "-q", "-m", fmt.Sprintf("v%d", i))
 		}
-		e.must("tag", "keepme", "HEAD~5")
+		e.Must("tag", "keepme", "HEAD~5")
 	}
 	rounds := 12
 	if testing.Short() {
@@ -33,7 +33,7 @@ func TestGCKilledAtRandom(t *testing.T) {
 	for round := range rounds {
 		e := newEnv(t)
 		setup(e)
-		c := e.cmd("gc", "--keep", "2", "--max-age", "0", "--max-size", "0")
+		c := e.Cmd("gc", "--keep", "2", "--max-age", "0", "--max-size", "0")
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -43,12 +43,12 @@ func TestGCKilledAtRandom(t *testing.T) {
 			killed++
 		}
 		what := fmt.Sprintf("round %d", round)
-		if code, out, errs := e.run("fsck"); code != 0 {
+		if code, out, errs := e.Run("fsck"); code != 0 {
 			t.Fatalf("%s: fsck after a killed gc: exit %d\n%s%s", what, code, out, errs)
 		}
 		checkEveryCheckpoint(t, e, what)
-		e.must("gc", "--keep", "2", "--max-age", "0", "--max-size", "0")
-		if code, out, errs := e.run("fsck"); code != 0 {
+		e.Must("gc", "--keep", "2", "--max-age", "0", "--max-size", "0")
+		if code, out, errs := e.Run("fsck"); code != 0 {
 			t.Fatalf("%s: fsck after gc again: exit %d\n%s%s", what, code, out, errs)
 		}
 		if !testing.Short() {

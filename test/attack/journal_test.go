@@ -17,7 +17,7 @@ import (
 func setJournal(t *testing.T, e *env, data map[string]any) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, e.store, e.ws)
+	st, err := store.OpenSQLite(ctx, e.Store, e.WS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,15 +35,15 @@ func setJournal(t *testing.T, e *env, data map[string]any) {
 
 // fullID returns the full id of a revision.
 func (e *env) fullID(rev string) string {
-	e.t.Helper()
-	out := e.must("show", "--json", rev)
+	e.T.Helper()
+	out := e.Must("show", "--json", rev)
 	var v struct {
 		Checkpoint struct {
 			ID string `json:"id"`
 		} `json:"checkpoint"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Checkpoint.ID) != 64 {
-		e.t.Fatalf("no id in show --json %s: %v\n%s", rev, err, out)
+		e.T.Fatalf("no id in show --json %s: %v\n%s", rev, err, out)
 	}
 	return v.Checkpoint.ID
 }
@@ -62,19 +62,19 @@ func TestJournalStageNamesUserDirectory(t *testing.T) {
 	for _, stage := range []string{"src", ".git"} {
 		t.Run(stage, func(t *testing.T) {
 			e := newEnv(t)
-			testutil.GitInit(t, e.ws)
-			e.write(map[string]string{"a.txt": "1\n", "src/main.go": "package main\n", ".gitignore": "*.env\n", "src/secret.env": "TOKEN=never-checkpointed\n"})
-			e.must("save", "-q", "-m", "one")
+			testutil.GitInit(t, e.WS)
+			e.Write(map[string]string{"a.txt": "1\n", "src/main.go": "package main\n", ".gitignore": "*.env\n", "src/secret.env": "TOKEN=never-checkpointed\n"})
+			e.Must("save", "-q", "-m", "one")
 			v1 := e.fullID("HEAD")
-			e.write(map[string]string{"a.txt": "2\n"})
-			e.must("save", "-q", "-m", "two")
+			e.Write(map[string]string{"a.txt": "2\n"})
+			e.Must("save", "-q", "-m", "two")
 			v2 := e.fullID("HEAD")
 			setJournal(t, e, map[string]any{"op": "restore", "target": v1, "before": v2, "head": v2, "stage": stage})
 
-			code, out, errs := e.run("recover")
+			code, out, errs := e.Run("recover")
 			t.Logf("recover: exit %d\n%s%s", code, out, errs)
 			for _, p := range []string{"src/secret.env", "src/main.go", ".git/HEAD"} {
-				if _, err := os.Lstat(filepath.Join(e.ws, p)); err != nil {
+				if _, err := os.Lstat(filepath.Join(e.WS, p)); err != nil {
 					t.Errorf("%s is gone after recovering a journal with stage %q: %v", p, stage, err)
 				}
 			}
@@ -98,17 +98,17 @@ func TestJournalStageNamesUserDirectory(t *testing.T) {
 // file, docs/<stage>.md) is deleted unseen.
 func TestRecoveryRemovesLookalikeOfStage(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "1\n", "b.txt": "1\n"})
-	e.must("save", "-q", "-m", "one")
-	e.write(map[string]string{"a.txt": "2\n", "b.txt": "2\n"})
-	e.must("save", "-q", "-m", "two")
-	e.extra = []string{"CKPT_FAILPOINT=restore/change=kill@1"}
-	if code, _, _ := e.run("restore", "HEAD~1"); code == 0 {
+	e.Write(map[string]string{"a.txt": "1\n", "b.txt": "1\n"})
+	e.Must("save", "-q", "-m", "one")
+	e.Write(map[string]string{"a.txt": "2\n", "b.txt": "2\n"})
+	e.Must("save", "-q", "-m", "two")
+	e.Extra = []string{"CKPT_FAILPOINT=restore/change=kill@1"}
+	if code, _, _ := e.Run("restore", "HEAD~1"); code == 0 {
 		t.Fatal("the killed restore exited 0")
 	}
-	e.extra = nil
+	e.Extra = nil
 	stage := ""
-	des, _ := os.ReadDir(e.ws)
+	des, _ := os.ReadDir(e.WS)
 	for _, de := range des {
 		if strings.HasPrefix(de.Name(), ".ckpt-tmp-") {
 			stage = de.Name()
@@ -118,15 +118,15 @@ func TestRecoveryRemovesLookalikeOfStage(t *testing.T) {
 		t.Fatal("no staging directory after the kill")
 	}
 	mine := "docs/" + stage + ".md"
-	e.write(map[string]string{mine: "the user's notes about the staging directory\n"})
-	e.must("recover")
+	e.Write(map[string]string{mine: "the user's notes about the staging directory\n"})
+	e.Must("recover")
 	// Finishing the restore may remove a file created after the crash, but
 	// only once a checkpoint holds it ("found while recovering").
 	const notes = "the user's notes about the staging directory\n"
-	if got := e.read(mine); got != notes && !inAnyCheckpoint(t, e, mine, notes) {
+	if got := e.Read(mine); got != notes && !inAnyCheckpoint(t, e, mine, notes) {
 		t.Fatalf("%s = %q after recover, and in no checkpoint: a user's file was removed as a leftover", mine, got)
 	}
-	if got := e.read("a.txt"); got != "1\n" {
+	if got := e.Read("a.txt"); got != "1\n" {
 		t.Fatalf("a.txt = %q after recover", got)
 	}
 }
@@ -139,19 +139,19 @@ func TestRecoveryRemovesLookalikeOfStage(t *testing.T) {
 func TestJournalStageBarePrefix(t *testing.T) {
 	e := newEnv(t)
 	mine := map[string]string{".ckpt-tmp-notes.txt": "notes\n", "sub/.ckpt-tmp-x": "nested\n"}
-	e.write(map[string]string{"a.txt": "1\n"})
-	e.must("save", "-q", "-m", "one")
+	e.Write(map[string]string{"a.txt": "1\n"})
+	e.Must("save", "-q", "-m", "one")
 	v1 := e.fullID("HEAD")
-	e.write(map[string]string{"a.txt": "2\n"})
-	e.must("save", "-q", "-m", "two")
+	e.Write(map[string]string{"a.txt": "2\n"})
+	e.Must("save", "-q", "-m", "two")
 	v2 := e.fullID("HEAD")
 	// Made after the last save: only the workspace holds them.
-	e.write(mine)
+	e.Write(mine)
 	setJournal(t, e, map[string]any{"op": "restore", "target": v1, "before": v2, "head": v2, "stage": ".ckpt-tmp-"})
-	code, out, errs := e.run("recover")
+	code, out, errs := e.Run("recover")
 	t.Logf("recover: exit %d\n%s%s", code, out, errs)
 	for p, c := range mine {
-		if got := e.read(p); got != c {
+		if got := e.Read(p); got != c {
 			t.Errorf("%s = %q after recovering a journal with stage .ckpt-tmp-", p, got)
 		}
 	}

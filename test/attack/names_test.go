@@ -19,25 +19,25 @@ import (
 func TestPartialRestoreNonUTF8KilledMidway(t *testing.T) {
 	e := newEnv(t)
 	a, b := "\xff-a.txt", "\xfe-b.txt"
-	e.write(map[string]string{a: "1\n", b: "1\n", "other.txt": "1\n"})
-	e.must("save", "-q", "-m", "one")
-	e.write(map[string]string{a: "2\n", b: "2\n", "other.txt": "2\n"})
-	e.must("save", "-q", "-m", "two")
-	e.extra = []string{"CKPT_FAILPOINT=restore/change=kill@1"}
-	if code, _, _ := e.run("restore", "HEAD~1", "--", a, b); code == 0 {
+	e.Write(map[string]string{a: "1\n", b: "1\n", "other.txt": "1\n"})
+	e.Must("save", "-q", "-m", "one")
+	e.Write(map[string]string{a: "2\n", b: "2\n", "other.txt": "2\n"})
+	e.Must("save", "-q", "-m", "two")
+	e.Extra = []string{"CKPT_FAILPOINT=restore/change=kill@1"}
+	if code, _, _ := e.Run("restore", "HEAD~1", "--", a, b); code == 0 {
 		t.Fatal("the killed restore exited 0")
 	}
-	e.extra = nil
-	ga, gb := e.read(a), e.read(b)
+	e.Extra = nil
+	ga, gb := e.Read(a), e.Read(b)
 	if ga == gb {
 		t.Fatalf("the kill did not land between the two paths: %q %q", ga, gb)
 	}
-	code, out, errs := e.run("recover")
+	code, out, errs := e.Run("recover")
 	t.Logf("recover: exit %d\n%s%s", code, out, errs)
-	if ga, gb := e.read(a), e.read(b); ga != "1\n" || gb != "1\n" {
+	if ga, gb := e.Read(a), e.Read(b); ga != "1\n" || gb != "1\n" {
 		t.Fatalf("after recover: %q = %q, %q = %q; want both at the target (1) — the restore was left half-done", a, ga, b, gb)
 	}
-	if got := e.read("other.txt"); got != "2\n" {
+	if got := e.Read("other.txt"); got != "2\n" {
 		t.Fatalf("other.txt = %q: outside the restore's paths", got)
 	}
 }
@@ -75,53 +75,53 @@ func hostileNames() map[string]string {
 func TestHostileNamesRoundTrip(t *testing.T) {
 	e := newEnv(t)
 	names := hostileNames()
-	e.write(names)
+	e.Write(names)
 	reserved := map[string]string{".GIT/config": "not captured\n", ".Ckpt": "not captured\n", "sub/.DECREE/x": "not captured\n", "sub/.git": "a file named .git\n"}
-	e.write(reserved)
+	e.Write(reserved)
 	// Every entry, .ckpt-tmp-* included: after a finished restore none is
 	// ckpt's.
 	all := func() treegen.State {
-		st, err := treegen.Snapshot(e.ws, nil)
+		st, err := treegen.Snapshot(e.WS, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st
 	}
-	e.must("save", "-q", "-m", "one")
+	e.Must("save", "-q", "-m", "one")
 	one := all()
 	// Change every hostile file, delete some, and the reserved ones too.
 	for p := range names {
-		e.write(map[string]string{p: "changed " + p + "\n"})
+		e.Write(map[string]string{p: "changed " + p + "\n"})
 	}
-	os.Remove(filepath.Join(e.ws, "new\nline.txt"))
-	os.RemoveAll(filepath.Join(e.ws, "dir\xff"))
-	e.must("save", "-q", "-m", "two")
+	os.Remove(filepath.Join(e.WS, "new\nline.txt"))
+	os.RemoveAll(filepath.Join(e.WS, "dir\xff"))
+	e.Must("save", "-q", "-m", "two")
 	two := all()
-	e.extra = []string{"CKPT_FAILPOINT=restore/change=kill@3"}
-	if code, _, _ := e.run("restore", "HEAD~1"); code != -1 {
+	e.Extra = []string{"CKPT_FAILPOINT=restore/change=kill@3"}
+	if code, _, _ := e.Run("restore", "HEAD~1"); code != -1 {
 		t.Fatalf("restore not killed: exit %d", code)
 	}
-	e.extra = nil
-	e.must("recover")
+	e.Extra = nil
+	e.Must("recover")
 	if d := diffStates(one, all()); d != "" {
 		t.Fatalf("restore of hostile names, killed and recovered:\n%s", d)
 	}
-	e.must("undo")
+	e.Must("undo")
 	if d := diffStates(two, all()); d != "" {
 		t.Fatalf("undo:\n%s", d)
 	}
 	for p, c := range reserved {
-		if got := e.read(p); got != c {
+		if got := e.Read(p); got != c {
 			t.Fatalf("reserved %q = %q", p, got)
 		}
 	}
-	m := e.must("show", "--manifest", "HEAD")
+	m := e.Must("show", "--manifest", "HEAD")
 	for _, r := range []string{".GIT", ".Ckpt", ".DECREE", "sub/.git"} {
 		if strings.Contains(m, `"`+r) {
 			t.Fatalf("%s was captured:\n%s", r, m)
 		}
 	}
-	if code, out, errs := e.run("fsck"); code != 0 {
+	if code, out, errs := e.Run("fsck"); code != 0 {
 		t.Fatalf("fsck: %d\n%s%s", code, out, errs)
 	}
 }

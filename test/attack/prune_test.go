@@ -65,15 +65,15 @@ func pruneEnv(t *testing.T) (e *env, parent, store string) {
 	t.Helper()
 	e = newEnv(t)
 	parent = filepath.Join(t.TempDir(), "mnt")
-	e.ws = filepath.Join(parent, "proj")
-	e.extra = []string{"CKPT_STORE="}
-	e.write(map[string]string{"a.txt": "a"})
-	e.must("save", "-q")
-	e.ws = t.TempDir() // commands run from elsewhere from now on
+	e.WS = filepath.Join(parent, "proj")
+	e.Extra = []string{"CKPT_STORE="}
+	e.Write(map[string]string{"a.txt": "a"})
+	e.Must("save", "-q")
+	e.WS = t.TempDir() // commands run from elsewhere from now on
 	var list []struct {
 		Store string `json:"store"`
 	}
-	if err := json.Unmarshal([]byte(e.must("workspaces", "--json")), &list); err != nil || len(list) != 1 {
+	if err := json.Unmarshal([]byte(e.Must("workspaces", "--json")), &list); err != nil || len(list) != 1 {
 		t.Fatalf("workspaces --json: %v %v", list, err)
 	}
 	return e, parent, list[0].Store
@@ -82,7 +82,7 @@ func pruneEnv(t *testing.T) (e *env, parent, store string) {
 // prunedKeeps runs workspaces --prune and checks it kept the store.
 func prunedKeeps(t *testing.T, e *env, store string) {
 	t.Helper()
-	code, out, errs := e.run("workspaces", "--prune")
+	code, out, errs := e.Run("workspaces", "--prune")
 	if _, err := os.Stat(filepath.Join(store, "ckpt.db")); err != nil {
 		t.Fatalf("prune deleted the store of a workspace it cannot prove gone (exit %d):\n%s%s", code, out, errs)
 	}

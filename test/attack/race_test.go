@@ -15,9 +15,9 @@ import (
 // pauseAt starts ckpt with a failpoint that pauses at point, and waits
 // until it is there. release lets it go on; wait waits for its end.
 func (e *env) pauseAt(point string, args ...string) (release func(), wait func() (int, string)) {
-	e.t.Helper()
-	dir := e.t.TempDir()
-	c := e.cmd(args...)
+	e.T.Helper()
+	dir := e.T.TempDir()
+	c := e.Cmd(args...)
 	c.Env = append(c.Env, "CKPT_FAILPOINT="+point+"=pause", "CKPT_FAILPOINT_DIR="+dir)
 	if i := strings.IndexByte(point, '='); i >= 0 {
 		c.Env[len(c.Env)-2] = "CKPT_FAILPOINT=" + point
@@ -26,7 +26,7 @@ func (e *env) pauseAt(point string, args ...string) (release func(), wait func()
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	if err := c.Start(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	base := point
 	if i := strings.IndexByte(base, '('); i > 0 {
@@ -49,9 +49,9 @@ func (e *env) pauseAt(point string, args ...string) (release func(), wait func()
 		}
 		select {
 		case <-done:
-			e.t.Fatalf("ckpt %s ended before reaching %s: exit %d\n%s", strings.Join(args, " "), point, code, out.String())
+			e.T.Fatalf("ckpt %s ended before reaching %s: exit %d\n%s", strings.Join(args, " "), point, code, out.String())
 		case <-deadline:
-			e.t.Fatalf("ckpt %s never reached %s", strings.Join(args, " "), point)
+			e.T.Fatalf("ckpt %s never reached %s", strings.Join(args, " "), point)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
@@ -62,11 +62,11 @@ func (e *env) pauseAt(point string, args ...string) (release func(), wait func()
 
 // start runs ckpt in the background.
 func (e *env) start(args ...string) (wait func() (int, string)) {
-	c := e.cmd(args...)
+	c := e.Cmd(args...)
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	if err := c.Start(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	done := make(chan struct{})
 	code := 0
@@ -89,16 +89,16 @@ func (e *env) start(args ...string) (wait func() (int, string)) {
 // This attack held.
 func TestRecoveryRacingWriters(t *testing.T) {
 	e, outside := killEnv(t)
-	e.must("save", "-q", "-m", "one")
+	e.Must("save", "-q", "-m", "one")
 	killMutate(e)
-	e.must("save", "-q", "-m", "two")
+	e.Must("save", "-q", "-m", "two")
 	stateTwo := wsState(e, outside)
-	e.must("session", "new", "-t", "race")
+	e.Must("session", "new", "-t", "race")
 	// The reference target: state one.
 	ref, refOut := killEnv(t)
 	want := wsState(ref, refOut)
 
-	if code, _, _ := e.runEnv([]string{"CKPT_FAILPOINT=restore/change=kill@2"}, "restore", "HEAD~1"); code != -1 {
+	if code, _, _ := e.RunEnv([]string{"CKPT_FAILPOINT=restore/change=kill@2"}, "restore", "HEAD~1"); code != -1 {
 		t.Fatalf("restore not killed: exit %d", code)
 	}
 	release, waitRecover := e.pauseAt("restore/change=pause@1", "recover")
@@ -111,7 +111,7 @@ func TestRecoveryRacingWriters(t *testing.T) {
 		done := make(chan struct{})
 		var code int
 		var out, errs string
-		go func() { code, out, errs = e.run(args...); close(done) }()
+		go func() { code, out, errs = e.Run(args...); close(done) }()
 		select {
 		case <-done:
 			if code != 0 {
@@ -131,13 +131,13 @@ func TestRecoveryRacingWriters(t *testing.T) {
 	if d := treegen.Diff(want, wsState(e, outside)); d != "" {
 		t.Fatalf("after the recovery the workspace is not the restore's target:\n%s", d)
 	}
-	if out := e.must("diff", "--name-only", "HEAD"); strings.TrimSpace(out) != "" {
+	if out := e.Must("diff", "--name-only", "HEAD"); strings.TrimSpace(out) != "" {
 		t.Fatalf("HEAD does not match the disk:\n%s", out)
 	}
-	e.must("fsck")
+	e.Must("fsck")
 	// The save and the turn found nothing new: the finished state is HEAD.
 	// Undo takes the restore back to state two.
-	e.must("undo")
+	e.Must("undo")
 	if d := treegen.Diff(stateTwo, wsState(e, outside)); d != "" {
 		t.Fatalf("undo after the recovered restore:\n%s", d)
 	}
@@ -151,25 +151,25 @@ func TestRecoveryRacingWriters(t *testing.T) {
 // workspace is the target. This attack held.
 func TestKillDuringRollback(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a1\n", "b.txt": "b1\n", "c.txt": "c1\n", "d.txt": "d1\n"})
-	e.must("save", "-q", "-m", "one")
-	want := e.snapshot()
-	e.write(map[string]string{"a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c2\n", "d.txt": "d2\n"})
-	e.must("save", "-q", "-m", "two")
+	e.Write(map[string]string{"a.txt": "a1\n", "b.txt": "b1\n", "c.txt": "c1\n", "d.txt": "d1\n"})
+	e.Must("save", "-q", "-m", "one")
+	want := e.Snapshot()
+	e.Write(map[string]string{"a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c2\n", "d.txt": "d2\n"})
+	e.Must("save", "-q", "-m", "two")
 	// Changes 1 and 2 write a.txt and b.txt; the rollback's first change is 3.
 	release, wait := e.pauseAt("restore/before-replace(c.txt)=pause;restore/change=kill@3", "restore", "HEAD~1")
-	e.write(map[string]string{"c.txt": "the user's edit\n"})
+	e.Write(map[string]string{"c.txt": "the user's edit\n"})
 	release()
 	if code, out := wait(); code != -1 {
 		t.Fatalf("restore: exit %d, not killed in its rollback\n%s", code, out)
 	}
-	out := e.must("recover")
+	out := e.Must("recover")
 	t.Logf("recover:\n%s", out)
 	if !inAnyCheckpoint(t, e, "c.txt", "the user's edit\n") {
 		t.Fatal("the edit that stopped the restore is in no checkpoint")
 	}
-	if d := diffStates(want, e.snapshot()); d != "" {
+	if d := diffStates(want, e.Snapshot()); d != "" {
 		t.Fatalf("after recovery the workspace is not the target:\n%s", d)
 	}
-	e.must("fsck")
+	e.Must("fsck")
 }

@@ -20,24 +20,24 @@ import (
 // the workspace is no longer that tree.
 func TestRewindKeepUserEditsMadeDuringMerge(t *testing.T) {
 	e, _ := killEnv(t)
-	e.must("session", "new", "-t", "attack")
-	e.must("turn", "begin", "-m", "first")
-	e.write(map[string]string{"a.txt": "the agent's a\n", "agent.txt": "the agent's file\n"})
-	e.must("turn", "end")
-	e.write(map[string]string{"keep.txt": "the user's first edit\n"})
+	e.Must("session", "new", "-t", "attack")
+	e.Must("turn", "begin", "-m", "first")
+	e.Write(map[string]string{"a.txt": "the agent's a\n", "agent.txt": "the agent's file\n"})
+	e.Must("turn", "end")
+	e.Write(map[string]string{"keep.txt": "the user's first edit\n"})
 	release, wait := e.pauseAt("store/before-commit=pause@2", "rewind", "1", "--keep-user-edits")
-	e.write(map[string]string{"keep.txt": "the user's newest edit\n", "notes.txt": "made by the user during the rewind\n"})
+	e.Write(map[string]string{"keep.txt": "the user's newest edit\n", "notes.txt": "made by the user during the rewind\n"})
 	release()
 	code, out := wait()
 	t.Logf("rewind: exit %d\n%s", code, out)
-	if got := e.read("a.txt"); got != "a1\n" {
+	if got := e.Read("a.txt"); got != "a1\n" {
 		t.Fatalf("a.txt = %q: the turn was not rewound", got)
 	}
 	var bad []string
-	if got := e.read("keep.txt"); got != "the user's newest edit\n" {
+	if got := e.Read("keep.txt"); got != "the user's newest edit\n" {
 		bad = append(bad, "keep.txt = "+got)
 	}
-	if got := e.read("notes.txt"); got != "made by the user during the rewind\n" {
+	if got := e.Read("notes.txt"); got != "made by the user during the rewind\n" {
 		bad = append(bad, "notes.txt = "+got)
 	}
 	if len(bad) > 0 {
@@ -57,21 +57,21 @@ func TestRewindKeepUserEditsMadeDuringMerge(t *testing.T) {
 // run never touched it: the revert is meant to undo only the run's paths.
 func TestRunRevertUndoesEditsMadeWhileItComputes(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n", "mine.txt": "the user's file\n"})
-	e.must("run", "--id", "2026010100000000-0", "--", "sh", "-c", "echo run > a.txt")
+	e.Write(map[string]string{"a.txt": "a\n", "mine.txt": "the user's file\n"})
+	e.Must("run", "--id", "2026010100000000-0", "--", "sh", "-c", "echo run > a.txt")
 	release, wait := e.pauseAt("revert/before-change", "runs", "revert", "2026010100000000-0")
-	e.write(map[string]string{"mine.txt": "the user's edit during the revert\n", "new.txt": "a file made during the revert\n"})
+	e.Write(map[string]string{"mine.txt": "the user's edit during the revert\n", "new.txt": "a file made during the revert\n"})
 	release()
 	code, out := wait()
 	t.Logf("runs revert: exit %d\n%s", code, out)
-	if got := e.read("a.txt"); got != "a\n" {
+	if got := e.Read("a.txt"); got != "a\n" {
 		t.Fatalf("a.txt = %q: the run was not reverted", got)
 	}
 	var bad []string
-	if got := e.read("mine.txt"); got != "the user's edit during the revert\n" {
+	if got := e.Read("mine.txt"); got != "the user's edit during the revert\n" {
 		bad = append(bad, "mine.txt = "+got)
 	}
-	if got := e.read("new.txt"); got != "a file made during the revert\n" {
+	if got := e.Read("new.txt"); got != "a file made during the revert\n" {
 		bad = append(bad, "new.txt = "+got)
 	}
 	if len(bad) > 0 {

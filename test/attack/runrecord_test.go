@@ -16,9 +16,9 @@ import (
 // of saying the workspace no longer matches the run.
 func TestRunRecordShortCheckpointPanics(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\nb\nc\n"})
-	e.must("run", "--id", "2026010100000000-0", "--", "sh", "-c", `printf 'a\nB\nc\n' > a.txt`)
-	p := filepath.Join(e.ws, ".decree", "runs", "2026010100000000-0", "run.json")
+	e.Write(map[string]string{"a.txt": "a\nb\nc\n"})
+	e.Must("run", "--id", "2026010100000000-0", "--", "sh", "-c", `printf 'a\nB\nc\n' > a.txt`)
+	p := filepath.Join(e.WS, ".decree", "runs", "2026010100000000-0", "run.json")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -28,12 +28,12 @@ func TestRunRecordShortCheckpointPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The run's change no longer applies in reverse.
-	e.write(map[string]string{"a.txt": "something else\n"})
-	code, out, errs := e.run("runs", "revert", "2026010100000000-0")
+	e.Write(map[string]string{"a.txt": "something else\n"})
+	code, out, errs := e.Run("runs", "revert", "2026010100000000-0")
 	if strings.Contains(errs, "panic:") || code == 2 {
 		t.Fatalf("runs revert on a run record with a short checkpoint: exit %d\n%s%s", code, out, errs)
 	}
-	if got := e.read("a.txt"); got != "something else\n" {
+	if got := e.Read("a.txt"); got != "something else\n" {
 		t.Fatalf("a.txt = %q", got)
 	}
 }

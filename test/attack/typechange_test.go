@@ -19,16 +19,16 @@ import (
 // or in Overlay when the child's own edit is not a directory).
 func TestPartialRestoreDirectoryToFile(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"f": "f is a file\n", "a.txt": "a\n"})
-	e.must("save", "-q", "-m", "one")
-	os.Remove(filepath.Join(e.ws, "f"))
-	e.write(map[string]string{"f/inner.txt": "f is a directory\n"})
-	e.must("save", "-q", "-m", "two")
-	e.must("restore", "HEAD~1", "--", "f")
-	if got := e.read("f"); got != "f is a file\n" {
+	e.Write(map[string]string{"f": "f is a file\n", "a.txt": "a\n"})
+	e.Must("save", "-q", "-m", "one")
+	os.Remove(filepath.Join(e.WS, "f"))
+	e.Write(map[string]string{"f/inner.txt": "f is a directory\n"})
+	e.Must("save", "-q", "-m", "two")
+	e.Must("restore", "HEAD~1", "--", "f")
+	if got := e.Read("f"); got != "f is a file\n" {
 		t.Fatalf("f = %q", got)
 	}
-	if out := e.must("diff", "--name-only"); strings.TrimSpace(out) != "" {
+	if out := e.Must("diff", "--name-only"); strings.TrimSpace(out) != "" {
 		t.Fatalf("HEAD does not match the disk after the partial restore; ckpt diff --name-only:\n%s", out)
 	}
 }
@@ -48,25 +48,25 @@ func TestPartialRestoreDirectoryToFile(t *testing.T) {
 func TestRunRevertFileToDirectory(t *testing.T) {
 	t.Run("runs revert", func(t *testing.T) {
 		e := newEnv(t)
-		e.write(map[string]string{"f": "f is a file\n", "a.txt": "a\n"})
-		e.must("run", "--id", "2026010100000000-0", "--", "sh", "-c", "rm f; mkdir f; echo in > f/inner")
-		if code, out, errs := e.run("runs", "revert", "2026010100000000-0"); code != 0 {
+		e.Write(map[string]string{"f": "f is a file\n", "a.txt": "a\n"})
+		e.Must("run", "--id", "2026010100000000-0", "--", "sh", "-c", "rm f; mkdir f; echo in > f/inner")
+		if code, out, errs := e.Run("runs", "revert", "2026010100000000-0"); code != 0 {
 			t.Fatalf("runs revert: exit %d\n%s%s", code, out, errs)
 		}
-		if got := e.read("f"); got != "f is a file\n" {
+		if got := e.Read("f"); got != "f is a file\n" {
 			t.Fatalf("after the revert f = %q", got)
 		}
 	})
 	t.Run("a failed run's automatic revert", func(t *testing.T) {
 		e := newEnv(t)
-		e.write(map[string]string{"f": "f is a file\n", "a.txt": "a\n"})
-		code, out, errs := e.run("run", "--id", "2026010100000001-0", "--", "sh", "-c",
+		e.Write(map[string]string{"f": "f is a file\n", "a.txt": "a\n"})
+		code, out, errs := e.Run("run", "--id", "2026010100000001-0", "--", "sh", "-c",
 			"if [ -f f ]; then rm f; mkdir f; echo in > f/inner; fi; exit 1")
 		t.Logf("ckpt run: exit %d\n%s%s", code, out, errs)
-		if fi, err := os.Lstat(filepath.Join(e.ws, "f")); err == nil && fi.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(e.WS, "f")); err == nil && fi.IsDir() {
 			t.Fatal("after the failed run f is still the directory the failed attempt made: never reverted")
 		}
-		if got := e.read("f"); got != "f is a file\n" {
+		if got := e.Read("f"); got != "f is a file\n" {
 			t.Fatalf("after the failed run's revert f = %q (the failed attempt's changes stayed)", got)
 		}
 	})

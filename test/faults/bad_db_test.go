@@ -21,13 +21,13 @@ import (
 // badDB writes content as the store's ckpt.db (a store directory holding
 // nothing else).
 func (e *env) badDB(content []byte) string {
-	e.t.Helper()
-	if err := os.MkdirAll(e.store, 0o700); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := os.MkdirAll(e.Store, 0o700); err != nil {
+		e.T.Fatal(err)
 	}
-	db := filepath.Join(e.store, "ckpt.db")
+	db := filepath.Join(e.Store, "ckpt.db")
 	if err := os.WriteFile(db, content, 0o600); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return db
 }
@@ -64,11 +64,11 @@ func TestBadDB(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{"a.txt": "a"})
+			e.Write(map[string]string{"a.txt": "a"})
 			content := tc.content(t)
 			db := e.badDB(content)
 			for _, args := range [][]string{{"list"}, {"log"}, {"status"}, {"save", "-m", "x"}, {"fsck"}} {
-				code, out, errs := e.run(args...)
+				code, out, errs := e.Run(args...)
 				if code != 3 {
 					t.Errorf("ckpt %s: exit %d, want 3\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errs)
 				}
@@ -88,7 +88,7 @@ func TestBadDB(t *testing.T) {
 				t.Errorf("ckpt.db changed: %d bytes, want the original %d", len(got), len(content))
 			}
 			// The library says the same.
-			_, err = ckpt.Open(context.Background(), e.ws, ckpt.Options{Store: e.store})
+			_, err = ckpt.Open(context.Background(), e.WS, ckpt.Options{Store: e.Store})
 			var ce *ckpt.CorruptError
 			if !errors.As(err, &ce) || !errors.Is(err, ckpt.ErrCorrupt) || !strings.Contains(err.Error(), db) {
 				t.Errorf("Open: got %v, want a CorruptError naming %s", err, db)
@@ -102,28 +102,28 @@ func TestBadDB(t *testing.T) {
 // leaves no ckpt.db behind to be mistaken for a store (or for corruption).
 func TestNewStoreOnlyWhereNoneIs(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a"})
-	if err := os.MkdirAll(e.store, 0o700); err != nil {
+	e.Write(map[string]string{"a.txt": "a"})
+	if err := os.MkdirAll(e.Store, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	// Killed while creating the database.
-	e.extra = []string{"CKPT_FAILPOINT=store/create=kill"}
-	if code, _, errs := e.run("save", "-q"); code == 0 {
+	e.Extra = []string{"CKPT_FAILPOINT=store/create=kill"}
+	if code, _, errs := e.Run("save", "-q"); code == 0 {
 		t.Fatalf("save survived its kill: %s", errs)
 	}
-	if _, err := os.Stat(filepath.Join(e.store, "ckpt.db")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(e.Store, "ckpt.db")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a killed store creation left ckpt.db: %v", err)
 	}
-	e.extra = nil
-	e.must("save", "-q", "-m", "first")
-	if out := e.must("fsck"); !strings.Contains(out, "ok") {
+	e.Extra = nil
+	e.Must("save", "-q", "-m", "first")
+	if out := e.Must("fsck"); !strings.Contains(out, "ok") {
 		t.Fatalf("fsck: %s", out)
 	}
-	if out := e.must("list", "-q"); len(strings.Fields(out)) != 1 {
+	if out := e.Must("list", "-q"); len(strings.Fields(out)) != 1 {
 		t.Fatalf("list: %q, want one checkpoint", out)
 	}
 	// No temporary database is left behind.
-	des, _ := os.ReadDir(e.store)
+	des, _ := os.ReadDir(e.Store)
 	for _, de := range des {
 		if strings.Contains(de.Name(), "tmp") {
 			t.Errorf("leftover in the store: %s", de.Name())

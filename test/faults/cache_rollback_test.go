@@ -32,16 +32,16 @@ func copyFile(t *testing.T, src, dst string) {
 func rolledBack(t *testing.T) *env {
 	t.Helper()
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a1", "d/b.txt": "b1", "d/e/c.txt": "c1"})
-	e.must("save", "-q", "-m", "one")
-	db := filepath.Join(e.store, "ckpt.db")
+	e.Write(map[string]string{"a.txt": "a1", "d/b.txt": "b1", "d/e/c.txt": "c1"})
+	e.Must("save", "-q", "-m", "one")
+	db := filepath.Join(e.Store, "ckpt.db")
 	backup := filepath.Join(t.TempDir(), "ckpt.db")
 	copyFile(t, db, backup) // the command exited: everything is in ckpt.db
-	e.write(map[string]string{"a.txt": "a2", "d/b.txt": "b2", "d/new/x.txt": "x"})
-	e.must("save", "-q", "-m", "two")
-	e.write(map[string]string{"d/e/c.txt": "c3"})
-	e.must("save", "-q", "-m", "three")
-	if _, err := os.Stat(filepath.Join(e.store, "statcache")); err != nil {
+	e.Write(map[string]string{"a.txt": "a2", "d/b.txt": "b2", "d/new/x.txt": "x"})
+	e.Must("save", "-q", "-m", "two")
+	e.Write(map[string]string{"d/e/c.txt": "c3"})
+	e.Must("save", "-q", "-m", "three")
+	if _, err := os.Stat(filepath.Join(e.Store, "statcache")); err != nil {
 		t.Fatalf("the test needs a stat cache: %v", err)
 	}
 	copyFile(t, backup, db)
@@ -52,14 +52,14 @@ func rolledBack(t *testing.T) *env {
 // state now), and checks the workspace comes back exactly.
 func roundTrip(t *testing.T, e *env, saved string) {
 	t.Helper()
-	want := e.snapshot()
-	log := strings.Fields(e.must("list", "-q"))
-	e.must("restore", log[len(log)-1])
-	if got := e.read("a.txt"); got != "a1" {
+	want := e.Snapshot()
+	log := strings.Fields(e.Must("list", "-q"))
+	e.Must("restore", log[len(log)-1])
+	if got := e.Read("a.txt"); got != "a1" {
 		t.Fatalf("restore of the first checkpoint: a.txt = %q", got)
 	}
-	e.must("restore", saved)
-	if d := treegen.Diff(want, e.snapshot()); d != "" {
+	e.Must("restore", saved)
+	if d := treegen.Diff(want, e.Snapshot()); d != "" {
 		t.Fatalf("restore %s: %s", saved, d)
 	}
 }
@@ -69,20 +69,20 @@ func roundTrip(t *testing.T, e *env, saved string) {
 func TestCacheNewerThanDatabase(t *testing.T) {
 	e := rolledBack(t)
 	// The workspace is "three"; HEAD is "one".
-	out := e.must("status")
+	out := e.Must("status")
 	for _, want := range []string{"M a.txt", "M d/b.txt", "M d/e/c.txt", "A d/new/x.txt"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("status after the rollback lacks %q:\n%s", want, out)
 		}
 	}
-	e.must("diff")
-	e.must("save", "-q", "-m", "after the rollback")
-	saved := strings.TrimSpace(e.must("list", "-q", "-n", "1"))
-	if out := e.must("diff", "--name-only"); strings.TrimSpace(out) != "" {
+	e.Must("diff")
+	e.Must("save", "-q", "-m", "after the rollback")
+	saved := strings.TrimSpace(e.Must("list", "-q", "-n", "1"))
+	if out := e.Must("diff", "--name-only"); strings.TrimSpace(out) != "" {
 		t.Fatalf("diff after saving: %q", out)
 	}
 	roundTrip(t, e, saved)
-	if out := e.must("fsck"); !strings.Contains(out, "ok") {
+	if out := e.Must("fsck"); !strings.Contains(out, "ok") {
 		t.Fatalf("fsck: %s", out)
 	}
 }
@@ -91,17 +91,17 @@ func TestCacheNewerThanDatabase(t *testing.T) {
 // to the database, and removes it (it is only a cache).
 func TestFsckReportsForeignCache(t *testing.T) {
 	e := rolledBack(t)
-	code, out, errs := e.run("fsck")
+	code, out, errs := e.Run("fsck")
 	if code != 0 {
 		t.Fatalf("fsck: exit %d: %s%s", code, out, errs)
 	}
 	if !strings.Contains(errs, "ckpt: warning: stat cache") || !strings.Contains(errs, "newer than the database") {
 		t.Fatalf("fsck does not report the stat cache:\nstdout: %s\nstderr: %s", out, errs)
 	}
-	if _, err := os.Stat(filepath.Join(e.store, "statcache")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.Store, "statcache")); !os.IsNotExist(err) {
 		t.Fatalf("the foreign stat cache is still there: %v", err)
 	}
-	code, _, errs = e.run("fsck")
+	code, _, errs = e.Run("fsck")
 	if code != 0 || strings.Contains(errs, "warning") {
 		t.Fatalf("second fsck: exit %d: %s", code, errs)
 	}
@@ -115,7 +115,7 @@ func TestCacheMissingTreesRescans(t *testing.T) {
 	for _, first := range []string{"status", "save", "restore", "diff"} {
 		t.Run(first, func(t *testing.T) {
 			e := rolledBack(t)
-			db, err := sql.Open("sqlite", "file:"+filepath.Join(e.store, "ckpt.db"))
+			db, err := sql.Open("sqlite", "file:"+filepath.Join(e.Store, "ckpt.db"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,28 +125,28 @@ func TestCacheMissingTreesRescans(t *testing.T) {
 			db.Close()
 			switch first {
 			case "status":
-				if out := e.must("status"); !strings.Contains(out, "A d/new/x.txt") {
+				if out := e.Must("status"); !strings.Contains(out, "A d/new/x.txt") {
 					t.Fatalf("status:\n%s", out)
 				}
 			case "diff":
-				if out := e.must("diff", "--name-only"); !strings.Contains(out, "d/new/x.txt") {
+				if out := e.Must("diff", "--name-only"); !strings.Contains(out, "d/new/x.txt") {
 					t.Fatalf("diff:\n%s", out)
 				}
 			case "save":
-				e.must("save", "-q")
+				e.Must("save", "-q")
 			case "restore":
-				e.must("restore", "HEAD")
-				if got := e.read("a.txt"); got != "a1" {
+				e.Must("restore", "HEAD")
+				if got := e.Read("a.txt"); got != "a1" {
 					t.Fatalf("a.txt = %q after restoring HEAD", got)
 				}
-				e.must("undo")
+				e.Must("undo")
 			}
-			if got := e.read("d/e/c.txt"); first != "restore" && got != "c3" {
+			if got := e.Read("d/e/c.txt"); first != "restore" && got != "c3" {
 				t.Fatalf("d/e/c.txt = %q", got)
 			}
-			e.must("save", "-q", "-m", "again")
-			roundTrip(t, e, strings.TrimSpace(e.must("list", "-q", "-n", "1")))
-			if out := e.must("fsck"); !strings.Contains(out, "ok") {
+			e.Must("save", "-q", "-m", "again")
+			roundTrip(t, e, strings.TrimSpace(e.Must("list", "-q", "-n", "1")))
+			if out := e.Must("fsck"); !strings.Contains(out, "ok") {
 				t.Fatalf("fsck: %s", out)
 			}
 		})

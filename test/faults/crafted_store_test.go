@@ -20,25 +20,25 @@ func TestCraftedReservedPaths(t *testing.T) {
 	for _, dir := range []string{".git", ".GIT", ".Git", ".ckpt", ".DECREE"} {
 		t.Run(dir, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{"a.txt": "a\n"})
-			testutil.GitInit(t, e.ws)
-			e.must("save", "-q", "-m", "honest")
+			e.Write(map[string]string{"a.txt": "a\n"})
+			testutil.GitInit(t, e.WS)
+			e.Must("save", "-q", "-m", "honest")
 			id := craft(t, e, dir)
 
-			code, out, errs := e.run("fsck")
+			code, out, errs := e.Run("fsck")
 			if code != 3 || !strings.Contains(out+errs, dir) {
 				t.Errorf("fsck on a store holding %s/hooks/pre-commit: exit %d\n%s%s", dir, code, out, errs)
 			}
-			code, out, errs = e.run("restore", id.String())
+			code, out, errs = e.Run("restore", id.String())
 			if code != 3 {
 				t.Errorf("restore of the crafted checkpoint: exit %d, want 3\n%s%s", code, out, errs)
 			}
 			for _, p := range []string{".git/hooks/pre-commit", dir + "/hooks/pre-commit"} {
-				if _, err := os.Lstat(filepath.Join(e.ws, p)); err == nil {
+				if _, err := os.Lstat(filepath.Join(e.WS, p)); err == nil {
 					t.Fatalf("%s was written", p)
 				}
 			}
-			if got := e.read("a.txt"); got != "a\n" {
+			if got := e.Read("a.txt"); got != "a\n" {
 				t.Fatalf("a.txt = %q", got)
 			}
 		})
@@ -50,7 +50,7 @@ func TestCraftedReservedPaths(t *testing.T) {
 func craft(t *testing.T, e *env, dir string) object.ID {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.OpenSQLite(ctx, e.store, e.ws)
+	st, err := store.OpenSQLite(ctx, e.Store, e.WS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ echo done > out.txt`, pids)
 			if quiet {
 				args = append([]string{"-q"}, args...)
 			}
-			c := e.cmd(args...)
+			c := e.Cmd(args...)
 			var errb capBuffer
 			c.Stderr = &errb
 			start := time.Now()
@@ -54,7 +54,7 @@ echo done > out.txt`, pids)
 			if !alive(daemon) {
 				t.Error("the daemon (its own session) was killed")
 			}
-			if e.read("out.txt") != "done\n" {
+			if e.Read("out.txt") != "done\n" {
 				t.Error("the routine did not finish")
 			}
 		})

@@ -19,23 +19,23 @@ import (
 // (The rusage of a child is no use: on Linux its maxrss includes the
 // memory of the parent it was forked from.)
 func (e *env) runUsage(args ...string) (code int, stdout, stderr string, maxRSS int64) {
-	e.t.Helper()
+	e.T.Helper()
 	var out, errb capBuffer
-	peak := filepath.Join(e.t.TempDir(), "peak")
-	c := e.cmd(args...)
+	peak := filepath.Join(e.T.TempDir(), "peak")
+	c := e.Cmd(args...)
 	c.Env = append(c.Env, "CKPT_TEST_PEAK_FILE="+peak)
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
 	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			e.t.Fatalf("ckpt %s: %v", strings.Join(args, " "), err)
+			e.T.Fatalf("ckpt %s: %v", strings.Join(args, " "), err)
 		}
 		code = ee.ExitCode()
 	}
 	b, err := os.ReadFile(peak)
 	if err != nil {
-		e.t.Fatalf("ckpt %s did not report its peak memory: %v", strings.Join(args, " "), err)
+		e.T.Fatalf("ckpt %s did not report its peak memory: %v", strings.Join(args, " "), err)
 	}
 	maxRSS, _ = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	return code, out.String(), errb.String(), maxRSS

@@ -15,7 +15,7 @@ import (
 func TestDecreeInputFileDanglingSymlink(t *testing.T) {
 	e := newEnv(t)
 	outside := t.TempDir()
-	e.write(map[string]string{
+	e.Write(map[string]string{
 		".decree/routines/develop.sh": "#!/usr/bin/env bash\necho \"$spec_file\" >> ran.txt\n",
 		"specs/real.md":               "a spec\n",
 		".decree/inbox/1-abs.md":      "---\ninput_file: specs/abs.md\n---\n",
@@ -31,11 +31,11 @@ func TestDecreeInputFileDanglingSymlink(t *testing.T) {
 		"specs/ok.md":    "real.md",
 		"specs/later.md": "sub/not-yet.md", // dangling, but inside
 	} {
-		if err := os.Symlink(target, filepath.Join(e.ws, filepath.FromSlash(link))); err != nil {
+		if err := os.Symlink(target, filepath.Join(e.WS, filepath.FromSlash(link))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	code, out, errs := e.run("process")
+	code, out, errs := e.Run("process")
 	if code != 1 {
 		t.Fatalf("ckpt process: exit %d, want 1\nstdout: %s\nstderr: %s", code, out, errs)
 	}
@@ -44,7 +44,7 @@ func TestDecreeInputFileDanglingSymlink(t *testing.T) {
 			t.Errorf("%s was not refused and left in the inbox:\n%s", name, errs)
 		}
 	}
-	if got := e.read("ran.txt"); got != "specs/ok.md\nspecs/later.md\n" {
+	if got := e.Read("ran.txt"); got != "specs/ok.md\nspecs/later.md\n" {
 		t.Errorf("the routine ran for: %q", got)
 	}
 }

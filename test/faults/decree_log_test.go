@@ -21,7 +21,7 @@ import (
 func TestDecreeHugeLog(t *testing.T) {
 	const size = 200 << 20
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
+	e.Write(map[string]string{"a.txt": "a\n"})
 	script := `echo b >> a.txt; echo start; head -c ` + strconv.Itoa(size) + ` /dev/zero | tr '\0' x; exit 1`
 	code, out, errs, rss := e.runUsage("run", "--id", revertRunID, "--retries", "1", "--", "sh", "-c", script)
 	if code != 1 {
@@ -32,10 +32,10 @@ func TestDecreeHugeLog(t *testing.T) {
 	}
 	t.Logf("peak memory %d MiB", rss>>20)
 	rec := readRunRecord(e, revertRunID)
-	if rec.Status != "dead" || len(rec.Attempts) != 2 || e.read("a.txt") != "a\n" {
-		t.Fatalf("run.json says %s after %d attempts, a.txt = %q; want dead after 2, reverted", rec.Status, len(rec.Attempts), e.read("a.txt"))
+	if rec.Status != "dead" || len(rec.Attempts) != 2 || e.Read("a.txt") != "a\n" {
+		t.Fatalf("run.json says %s after %d attempts, a.txt = %q; want dead after 2, reverted", rec.Status, len(rec.Attempts), e.Read("a.txt"))
 	}
-	dir := filepath.Join(e.ws, ".decree", "runs", revertRunID)
+	dir := filepath.Join(e.WS, ".decree", "runs", revertRunID)
 	for _, name := range []string{"routine.log", "attempt-1.log", "attempt-2.log"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || fi.Size() != size+int64(len("start\n")) {

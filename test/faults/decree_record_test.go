@@ -18,7 +18,7 @@ import (
 // forgeRecord rewrites fields of a run's run.json.
 func forgeRecord(t *testing.T, e *env, id string, fields map[string]any) {
 	t.Helper()
-	p := filepath.Join(e.ws, ".decree", "runs", id, "run.json")
+	p := filepath.Join(e.WS, ".decree", "runs", id, "run.json")
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -61,14 +61,14 @@ func TestDecreeForgedRecord(t *testing.T) {
 			e := newEnv(t)
 			// A directory outside the workspace holding a run.json, as the
 			// id "../../../escape-0" names it from the run directory.
-			escape := filepath.Join(filepath.Dir(e.ws), "escape-0")
+			escape := filepath.Join(filepath.Dir(e.WS), "escape-0")
 			os.MkdirAll(escape, 0o755)
 			t.Cleanup(func() { os.RemoveAll(escape) })
 			outsideRec := `{"id": "escape-0", "status": "interrupted"}` + "\n"
 			os.WriteFile(filepath.Join(escape, "run.json"), []byte(outsideRec), 0o644)
 
-			e.write(map[string]string{"a.txt": "a\n"})
-			e.must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo b >> a.txt")
+			e.Write(map[string]string{"a.txt": "a\n"})
+			e.Must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo b >> a.txt")
 			// Interrupted, so that running it again resumes it.
 			forgeRecord(t, e, id, map[string]any{"status": "interrupted"})
 			forgeRecord(t, e, id, fields)
@@ -76,7 +76,7 @@ func TestDecreeForgedRecord(t *testing.T) {
 				{"runs"}, {"runs", "--json"}, {"runs", "show", id}, {"recover"},
 				{"run", "--id", id, "--retries", "1", "--", "sh", "-c", "exit 1"}, {"runs", "revert", id},
 			} {
-				code, out, errs := e.run(args...)
+				code, out, errs := e.Run(args...)
 				if code == 2 || strings.Contains(errs, "panic") || strings.Contains(errs, "goroutine ") {
 					t.Fatalf("ckpt %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
 				}
@@ -89,10 +89,10 @@ func TestDecreeForgedRecord(t *testing.T) {
 			if b, _ := os.ReadFile(filepath.Join(escape, "run.json")); string(b) != outsideRec {
 				t.Fatalf("a run.json outside the workspace was written:\n%s", b)
 			}
-			if out := e.must("runs"); !strings.Contains(out, "unknown") {
+			if out := e.Must("runs"); !strings.Contains(out, "unknown") {
 				t.Errorf("ckpt runs:\n%s", out)
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }

@@ -24,7 +24,7 @@ import (
 // as a forger would to make the revert pass its manifest check.
 func forgeRun(t *testing.T, e *env, id string, files map[string]string, list bool) {
 	t.Helper()
-	dir := filepath.Join(e.ws, ".decree", "runs", id)
+	dir := filepath.Join(e.WS, ".decree", "runs", id)
 	patch, err := os.ReadFile(filepath.Join(dir, "changes.diff"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,11 +71,11 @@ func TestDecreeForgedRevertIntoIgnoredPaths(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{".gitignore": "ign.txt\nbuild/\n", "a.txt": "a\n"})
-			e.must("run", "--id", id, "--", "sh", "-c", "echo b >> a.txt")
+			e.Write(map[string]string{".gitignore": "ign.txt\nbuild/\n", "a.txt": "a\n"})
+			e.Must("run", "--id", id, "--", "sh", "-c", "echo b >> a.txt")
 			forgeRun(t, e, id, forged, true)
-			before := e.snapshot()
-			code, out, errs := e.run("runs", "revert", id)
+			before := e.Snapshot()
+			code, out, errs := e.Run("runs", "revert", id)
 			if code != 3 || !strings.Contains(errs, "would write paths no checkpoint records; nothing was changed") {
 				t.Fatalf("runs revert: exit %d, want 3\nstdout: %s\nstderr: %s", code, out, errs)
 			}
@@ -84,13 +84,13 @@ func TestDecreeForgedRevertIntoIgnoredPaths(t *testing.T) {
 					t.Errorf("stderr does not name %s:\n%s", p, errs)
 				}
 			}
-			if d := diffStates(before, e.snapshot()); d != "" {
+			if d := diffStates(before, e.Snapshot()); d != "" {
 				t.Fatalf("the workspace changed:\n%s", d)
 			}
 			if rec := readRunRecord(e, id); rec.Status != "done" {
 				t.Fatalf("run.json says %s", rec.Status)
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }
@@ -103,15 +103,15 @@ func TestDecreeForgedRevertIntoReservedPaths(t *testing.T) {
 	for _, p := range []string{"sub/.decree/x", "a/b/.ckpt/x", "sub/.Decree/runs/y"} {
 		t.Run(p, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{"a.txt": "a\n"})
-			e.must("run", "--id", id, "--", "sh", "-c", "echo b >> a.txt")
+			e.Write(map[string]string{"a.txt": "a\n"})
+			e.Must("run", "--id", id, "--", "sh", "-c", "echo b >> a.txt")
 			forgeRun(t, e, id, map[string]string{p: "evil\n"}, false)
-			before := e.snapshot()
-			code, out, errs := e.run("runs", "revert", id)
+			before := e.Snapshot()
+			code, out, errs := e.Run("runs", "revert", id)
 			if code == 0 || !strings.Contains(errs, "which is never checkpointed; nothing was changed") {
 				t.Fatalf("runs revert: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 			}
-			if d := diffStates(before, e.snapshot()); d != "" {
+			if d := diffStates(before, e.Snapshot()); d != "" {
 				t.Fatalf("the workspace changed:\n%s", d)
 			}
 		})

@@ -22,9 +22,9 @@ func TestDecreeRunDirReplacedBySymlink(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			outside := t.TempDir()
-			e.extra = append(e.extra, "OUTSIDE="+outside)
-			e.write(map[string]string{"a.txt": "a\n"})
-			code, out, errs := e.run("run", "--id", "2026010100000000-0", "--", "sh", "-c", "echo b >> a.txt; "+script)
+			e.Extra = append(e.Extra, "OUTSIDE="+outside)
+			e.Write(map[string]string{"a.txt": "a\n"})
+			code, out, errs := e.Run("run", "--id", "2026010100000000-0", "--", "sh", "-c", "echo b >> a.txt; "+script)
 			if code == 0 || !strings.Contains(errs, "is not a directory (a symlink?); ckpt writes nothing through it") {
 				t.Errorf("ckpt run: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 			}
@@ -38,7 +38,7 @@ func TestDecreeRunDirReplacedBySymlink(t *testing.T) {
 			if len(written) > 0 {
 				t.Errorf("ckpt wrote outside the workspace: %v", written)
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }
@@ -55,8 +55,8 @@ func TestDecreeInboxDirsReplacedBySymlink(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			outside := t.TempDir()
-			e.extra = append(e.extra, "OUTSIDE="+outside)
-			e.write(map[string]string{
+			e.Extra = append(e.Extra, "OUTSIDE="+outside)
+			e.Write(map[string]string{
 				".decree/config.yml":                  "max_retries: 1\n",
 				".decree/routines/develop.sh":         "#!/usr/bin/env bash\n" + c.routine + "\n",
 				".decree/inbox/2026010100000000-0.md": c.msg,
@@ -65,7 +65,7 @@ func TestDecreeInboxDirsReplacedBySymlink(t *testing.T) {
 				"specs/a.spec.md":                     "a spec\n",
 				"specs/processed-spec.md":             "a.spec.md\n",
 			})
-			code, out, errs := e.run("process")
+			code, out, errs := e.Run("process")
 			if code == 0 || !strings.Contains(errs, "ckpt writes nothing through it") {
 				t.Errorf("ckpt process: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 			}

@@ -48,11 +48,11 @@ func checkInterrupted(t *testing.T, e *env, id string) {
 	if rec.Status != "interrupted" || len(rec.Attempts) != 1 {
 		t.Fatalf("run.json says %s after %d attempt(s), want interrupted after 1", rec.Status, len(rec.Attempts))
 	}
-	diff, err := os.ReadFile(filepath.Join(e.ws, ".decree", "runs", id, "changes.diff"))
+	diff, err := os.ReadFile(filepath.Join(e.WS, ".decree", "runs", id, "changes.diff"))
 	if err != nil || !strings.Contains(string(diff), "+partial") {
 		t.Fatalf("changes.diff: %v\n%s", err, diff)
 	}
-	if got := e.read("a.txt"); got != "a\npartial\n" {
+	if got := e.Read("a.txt"); got != "a\npartial\n" {
 		t.Fatalf("a.txt = %q", got)
 	}
 }
@@ -66,10 +66,10 @@ func TestDecreeSignalStuckRoutine(t *testing.T) {
 				e := newEnv(t)
 				pids := t.TempDir()
 				const id = "20260101000000-0"
-				e.write(map[string]string{"a.txt": "a\n"})
+				e.Write(map[string]string{"a.txt": "a\n"})
 				args := []string{"run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids)}
 				if via == "process" {
-					e.write(map[string]string{
+					e.Write(map[string]string{
 						".decree/routines/develop.sh": "#!/usr/bin/env bash\n" + stuckRoutine(pids),
 						".decree/config.yml":          "max_retries: 2\n",
 						".decree/inbox/" + id + ".md": "Get stuck.\n",
@@ -90,20 +90,20 @@ func TestDecreeSignalStuckRoutine(t *testing.T) {
 				}
 				syscall.Kill(daemon, syscall.SIGKILL) // it left the group: not the attempt's
 				checkInterrupted(t, e, id)
-				if out := e.must("recover"); !strings.Contains(out, "nothing to recover") {
+				if out := e.Must("recover"); !strings.Contains(out, "nothing to recover") {
 					t.Errorf("recover after an interrupt that was recorded: %s", out)
 				}
 				// Resumed: the last attempt starts clean (the partial work reverted).
 				if via == "process" {
-					e.write(map[string]string{".decree/routines/develop.sh": "#!/usr/bin/env bash\necho final >> a.txt\n"})
-					e.must("process")
+					e.Write(map[string]string{".decree/routines/develop.sh": "#!/usr/bin/env bash\necho final >> a.txt\n"})
+					e.Must("process")
 				} else {
-					e.must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo final >> a.txt")
+					e.Must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo final >> a.txt")
 				}
-				if rec := readRunRecord(e, id); rec.Status != "done" || len(rec.Attempts) != 2 || e.read("a.txt") != "a\nfinal\n" {
-					t.Fatalf("resumed: run.json says %s after %d attempts; a.txt = %q", rec.Status, len(rec.Attempts), e.read("a.txt"))
+				if rec := readRunRecord(e, id); rec.Status != "done" || len(rec.Attempts) != 2 || e.Read("a.txt") != "a\nfinal\n" {
+					t.Fatalf("resumed: run.json says %s after %d attempts; a.txt = %q", rec.Status, len(rec.Attempts), e.Read("a.txt"))
 				}
-				e.must("fsck")
+				e.Must("fsck")
 			})
 		}
 	}
@@ -119,10 +119,10 @@ func TestDecreeKilledDuringRoutine(t *testing.T) {
 			e := newEnv(t)
 			pids := t.TempDir()
 			const id = "20260101000000-0"
-			e.write(map[string]string{"a.txt": "a\n"})
+			e.Write(map[string]string{"a.txt": "a\n"})
 			args := []string{"run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids)}
 			if via == "process" {
-				e.write(map[string]string{
+				e.Write(map[string]string{
 					".decree/routines/develop.sh": "#!/usr/bin/env bash\n" + stuckRoutine(pids),
 					".decree/config.yml":          "max_retries: 2\n",
 					".decree/inbox/" + id + ".md": "Get stuck.\n",
@@ -141,13 +141,13 @@ func TestDecreeKilledDuringRoutine(t *testing.T) {
 			if rec := readRunRecord(e, id); rec.Status != "running" {
 				t.Fatalf("run.json says %s, want running (ckpt was killed)", rec.Status)
 			}
-			if out := e.must("runs"); !strings.Contains(out, "interrupted") {
+			if out := e.Must("runs"); !strings.Contains(out, "interrupted") {
 				t.Errorf("ckpt runs shows a run whose ckpt is gone as:\n%s", out)
 			}
 			if via == "run" {
 				// As if ckpt had been killed in an atomic write too.
-				e.write(map[string]string{".decree/runs/" + id + "/.ckpt-tmp-999": "{"})
-				out := e.must("recover")
+				e.Write(map[string]string{".decree/runs/" + id + "/.ckpt-tmp-999": "{"})
+				out := e.Must("recover")
 				if !strings.Contains(out, "run "+id+" was cut short") || exists(e, ".decree/runs/"+id+"/.ckpt-tmp-999") {
 					t.Fatalf("recover: %s", out)
 				}
@@ -155,19 +155,19 @@ func TestDecreeKilledDuringRoutine(t *testing.T) {
 					t.Fatalf("recover left the routine (%v) or its child (%v) running", alive(routine), alive(child))
 				}
 				checkInterrupted(t, e, id)
-				e.must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo final >> a.txt")
+				e.Must("run", "--id", id, "--retries", "1", "--", "sh", "-c", "echo final >> a.txt")
 			} else {
-				e.write(map[string]string{".decree/routines/develop.sh": "#!/usr/bin/env bash\necho final >> a.txt\n"})
-				e.must("process")
+				e.Write(map[string]string{".decree/routines/develop.sh": "#!/usr/bin/env bash\necho final >> a.txt\n"})
+				e.Must("process")
 				if !goneWithin(routine, 2*time.Second) || !goneWithin(child, 2*time.Second) {
 					t.Fatalf("the next ckpt process left the routine (%v) or its child (%v) running", alive(routine), alive(child))
 				}
 			}
 			rec := readRunRecord(e, id)
-			if rec.Status != "done" || len(rec.Attempts) != 2 || e.read("a.txt") != "a\nfinal\n" {
-				t.Fatalf("resumed: run.json says %s after %d attempts; a.txt = %q", rec.Status, len(rec.Attempts), e.read("a.txt"))
+			if rec.Status != "done" || len(rec.Attempts) != 2 || e.Read("a.txt") != "a\nfinal\n" {
+				t.Fatalf("resumed: run.json says %s after %d attempts; a.txt = %q", rec.Status, len(rec.Attempts), e.Read("a.txt"))
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }
@@ -186,11 +186,11 @@ func TestDecreeSignalAtEachStage(t *testing.T) {
 		for _, stage := range []string{"scan/read-dir(a)=pause", "scan/read-dir(a)=pause@2", "restore/change=pause"} {
 			t.Run(via+"/"+stage, func(t *testing.T) {
 				e := newEnv(t)
-				e.write(map[string]string{"a/x.txt": "x\n", "b.txt": "b\n"})
+				e.Write(map[string]string{"a/x.txt": "x\n", "b.txt": "b\n"})
 				before := revertState(e)
 				args := []string{"run", "--id", id, "--retries", "0", "--", "sh", "-c", routine}
 				if via == "process" {
-					e.write(map[string]string{
+					e.Write(map[string]string{
 						".decree/routines/develop.sh": "#!/usr/bin/env bash\n" + routine + "\n",
 						".decree/config.yml":          "max_retries: 1\n",
 						".decree/inbox/" + id + ".md": "Fail.\n",
@@ -201,10 +201,10 @@ func TestDecreeSignalAtEachStage(t *testing.T) {
 				hit := filepath.Join(fp, strings.ReplaceAll(strings.Split(strings.Split(stage, "=")[0], "(")[0], "/", "-")+".hit")
 				extra := []string{"CKPT_FAILPOINT=" + stage, "CKPT_FAILPOINT_DIR=" + fp}
 				e.signalled(t, syscall.SIGTERM, extra, false, func() bool { return fileExists(hit) }, args...)
-				if out := e.must("runs", "--json"); strings.Contains(out, `"running"`) {
+				if out := e.Must("runs", "--json"); strings.Contains(out, `"running"`) {
 					t.Fatalf("ckpt runs after the signal:\n%s", out)
 				}
-				e.must("recover")
+				e.Must("recover")
 				if exists(e, ".decree/runs/"+id+"/run.json") {
 					if rec := readRunRecord(e, id); rec.Status == "running" {
 						t.Fatalf("run.json says running after ckpt recover")
@@ -215,7 +215,7 @@ func TestDecreeSignalAtEachStage(t *testing.T) {
 					if exists(e, ".decree/runs/"+id+"/run.json") && readRunRecord(e, id).Status == "dead" {
 						break
 					}
-					e.run(args...)
+					e.Run(args...)
 				}
 				if rec := readRunRecord(e, id); rec.Status != "dead" {
 					t.Fatalf("run.json says %s (%s), want dead", rec.Status, rec.Reason)
@@ -224,7 +224,7 @@ func TestDecreeSignalAtEachStage(t *testing.T) {
 				if via == "process" && !exists(e, ".decree/inbox/dead/"+id+".md") {
 					t.Error("the message is not a dead letter")
 				}
-				e.must("fsck")
+				e.Must("fsck")
 			})
 		}
 	}
@@ -237,8 +237,8 @@ func TestDecreeSecondSignal(t *testing.T) {
 	e := newEnv(t)
 	pids := t.TempDir()
 	const id = "20260101000000-0"
-	e.write(map[string]string{"a.txt": "a\n"})
-	c := e.cmd("run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids))
+	e.Write(map[string]string{"a.txt": "a\n"})
+	c := e.Cmd("run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids))
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -254,12 +254,12 @@ func TestDecreeSecondSignal(t *testing.T) {
 	if !goneWithin(routine, 2*time.Second) || !goneWithin(child, 2*time.Second) {
 		t.Fatalf("the routine (%v) or its child (%v) outlived ckpt", alive(routine), alive(child))
 	}
-	if out := e.must("runs"); strings.Contains(out, "running") {
+	if out := e.Must("runs"); strings.Contains(out, "running") {
 		t.Errorf("ckpt runs: %s", out)
 	}
-	e.must("recover")
+	e.Must("recover")
 	checkInterrupted(t, e, id)
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // TestDecreeRecoverLeavesLiveRun: ckpt recover (and a second ckpt running
@@ -268,8 +268,8 @@ func TestDecreeRecoverLeavesLiveRun(t *testing.T) {
 	e := newEnv(t)
 	pids := t.TempDir()
 	const id = "20260101000000-0"
-	e.write(map[string]string{"a.txt": "a\n"})
-	c := e.cmd("run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids))
+	e.Write(map[string]string{"a.txt": "a\n"})
+	c := e.Cmd("run", "--id", id, "--retries", "1", "--", "bash", "-c", stuckRoutine(pids))
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -280,14 +280,14 @@ func TestDecreeRecoverLeavesLiveRun(t *testing.T) {
 	routine, daemon := pidIn(t, pids, "routine.pid"), pidIn(t, pids, "daemon.pid")
 	pidIn(t, pids, "child.pid") // killed at the end
 	defer syscall.Kill(daemon, syscall.SIGKILL)
-	if out := e.must("recover"); !strings.Contains(out, "nothing to recover") {
+	if out := e.Must("recover"); !strings.Contains(out, "nothing to recover") {
 		t.Errorf("recover: %s", out)
 	}
-	code, _, errs := e.run("run", "--id", id, "--", "true")
+	code, _, errs := e.Run("run", "--id", id, "--", "true")
 	if code == 0 || !strings.Contains(errs, "is being run by another ckpt") {
 		t.Errorf("a second run of it: exit %d\n%s", code, errs)
 	}
-	if out := e.must("runs"); !strings.Contains(out, "running") {
+	if out := e.Must("runs"); !strings.Contains(out, "running") {
 		t.Errorf("ckpt runs: %s", out)
 	}
 	if !alive(routine) {

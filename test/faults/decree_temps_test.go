@@ -16,8 +16,8 @@ import (
 func TestDecreeRecoverRemovesRunTemps(t *testing.T) {
 	e := newEnv(t)
 	const id = "2026010100000000-0"
-	e.must("run", "--id", id, "--", "true")
-	dir := filepath.Join(e.ws, ".decree", "runs", id)
+	e.Must("run", "--id", id, "--", "true")
+	dir := filepath.Join(e.WS, ".decree", "runs", id)
 	old := time.Now().Add(-2 * time.Minute)
 	for name, mtime := range map[string]time.Time{".ckpt-tmp-111": old, ".ckpt-tmp-222": time.Now()} {
 		p := filepath.Join(dir, name)
@@ -25,7 +25,7 @@ func TestDecreeRecoverRemovesRunTemps(t *testing.T) {
 		os.Chtimes(p, mtime, mtime)
 	}
 	os.Mkdir(filepath.Join(dir, ".ckpt-tmp-notes"), 0o755) // not a file ckpt writes
-	out := e.must("recover")
+	out := e.Must("recover")
 	if !strings.Contains(out, "removed leftover .decree/runs/"+id+"/.ckpt-tmp-111") {
 		t.Errorf("recover: %s", out)
 	}

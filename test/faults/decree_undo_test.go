@@ -16,7 +16,7 @@ import (
 // decreeFiles is a workspace with two messages: the first one's routine
 // changes files and fails, the second one's succeeds.
 func decreeFiles(e *env) {
-	e.write(map[string]string{
+	e.Write(map[string]string{
 		"a.txt":                               "a\n",
 		"gone.txt":                            "bye\n",
 		".decree/config.yml":                  "max_retries: 1\n",
@@ -30,7 +30,7 @@ func decreeFiles(e *env) {
 // runUnreverted reads run.json's unreverted mark.
 func runUnreverted(t *testing.T, e *env, id string) bool {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(e.ws, ".decree", "runs", id, "run.json"))
+	data, err := os.ReadFile(filepath.Join(e.WS, ".decree", "runs", id, "run.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,17 +50,17 @@ func runUnreverted(t *testing.T, e *env, id string) bool {
 func TestDecreeRevertFallsBackToCheckpoint(t *testing.T) {
 	e := newEnv(t)
 	decreeFiles(e)
-	before := e.snapshot()
-	e.extra = []string{"CKPT_FAILPOINT=revert/before-change=fail"}
-	code, out, errs := e.run("process")
+	before := e.Snapshot()
+	e.Extra = []string{"CKPT_FAILPOINT=revert/before-change=fail"}
+	code, out, errs := e.Run("process")
 	if code != 4 {
 		t.Fatalf("process: exit %d, want 4\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 	if !strings.Contains(errs, "restoring checkpoint") {
 		t.Errorf("stderr does not say the checkpoint was restored:\n%s", errs)
 	}
-	e.extra = nil
-	after := e.snapshot()
+	e.Extra = nil
+	after := e.Snapshot()
 	delete(after, "second.txt")
 	for p := range after {
 		if strings.HasPrefix(p, ".decree/") {
@@ -75,7 +75,7 @@ func TestDecreeRevertFallsBackToCheckpoint(t *testing.T) {
 	if d := diffStates(before, after); d != "" {
 		t.Fatalf("the tree is not the tree before the failed run:\n%s", d)
 	}
-	if e.read("second.txt") != "second\n" {
+	if e.Read("second.txt") != "second\n" {
 		t.Error("the second message did not run after the first was dead-lettered")
 	}
 	rec := readRunRecord(e, "2026010100000000-0")
@@ -85,10 +85,10 @@ func TestDecreeRevertFallsBackToCheckpoint(t *testing.T) {
 	if runUnreverted(t, e, "2026010100000000-0") {
 		t.Error("run.json says unreverted after a restore that worked")
 	}
-	if _, err := os.Stat(filepath.Join(e.ws, ".decree/inbox/dead/2026010100000000-0.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(e.WS, ".decree/inbox/dead/2026010100000000-0.md")); err != nil {
 		t.Error(err)
 	}
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // TestDecreeUndoFailsStopsProcessing: when neither the revert nor the
@@ -102,20 +102,20 @@ func TestDecreeUndoFailsStopsProcessing(t *testing.T) {
 		t.Run(way, func(t *testing.T) {
 			e := newEnv(t)
 			decreeFiles(e)
-			before := e.snapshot()
-			e.extra = []string{"CKPT_FAILPOINT=revert/before-change=fail;restore/before-change=fail"}
-			code, out, errs := e.run("process")
-			e.extra = nil
+			before := e.Snapshot()
+			e.Extra = []string{"CKPT_FAILPOINT=revert/before-change=fail;restore/before-change=fail"}
+			code, out, errs := e.Run("process")
+			e.Extra = nil
 			if code != 3 || !strings.Contains(errs, "processing stopped") || !strings.Contains(errs, "hint: nothing is lost") {
 				t.Fatalf("process: exit %d, want 3\nstdout: %s\nstderr: %s", code, out, errs)
 			}
-			if e.read("second.txt") != "<absent>" {
+			if e.Read("second.txt") != "<absent>" {
 				t.Fatal("the second message ran on a tree that is not the tree before the first")
 			}
-			if _, err := os.Stat(filepath.Join(e.ws, ".decree/inbox/2026010100000001-0.md")); err != nil {
+			if _, err := os.Stat(filepath.Join(e.WS, ".decree/inbox/2026010100000001-0.md")); err != nil {
 				t.Fatalf("the second message left the inbox: %v", err)
 			}
-			dead, err := os.ReadFile(filepath.Join(e.ws, ".decree/inbox/dead/2026010100000000-0.md"))
+			dead, err := os.ReadFile(filepath.Join(e.WS, ".decree/inbox/dead/2026010100000000-0.md"))
 			if err != nil || !strings.Contains(string(dead), "RevertFailed") {
 				t.Fatalf("dead letter: %v\n%s", err, dead)
 			}
@@ -124,17 +124,17 @@ func TestDecreeUndoFailsStopsProcessing(t *testing.T) {
 				t.Fatalf("run.json: %+v", rec)
 			}
 			// A later process refuses while the tree is not put back.
-			code, out, errs = e.run("process")
-			if code != 1 || !strings.Contains(errs, "could not be undone") || e.read("second.txt") != "<absent>" {
+			code, out, errs = e.Run("process")
+			if code != 1 || !strings.Contains(errs, "could not be undone") || e.Read("second.txt") != "<absent>" {
 				t.Fatalf("second process: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 			}
 			switch way {
 			case "runs revert":
-				e.must("runs", "revert", id)
+				e.Must("runs", "revert", id)
 			case "restore":
-				e.must("restore", readRunRecord(e, id).Checkpoint)
+				e.Must("restore", readRunRecord(e, id).Checkpoint)
 			}
-			after := e.snapshot()
+			after := e.Snapshot()
 			for p := range after {
 				if strings.HasPrefix(p, ".decree/") {
 					delete(after, p)
@@ -149,14 +149,14 @@ func TestDecreeUndoFailsStopsProcessing(t *testing.T) {
 			if d := diffStates(want, after); d != "" {
 				t.Fatalf("after %s the tree is not the tree before the run:\n%s", way, d)
 			}
-			e.must("process")
-			if e.read("second.txt") != "second\n" {
+			e.Must("process")
+			if e.Read("second.txt") != "second\n" {
 				t.Fatal("the second message did not run once the tree was put back")
 			}
 			if runUnreverted(t, e, id) {
 				t.Error("run.json still says unreverted")
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }

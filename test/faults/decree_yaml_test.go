@@ -42,7 +42,7 @@ func TestDecreeMessageLimits(t *testing.T) {
 	for name, text := range bad {
 		files[".decree/inbox/"+name] = text
 	}
-	e.write(files)
+	e.Write(files)
 	code, out, errs, rss := e.runUsage("process")
 	if code != 1 {
 		t.Fatalf("ckpt process: exit %d, want 1\nstdout: %s\nstderr: %.2000s", code, out, errs)
@@ -57,14 +57,14 @@ func TestDecreeMessageLimits(t *testing.T) {
 		if !strings.Contains(errs, "message "+name+": "+want) {
 			t.Errorf("stderr does not say %q about %s:\n%.2000s", want, name, errs)
 		}
-		if got := e.read(".decree/inbox/" + name); got != bad[name] {
+		if got := e.Read(".decree/inbox/" + name); got != bad[name] {
 			t.Errorf("%s was changed (%d bytes, was %d)", name, len(got), len(bad[name]))
 		}
 	}
-	if !strings.Contains(out, "20260101000000-0 done") || e.read("ran.txt") != "ran\n" {
+	if !strings.Contains(out, "20260101000000-0 done") || e.Read("ran.txt") != "ran\n" {
 		t.Errorf("the good message did not run:\n%s%.2000s", out, errs)
 	}
-	runs, _ := os.ReadDir(filepath.Join(e.ws, ".decree", "runs"))
+	runs, _ := os.ReadDir(filepath.Join(e.WS, ".decree", "runs"))
 	if len(runs) != 1 {
 		t.Errorf("run directories: %d, want 1 (the good message's)", len(runs))
 	}
@@ -84,12 +84,12 @@ func TestDecreeConfigLimits(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{".decree/config.yml": cfg})
+			e.Write(map[string]string{".decree/config.yml": cfg})
 			code, out, errs, rss := e.runUsage("run", "--", "sh", "-c", "echo ran > ran.txt")
 			if code != 125 || !strings.Contains(errs, ".decree/config.yml") {
 				t.Fatalf("ckpt run: exit %d, want 125 (ckpt's own error) naming config.yml\nstdout: %s\nstderr: %.2000s", code, out, errs)
 			}
-			if e.read("ran.txt") != "<absent>" {
+			if e.Read("ran.txt") != "<absent>" {
 				t.Fatal("the command ran")
 			}
 			if rss > 200<<20 {

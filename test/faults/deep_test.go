@@ -23,7 +23,7 @@ func TestDeeperThanPathMax(t *testing.T) {
 	writeAt(deep+"/bottom.txt", "v1\n")
 	writeAt("d/d/shallow.txt", "s1\n")
 
-	r := e.open(ckpt.Options{})
+	r := e.Open(ckpt.Options{})
 	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "deep v1"})
 	if err != nil {
 		t.Fatalf("save: %v", err)
@@ -97,8 +97,8 @@ func TestDeeperThanPathMaxWatched(t *testing.T) {
 // reader of files by workspace-relative path (os's own calls fail there).
 func deepTree(t *testing.T, e *env) (*fsroot.Root, string, func(p, data string), func(p string) string) {
 	t.Helper()
-	e.write(map[string]string{"top.txt": "top\n"})
-	root, err := fsroot.Open(e.ws)
+	e.Write(map[string]string{"top.txt": "top\n"})
+	root, err := fsroot.Open(e.WS)
 	if err != nil {
 		t.Fatal(err)
 	}

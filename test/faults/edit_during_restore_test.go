@@ -13,6 +13,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
+	"github.com/seed1cedbf7c/ckpt/test/internal/ckptenv"
 )
 
 // Class 2: a file edited after a restore's scan is never overwritten or
@@ -23,14 +24,14 @@ func TestEditDuringRestore(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (*env, *ckpt.Repo, string) {
 		e := newEnv(t)
-		e.write(map[string]string{"a.txt": "a1\n", "b.txt": "b1\n", "c.txt": "c1\n", "gone.txt": "g1\n"})
-		r := e.open(ckpt.Options{})
+		e.Write(map[string]string{"a.txt": "a1\n", "b.txt": "b1\n", "c.txt": "c1\n", "gone.txt": "g1\n"})
+		r := e.Open(ckpt.Options{})
 		v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.write(map[string]string{"a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c2\n", "new.txt": "n2\n", "z-extra.txt": "z2\n"})
-		os.Remove(filepath.Join(e.ws, "gone.txt"))
+		e.Write(map[string]string{"a.txt": "a2\n", "b.txt": "b2\n", "c.txt": "c2\n", "new.txt": "n2\n", "z-extra.txt": "z2\n"})
+		os.Remove(filepath.Join(e.WS, "gone.txt"))
 		if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v2"}); err != nil {
 			t.Fatal(err)
 		}
@@ -39,15 +40,15 @@ func TestEditDuringRestore(t *testing.T) {
 
 	t.Run("before the first change: start again, the edit checkpointed", func(t *testing.T) {
 		e, r, v1 := setup(t)
-		defer once("restore/staged", func(string) error {
-			e.write(map[string]string{"b.txt": "user's edit\n"})
+		defer ckptenv.Once("restore/staged", func(string) error {
+			e.Write(map[string]string{"b.txt": "user's edit\n"})
 			return nil
 		})()
 		res, err := r.Restore(ctx, v1, ckpt.RestoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := e.read("b.txt"); got != "b1\n" {
+		if got := e.Read("b.txt"); got != "b1\n" {
 			t.Fatalf("b.txt = %q", got)
 		}
 		if res.PreRestore == nil || !inCheckpoint(t, r, res.PreRestore.ID.String(), "b.txt", "user's edit\n") {
@@ -62,16 +63,16 @@ func TestEditDuringRestore(t *testing.T) {
 	} {
 		t.Run("mid-way: "+tc.name, func(t *testing.T) {
 			e, r, v1 := setup(t)
-			before := e.snapshot()
-			defer once("restore/before-replace("+tc.at+")", func(string) error {
-				e.write(map[string]string{tc.edit: "user's edit\n"})
+			before := e.Snapshot()
+			defer ckptenv.Once("restore/before-replace("+tc.at+")", func(string) error {
+				e.Write(map[string]string{tc.edit: "user's edit\n"})
 				return nil
 			})()
 			if tc.at == "gone.txt" {
 				// A creation is not guarded by a failpoint of its own: the
 				// edit lands when the restore replaces the file before it.
-				defer once("restore/before-replace(c.txt)", func(string) error {
-					e.write(map[string]string{"gone.txt": "user's edit\n"})
+				defer ckptenv.Once("restore/before-replace(c.txt)", func(string) error {
+					e.Write(map[string]string{"gone.txt": "user's edit\n"})
 					return nil
 				})()
 			}
@@ -82,11 +83,11 @@ func TestEditDuringRestore(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.edit) {
 				t.Errorf("the error does not name %s: %v", tc.edit, err)
 			}
-			if got := e.read(tc.edit); got != "user's edit\n" {
+			if got := e.Read(tc.edit); got != "user's edit\n" {
 				t.Fatalf("%s = %q: the user's edit was destroyed", tc.edit, got)
 			}
 			// Everything else is as before the restore.
-			after := e.snapshot()
+			after := e.Snapshot()
 			delete(after, tc.edit)
 			delete(before, tc.edit)
 			if d := diffStates(before, after); d != "" {
@@ -115,8 +116,8 @@ func TestEditDuringRestoreRandom(t *testing.T) {
 		for i := range 12 {
 			files[fmt.Sprintf("d%d/f%d.txt", i%3, i)] = fmt.Sprintf("v1 %d\n", i)
 		}
-		e.write(files)
-		r := e.open(ckpt.Options{})
+		e.Write(files)
+		r := e.Open(ckpt.Options{})
 		v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "v1"})
 		if err != nil {
 			t.Fatal(err)
@@ -124,24 +125,24 @@ func TestEditDuringRestoreRandom(t *testing.T) {
 		for p := range files {
 			switch rng.IntN(3) {
 			case 0:
-				e.write(map[string]string{p: "v2 " + p + "\n"})
+				e.Write(map[string]string{p: "v2 " + p + "\n"})
 			case 1:
-				os.Remove(filepath.Join(e.ws, p))
+				os.Remove(filepath.Join(e.WS, p))
 			}
 		}
-		e.write(map[string]string{"d9/extra.txt": "v2\n"})
+		e.Write(map[string]string{"d9/extra.txt": "v2\n"})
 		if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "v2"}); err != nil {
 			t.Fatal(err)
 		}
 		victim := fmt.Sprintf("d%d/f%d.txt", rng.IntN(3), rng.IntN(12))
 		edit := fmt.Sprintf("edit %d\n", round)
 		hit, at := 0, 1+rng.IntN(10)
-		disarm := once("restore/change", func(string) error { return nil })
+		disarm := ckptenv.Once("restore/change", func(string) error { return nil })
 		disarm()
 		disarm = failpointEvery("restore/before-replace", func(string) {
 			hit++
 			if hit == at {
-				e.write(map[string]string{victim: edit})
+				e.Write(map[string]string{victim: edit})
 			}
 		})
 		_, err = r.Restore(ctx, v1.Checkpoint.ID.String(), ckpt.RestoreOptions{})
@@ -152,7 +153,7 @@ func TestEditDuringRestoreRandom(t *testing.T) {
 		if hit < at {
 			continue // the edit never happened
 		}
-		if e.read(victim) == edit {
+		if e.Read(victim) == edit {
 			continue
 		}
 		if !inAnyCheckpoint(t, r, victim, edit) {
@@ -193,28 +194,28 @@ func inAnyCheckpoint(t *testing.T, r *ckpt.Repo, p, content string) bool {
 func TestRollbackKeepsFileWhereDirectoryWas(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	e.write(map[string]string{"t": "t1\n"})
-	r := e.open(ckpt.Options{})
+	e.Write(map[string]string{"t": "t1\n"})
+	r := e.Open(ckpt.Options{})
 	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "target"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.write(map[string]string{"t": "t2\n", "d/x": "x\n", "d/y": "y\n"})
+	e.Write(map[string]string{"t": "t2\n", "d/x": "x\n", "d/y": "y\n"})
 	if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "now"}); err != nil {
 		t.Fatal(err)
 	}
 	// After the restore's first change (d/y deleted), d becomes the
 	// user's file.
-	defer once("restore/change", func(string) error {
+	defer ckptenv.Once("restore/change", func(string) error {
 		removeAll(t, e, "d")
-		e.write(map[string]string{"d": "mine\n"})
+		e.Write(map[string]string{"d": "mine\n"})
 		return nil
 	})()
 	_, err = r.Restore(ctx, v1.Checkpoint.ID.String(), ckpt.RestoreOptions{})
 	if !errors.Is(err, restore.ErrChanged) {
 		t.Fatalf("restore: %v, want ErrChanged", err)
 	}
-	if got := e.read("d"); got != "mine\n" && !inAnyCheckpoint(t, r, "d", "mine\n") {
+	if got := e.Read("d"); got != "mine\n" && !inAnyCheckpoint(t, r, "d", "mine\n") {
 		t.Fatalf("d = %q and in no checkpoint: the rollback removed the user's file (%v)", got, err)
 	}
 }

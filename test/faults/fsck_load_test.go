@@ -22,18 +22,18 @@ func TestFsckBetweenTables(t *testing.T) {
 	for _, table := range []string{"chunks", "blobs", "trees", "checkpoints", "refs"} {
 		t.Run(table, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{"a.txt": "a", "d/b.txt": "b"})
-			r := e.open(ckpt.Options{})
+			e.Write(map[string]string{"a.txt": "a", "d/b.txt": "b"})
+			r := e.Open(ckpt.Options{})
 			if _, err := r.Save(context.Background(), ckpt.SaveOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			writer := e.open(ckpt.Options{})
+			writer := e.Open(ckpt.Options{})
 			var once sync.Once
 			saved := false
 			disarm := failpoint.Set("fsck/between("+table+")", func(string) error {
 				once.Do(func() {
 					// New blobs, a new tree, a checkpoint, refs and an op.
-					e.write(map[string]string{"a.txt": "a2", "d/c.txt": "c", "e/f.txt": "f"})
+					e.Write(map[string]string{"a.txt": "a2", "d/c.txt": "c", "e/f.txt": "f"})
 					if _, err := writer.Save(context.Background(), ckpt.SaveOptions{Message: "during fsck"}); err != nil {
 						t.Error(err)
 						return
@@ -71,9 +71,9 @@ func TestFsckUnderLoad(t *testing.T) {
 		rounds = 15
 	}
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a"})
-	r := e.open(ckpt.Options{})
-	writer := e.open(ckpt.Options{})
+	e.Write(map[string]string{"a.txt": "a"})
+	r := e.Open(ckpt.Options{})
+	writer := e.Open(ckpt.Options{})
 	if _, err := writer.Save(context.Background(), ckpt.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestFsckUnderLoad(t *testing.T) {
 			for range 1 + rnd.IntN(5) {
 				files[fmt.Sprintf("d%d/f%d.txt", rnd.IntN(4), rnd.IntN(20))] = fmt.Sprint(i, rnd.Int())
 			}
-			e.write(files)
+			e.Write(files)
 			if _, err := writer.Save(context.Background(), ckpt.SaveOptions{Message: fmt.Sprint(i)}); err != nil {
 				done <- err
 				return

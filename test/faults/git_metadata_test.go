@@ -22,14 +22,14 @@ func gitCmd(t *testing.T, dir string, args ...string) string {
 // runBounded runs ckpt and fails the test if it has not ended within d (a
 // hang is the defect: a FIFO or /dev/zero read).
 func (e *env) runBounded(d time.Duration, args ...string) (int, string, string) {
-	e.t.Helper()
+	e.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var out, errb strings.Builder
-	c := e.cmd(args...)
+	c := e.Cmd(args...)
 	c.Stdout, c.Stderr = &out, &errb
 	if err := c.Start(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
@@ -39,13 +39,13 @@ func (e *env) runBounded(d time.Duration, args ...string) (int, string, string) 
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		} else if err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		return code, out.String(), errb.String()
 	case <-ctx.Done():
 		c.Process.Kill()
 		<-done
-		e.t.Fatalf("ckpt %s did not end within %s\nstderr: %s", strings.Join(args, " "), d, errb.String())
+		e.T.Fatalf("ckpt %s did not end within %s\nstderr: %s", strings.Join(args, " "), d, errb.String())
 		return 0, "", ""
 	}
 }
@@ -64,24 +64,24 @@ func TestGitBackendRefusesSHA256(t *testing.T) {
 	} {
 		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 			e := newEnv(t)
-			e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
-			gitCmd(t, e.ws, "init", "-q", "--object-format=sha256")
-			if err := os.WriteFile(filepath.Join(e.ws, ".git", "config"), []byte(config), 0o644); err != nil {
+			e.Extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
+			gitCmd(t, e.WS, "init", "-q", "--object-format=sha256")
+			if err := os.WriteFile(filepath.Join(e.WS, ".git", "config"), []byte(config), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if got := gitCmd(t, e.ws, "rev-parse", "--show-object-format"); got != "sha256" {
+			if got := gitCmd(t, e.WS, "rev-parse", "--show-object-format"); got != "sha256" {
 				t.Fatalf("git reads %q as %s; the test expects sha256", config, got)
 			}
-			e.write(map[string]string{"a.txt": "a\n"})
-			code, _, stderr := e.run("save", "-m", "x")
+			e.Write(map[string]string{"a.txt": "a\n"})
+			code, _, stderr := e.Run("save", "-m", "x")
 			if code == 0 || !strings.Contains(stderr, "sha256") || !strings.Contains(stderr, "sqlite backend") {
 				t.Fatalf("save on a SHA-256 repository: exit %d\n%s", code, stderr)
 			}
-			if refs := gitCmd(t, e.ws, "for-each-ref"); refs != "" {
+			if refs := gitCmd(t, e.WS, "for-each-ref"); refs != "" {
 				t.Fatalf("refs written: %s", refs)
 			}
-			gitCmd(t, e.ws, "fsck", "--no-progress")
-			if _, err := os.Stat(filepath.Join(e.ws, ".git", "ckpt")); err == nil {
+			gitCmd(t, e.WS, "fsck", "--no-progress")
+			if _, err := os.Stat(filepath.Join(e.WS, ".git", "ckpt")); err == nil {
 				t.Fatal("a store was created in .git/ckpt")
 			}
 		})
@@ -92,17 +92,17 @@ func TestGitBackendRefusesSHA256(t *testing.T) {
 // is refused, not guessed at.
 func TestGitBackendRefusesUnreadableConfig(t *testing.T) {
 	e := newEnv(t)
-	e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
-	gitCmd(t, e.ws, "init", "-q")
+	e.Extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
+	gitCmd(t, e.WS, "init", "-q")
 	bad := "[core]\n\trepositoryformatversion = 0\n[extensions]\n\tobjectformat = \"sha256\n"
-	if err := os.WriteFile(filepath.Join(e.ws, ".git", "config"), []byte(bad), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(e.WS, ".git", "config"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := exec.Command("git", "-C", e.ws, "rev-parse", "--git-dir").Run(); err == nil {
+	if err := exec.Command("git", "-C", e.WS, "rev-parse", "--git-dir").Run(); err == nil {
 		t.Fatal("git reads the malformed config; the test expects it not to")
 	}
-	e.write(map[string]string{"a.txt": "a\n"})
-	code, _, stderr := e.run("save", "-m", "x")
+	e.Write(map[string]string{"a.txt": "a\n"})
+	code, _, stderr := e.Run("save", "-m", "x")
 	if code == 0 || !strings.Contains(stderr, "bad config line 4") {
 		t.Fatalf("save with a config git refuses: exit %d\n%s", code, stderr)
 	}
@@ -137,14 +137,14 @@ func TestNestedRepositorySpecialFiles(t *testing.T) {
 			t.Run(backend+"/"+strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
 				e := newEnv(t)
 				if backend == "git" {
-					e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
-					gitCmd(t, e.ws, "init", "-q")
+					e.Extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
+					gitCmd(t, e.WS, "init", "-q")
 				}
-				e.write(map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
-				gitCmd(t, filepath.Join(e.ws, "sub"), "init", "-q")
-				gitCmd(t, filepath.Join(e.ws, "sub"), "add", ".")
-				gitCmd(t, filepath.Join(e.ws, "sub"), "commit", "-q", "-m", "b")
-				plant(t, filepath.Join(e.ws, "sub", ".git", "HEAD"))
+				e.Write(map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+				gitCmd(t, filepath.Join(e.WS, "sub"), "init", "-q")
+				gitCmd(t, filepath.Join(e.WS, "sub"), "add", ".")
+				gitCmd(t, filepath.Join(e.WS, "sub"), "commit", "-q", "-m", "b")
+				plant(t, filepath.Join(e.WS, "sub", ".git", "HEAD"))
 				code, _, stderr := e.runBounded(20*time.Second, "save", "-m", "x")
 				if backend == "sqlite" && code != 0 {
 					t.Fatalf("save: exit %d\n%s", code, stderr)
@@ -160,16 +160,16 @@ func TestNestedRepositorySpecialFiles(t *testing.T) {
 		t.Run(backend+"/info_exclude_is_a_fifo", func(t *testing.T) {
 			e := newEnv(t)
 			if backend == "git" {
-				e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
+				e.Extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
 			}
-			gitCmd(t, e.ws, "init", "-q")
-			ex := filepath.Join(e.ws, ".git", "info", "exclude")
+			gitCmd(t, e.WS, "init", "-q")
+			ex := filepath.Join(e.WS, ".git", "info", "exclude")
 			os.MkdirAll(filepath.Dir(ex), 0o755)
 			os.Remove(ex)
 			if err := unix.Mkfifo(ex, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e.write(map[string]string{"a.txt": "a\n"})
+			e.Write(map[string]string{"a.txt": "a\n"})
 			if code, _, stderr := e.runBounded(20*time.Second, "save", "-m", "x"); code != 0 {
 				t.Fatalf("save: exit %d\n%s", code, stderr)
 			}

@@ -14,27 +14,27 @@ import (
 // unrecorded.
 func TestHookUsesTheUsersBackend(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
-	testutil.GitInit(t, e.ws)
-	e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
+	e.Write(map[string]string{"a.txt": "a\n"})
+	testutil.GitInit(t, e.WS)
+	e.Extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
 	e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "edit a"}))
-	e.write(map[string]string{"a.txt": "b\n"})
-	e.must("save", "-q", "-m", "by hand")
+	e.Write(map[string]string{"a.txt": "b\n"})
+	e.Must("save", "-q", "-m", "by hand")
 	r := e.mustHook("claude-code", e.claudePayload("Stop", "s1", nil))
 	if r.stderr != "" || !strings.Contains(e.hookLog(), "ended turn 1") {
 		t.Fatalf("stderr %q; log:\n%s", r.stderr, e.hookLog())
 	}
 	// One store: the git backend's, found without CKPT_BACKEND too.
-	e.extra = []string{"CKPT_STORE="}
-	if out := e.must("status"); !strings.Contains(out, "backend:   git") {
+	e.Extra = []string{"CKPT_STORE="}
+	if out := e.Must("status"); !strings.Contains(out, "backend:   git") {
 		t.Fatalf("status:\n%s", out)
 	}
 	// --store on the hook's command line names the store, as for any
 	// command.
-	e.extra = nil
+	e.Extra = nil
 	store := t.TempDir()
 	e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", "s2", map[string]any{"prompt": "p"}), "--store", store)
-	if out := e.must("--store", store, "session", "list"); !strings.Contains(out, "s2") {
+	if out := e.Must("--store", store, "session", "list"); !strings.Contains(out, "s2") {
 		t.Fatalf("session list in --store %s:\n%s", store, out)
 	}
 }

@@ -17,16 +17,16 @@ import (
 // next step — until a later hook call succeeds.
 func TestHookFailureShownUntilSuccess(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
-	testutil.GitInit(t, e.ws)
-	e.extra = []string{"CKPT_STORE="}
-	e.must("--backend", "sqlite", "save", "-q")
-	e.must("--backend", "git", "save", "-q")
+	e.Write(map[string]string{"a.txt": "a\n"})
+	testutil.GitInit(t, e.WS)
+	e.Extra = []string{"CKPT_STORE="}
+	e.Must("--backend", "sqlite", "save", "-q")
+	e.Must("--backend", "git", "save", "-q")
 	r := e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "p"}))
 	if !strings.Contains(r.stderr, "two stores") {
 		t.Fatalf("hook stderr %q", r.stderr)
 	}
-	want := []string{"last hook failure: ", "claude-code UserPromptSubmit in " + e.ws, "error: this workspace has two stores", "next:  choose one with --backend sqlite|git"}
+	want := []string{"last hook failure: ", "claude-code UserPromptSubmit in " + e.WS, "error: this workspace has two stores", "next:  choose one with --backend sqlite|git"}
 	check := func(what, out string) {
 		t.Helper()
 		for _, w := range want {
@@ -35,24 +35,24 @@ func TestHookFailureShownUntilSuccess(t *testing.T) {
 			}
 		}
 	}
-	check("hook status", e.must("hook", "status"))
-	check("status", e.must("--backend", "git", "status"))
-	_, _, errs := e.run("status") // fails: two stores; says why hooks fail too
+	check("hook status", e.Must("hook", "status"))
+	check("status", e.Must("--backend", "git", "status"))
+	_, _, errs := e.Run("status") // fails: two stores; says why hooks fail too
 	check("status (failing)", errs)
 	var js struct {
 		LastFailure *struct{ Agent, Event, Error, Next string } `json:"last_failure"`
 	}
-	if err := json.Unmarshal([]byte(e.must("hook", "status", "--json")), &js); err != nil || js.LastFailure == nil || js.LastFailure.Event != "UserPromptSubmit" {
+	if err := json.Unmarshal([]byte(e.Must("hook", "status", "--json")), &js); err != nil || js.LastFailure == nil || js.LastFailure.Event != "UserPromptSubmit" {
 		t.Errorf("hook status --json: %+v, %v", js.LastFailure, err)
 	}
-	file := filepath.Join(e.state, "ckpt", "hook-failure.json")
+	file := filepath.Join(e.State, "ckpt", "hook-failure.json")
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("%s: %v, %v; want 0600", file, fi, err)
 	}
 	// Once the user chooses, the next hook succeeds and the failure is gone.
-	e.must("config", "backend", "git")
+	e.Must("config", "backend", "git")
 	e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "p"}))
-	for _, out := range []string{e.must("hook", "status"), e.must("status")} {
+	for _, out := range []string{e.Must("hook", "status"), e.Must("status")} {
 		if strings.Contains(out, "last hook failure") {
 			t.Errorf("after a successful hook:\n%s", out)
 		}

@@ -16,8 +16,8 @@ import (
 // — and says what happened on stderr and in the hook log.
 func TestHookGuardCrashedChild(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
-	e.extra = []string{"CKPT_TEST_HOOK_CHILD=crash"}
+	e.Write(map[string]string{"a.txt": "a\n"})
+	e.Extra = []string{"CKPT_TEST_HOOK_CHILD=crash"}
 	payload := e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "hi"})
 	r := e.mustHook("claude-code", payload)
 	if !strings.Contains(r.stderr, "crashed") {
@@ -36,7 +36,7 @@ func TestHookGuardCrashedChild(t *testing.T) {
 func TestHookGuardHungChild(t *testing.T) {
 	testutil.Long(t, "waits out a hung hook child")
 	e := newEnv(t)
-	e.extra = []string{"CKPT_TEST_HOOK_CHILD=hang"}
+	e.Extra = []string{"CKPT_TEST_HOOK_CHILD=hang"}
 	r := e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "hi"}), "--timeout", "1s")
 	if !strings.Contains(r.stderr, "ran past --timeout 1s and was killed") {
 		t.Errorf("stderr %q, want the kill reported", r.stderr)
@@ -47,7 +47,7 @@ func TestHookGuardHungChild(t *testing.T) {
 // hook's stdin open does not hold the hook: one JSON value is the payload.
 func TestHookStdinLeftOpen(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
+	e.Write(map[string]string{"a.txt": "a\n"})
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestHookStdinLeftOpen(t *testing.T) {
 	pw.WriteString(e.claudePayload("UserPromptSubmit", "s1", map[string]any{"prompt": "hi"}) + "\n")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := withContext(ctx, e.cmd("hook", "claude-code"))
+	c := withContext(ctx, e.Cmd("hook", "claude-code"))
 	c.Env = append(c.Env, hookEnv...)
 	c.Stdin = pr
 	out, err := c.CombinedOutput()
@@ -80,14 +80,14 @@ func TestHookUsageErrorNeverExits2(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "unknown flag: --lock-timeot") {
 		t.Fatalf("exit %d, stderr %q; want 0 and the error", r.code, r.stderr)
 	}
-	if out := e.must("hook", "status"); !strings.Contains(out, "unknown flag: --lock-timeot") {
+	if out := e.Must("hook", "status"); !strings.Contains(out, "unknown flag: --lock-timeot") {
 		t.Errorf("hook status does not show the failure:\n%s", out)
 	}
 	if r := e.hook("claude-code", payload, "--strict", "--lock-timeot", "5s"); r.code != 1 {
 		t.Errorf("--strict: exit %d, want 1", r.code)
 	}
 	// Installing is a command the user types: its usage errors exit 2.
-	if code, _, _ := e.run("hook", "claude-code", "install", "--no-such-flag"); code != 2 {
+	if code, _, _ := e.Run("hook", "claude-code", "install", "--no-such-flag"); code != 2 {
 		t.Errorf("install --no-such-flag: exit %d, want 2", code)
 	}
 }

@@ -57,13 +57,13 @@ type hookResult struct {
 // hook runs `ckpt hook AGENT [args...]` with payload on stdin (for Codex,
 // pass the payload as an argument and "" here), bounded to a minute.
 func (e *env) hook(agent, payload string, args ...string) hookResult {
-	e.t.Helper()
+	e.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := e.cmd(append([]string{"hook", agent}, args...)...)
+	c := e.Cmd(append([]string{"hook", agent}, args...)...)
 	c = withContext(ctx, c)
 	c.Env = append(c.Env, hookEnv...)
-	c.Env = append(c.Env, e.extra...) // the test's own settings win
+	c.Env = append(c.Env, e.Extra...) // the test's own settings win
 	c.Stdin = strings.NewReader(payload)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
@@ -75,10 +75,10 @@ func (e *env) hook(agent, payload string, args ...string) hookResult {
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	default:
-		e.t.Fatalf("ckpt hook %s: %v", agent, err)
+		e.T.Fatalf("ckpt hook %s: %v", agent, err)
 	}
 	if ctx.Err() != nil {
-		e.t.Fatalf("ckpt hook %s ran for more than a minute\nstderr: %s", agent, errb.String())
+		e.T.Fatalf("ckpt hook %s ran for more than a minute\nstderr: %s", agent, errb.String())
 	}
 	return r
 }
@@ -108,31 +108,31 @@ func must(t *testing.T, err error) {
 
 // claudePayload is a Claude Code hook payload for this workspace.
 func (e *env) claudePayload(event, session string, extra map[string]any) string {
-	e.t.Helper()
-	m := map[string]any{"session_id": session, "hook_event_name": event, "cwd": e.ws}
+	e.T.Helper()
+	m := map[string]any{"session_id": session, "hook_event_name": event, "cwd": e.WS}
 	for k, v := range extra {
 		m[k] = v
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return string(b)
 }
 
 // hookLog returns the hook log of the test's state directory.
 func (e *env) hookLog() string {
-	b, _ := os.ReadFile(filepath.Join(e.state, "ckpt", "hooks.log"))
+	b, _ := os.ReadFile(filepath.Join(e.State, "ckpt", "hooks.log"))
 	return string(b)
 }
 
 // mustHook runs a hook call that must exit 0 having printed nothing on
 // stdout.
 func (e *env) mustHook(agent, payload string, args ...string) hookResult {
-	e.t.Helper()
+	e.T.Helper()
 	r := e.hook(agent, payload, args...)
 	if r.code != 0 || r.stdout != "" {
-		e.t.Fatalf("ckpt hook %s: exit %d, stdout %q; want 0 and nothing\nstderr: %s", agent, r.code, r.stdout, r.stderr)
+		e.T.Fatalf("ckpt hook %s: exit %d, stdout %q; want 0 and nothing\nstderr: %s", agent, r.code, r.stdout, r.stderr)
 	}
 	return r
 }

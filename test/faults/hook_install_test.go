@@ -16,11 +16,11 @@ import (
 // named for installed entries, and a home directory of its own.
 func installEnv(t *testing.T) (e *env, settings string) {
 	e = newEnv(t)
-	if err := os.MkdirAll(filepath.Join(e.ws, ".claude"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(e.WS, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.extra = []string{"HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR=", "CODEX_HOME="}
-	return e, filepath.Join(e.ws, ".claude", "settings.json")
+	e.Extra = []string{"HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR=", "CODEX_HOME="}
+	return e, filepath.Join(e.WS, ".claude", "settings.json")
 }
 
 // TestInstallLeavesTheUsersOwnCommand: a hook command of the user's that
@@ -39,11 +39,11 @@ func TestInstallLeavesTheUsersOwnCommand(t *testing.T) {
 	if err := os.WriteFile(settings, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.must("hook", "claude-code", "uninstall")
+	e.Must("hook", "claude-code", "uninstall")
 	if got := readFile(t, settings); got != orig {
 		t.Fatalf("uninstall changed the user's command:\n%s", got)
 	}
-	out := e.must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	out := e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
 	if !strings.Contains(out, "left as it is, your own command that runs ckpt's hook: Stop: ckpt hook claude-code && notify-send done") {
 		t.Errorf("install did not say it left the user's command:\n%s", out)
 	}
@@ -51,21 +51,21 @@ func TestInstallLeavesTheUsersOwnCommand(t *testing.T) {
 	if strings.Count(got, "hook claude-code") != 4 || !strings.Contains(got, "notify-send done") {
 		t.Fatalf("after install (want the user's Stop and ckpt's three others):\n%s", got)
 	}
-	e.must("hook", "claude-code", "uninstall")
+	e.Must("hook", "claude-code", "uninstall")
 	if got := readFile(t, settings); got != orig {
 		t.Fatalf("install then uninstall:\n%s\nwant\n%s", got, orig)
 	}
 
 	// Codex: a notify program of the user's that runs ckpt's hook.
 	codexHome := t.TempDir()
-	e.extra = append(e.extra, "CODEX_HOME="+codexHome)
+	e.Extra = append(e.Extra, "CODEX_HOME="+codexHome)
 	conf := filepath.Join(codexHome, "config.toml")
 	corig := "notify = [\"ckpt\", \"hook\", \"codex\", \"--no-watch\"]\nmodel = \"o3\"\n"
 	if err := os.WriteFile(conf, []byte(corig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.must("hook", "codex", "uninstall")
-	e.must("hook", "codex", "install", "--command", "/opt/bin/ckpt")
+	e.Must("hook", "codex", "uninstall")
+	e.Must("hook", "codex", "install", "--command", "/opt/bin/ckpt")
 	if got := readFile(t, conf); got != corig {
 		t.Fatalf("codex config changed:\n%s", got)
 	}
@@ -114,10 +114,10 @@ func TestInstallNeverWritesThroughALinkOutOfTheProject(t *testing.T) {
 			outside := filepath.Join(t.TempDir(), ".docker", "config.json")
 			must(t, os.MkdirAll(filepath.Dir(outside), 0o700))
 			must(t, os.WriteFile(outside, []byte(secret), 0o600))
-			setup(t, e.ws, outside)
+			setup(t, e.WS, outside)
 			before := dirState(t, filepath.Dir(outside))
 			for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
-				code, _, errs := e.run(append([]string{"hook", "claude-code"}, args...)...)
+				code, _, errs := e.Run(append([]string{"hook", "claude-code"}, args...)...)
 				if args[0] == "install" && (code == 0 || !strings.Contains(errs, settings+" leads out of the project")) {
 					t.Errorf("%s: exit %d, stderr %q; want a refusal naming %s", args[0], code, errs, settings)
 				}
@@ -130,19 +130,19 @@ func TestInstallNeverWritesThroughALinkOutOfTheProject(t *testing.T) {
 	// Within the project, a link is followed: the file it leads to is
 	// edited, and the link stays.
 	e, settings := installEnv(t)
-	must(t, os.WriteFile(filepath.Join(e.ws, "claude.json"), []byte("{}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(e.WS, "claude.json"), []byte("{}\n"), 0o644))
 	must(t, os.Symlink("../claude.json", settings))
-	e.must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
 	if fi, err := os.Lstat(settings); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the link was replaced: %v", err)
 	}
-	if !strings.Contains(readFile(t, filepath.Join(e.ws, "claude.json")), "/opt/bin/ckpt hook claude-code") {
+	if !strings.Contains(readFile(t, filepath.Join(e.WS, "claude.json")), "/opt/bin/ckpt hook claude-code") {
 		t.Fatal("the file the link leads to was not edited")
 	}
 	// A link that leads nowhere is refused (replacing it would break it).
 	e, settings = installEnv(t)
-	must(t, os.Symlink(filepath.Join(e.ws, "nowhere.json"), settings))
-	if code, _, errs := e.run("hook", "claude-code", "install", "--command", "/opt/bin/ckpt"); code == 0 || !strings.Contains(errs, "leads nowhere") {
+	must(t, os.Symlink(filepath.Join(e.WS, "nowhere.json"), settings))
+	if code, _, errs := e.Run("hook", "claude-code", "install", "--command", "/opt/bin/ckpt"); code == 0 || !strings.Contains(errs, "leads nowhere") {
 		t.Fatalf("dangling link: exit %d, %s", code, errs)
 	}
 }
@@ -176,7 +176,7 @@ func TestInstallKeepsOwnerAndMode(t *testing.T) {
 	}
 	for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
 		verb := args[0]
-		e.must(append([]string{"hook", "claude-code"}, args...)...)
+		e.Must(append([]string{"hook", "claude-code"}, args...)...)
 		fi, err := os.Stat(settings)
 		if err != nil {
 			t.Fatal(err)
@@ -196,7 +196,7 @@ func TestInstallSettingsSpecialFiles(t *testing.T) {
 	e, settings := installEnv(t)
 	must(t, syscall.Mkfifo(settings, 0o600))
 	userDir := t.TempDir()
-	e.extra = append(e.extra, "CLAUDE_CONFIG_DIR="+userDir)
+	e.Extra = append(e.Extra, "CLAUDE_CONFIG_DIR="+userDir)
 	must(t, os.Symlink("/dev/zero", filepath.Join(userDir, "settings.json")))
 	for _, args := range [][]string{
 		{"hook", "claude-code", "install", "--command", "/opt/bin/ckpt"},
@@ -204,14 +204,14 @@ func TestInstallSettingsSpecialFiles(t *testing.T) {
 		{"hook", "claude-code", "install", "--user", "--command", "/opt/bin/ckpt"},
 		{"hook", "claude-code", "uninstall", "--user"},
 	} {
-		c := bounded(t, e.cmd(args...))
+		c := bounded(t, e.Cmd(args...))
 		c.Env = append(c.Env, hookEnv...)
 		out, err := c.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "not a regular file") {
 			t.Errorf("%v: %v\n%s", args, err, out)
 		}
 	}
-	c := bounded(t, e.cmd("hook", "status"))
+	c := bounded(t, e.Cmd("hook", "status"))
 	c.Env = append(c.Env, hookEnv...)
 	if out, _ := c.CombinedOutput(); strings.Count(string(out), "not a regular file") != 2 {
 		t.Errorf("hook status:\n%s", out)
@@ -226,7 +226,7 @@ func TestInstallKilledAnywhere(t *testing.T) {
 	e, settings := installEnv(t)
 	orig := "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Read\"]}\n}\n"
 	must(t, os.WriteFile(settings, []byte(orig), 0o644))
-	e.must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
 	installed := readFile(t, settings)
 	rounds := 40
 	if testing.Short() {
@@ -235,7 +235,7 @@ func TestInstallKilledAnywhere(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range rounds {
 		must(t, os.WriteFile(settings, []byte(orig), 0o644))
-		c := e.cmd("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+		c := e.Cmd("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
 		must(t, c.Start())
 		time.Sleep(time.Duration(rng.IntN(15000)) * time.Microsecond)
 		c.Process.Kill()
@@ -247,11 +247,11 @@ func TestInstallKilledAnywhere(t *testing.T) {
 	// A temporary file of an install that was killed before its rename.
 	dead := exec.Command("true")
 	must(t, dead.Run())
-	stale := filepath.Join(e.ws, ".claude", fmt.Sprintf(".settings.json.ckpt-tmp-%d-1234", dead.Process.Pid))
+	stale := filepath.Join(e.WS, ".claude", fmt.Sprintf(".settings.json.ckpt-tmp-%d-1234", dead.Process.Pid))
 	must(t, os.WriteFile(stale, []byte("{half"), 0o600))
 	must(t, os.WriteFile(settings, []byte(orig), 0o644))
-	e.must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
-	if left, _ := filepath.Glob(filepath.Join(e.ws, ".claude", ".settings.json.ckpt-tmp-*")); len(left) > 0 {
+	e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	if left, _ := filepath.Glob(filepath.Join(e.WS, ".claude", ".settings.json.ckpt-tmp-*")); len(left) > 0 {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
@@ -270,7 +270,7 @@ func TestInstallRefusesDuplicateKeys(t *testing.T) {
 	} {
 		must(t, os.WriteFile(settings, []byte(bad), 0o644))
 		for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
-			code, _, errs := e.run(append([]string{"hook", "claude-code"}, args...)...)
+			code, _, errs := e.Run(append([]string{"hook", "claude-code"}, args...)...)
 			if code == 0 || !strings.Contains(errs, "duplicate key") {
 				t.Errorf("%s into %q: exit %d, %s", args[0], bad, code, errs)
 			}
@@ -280,12 +280,12 @@ func TestInstallRefusesDuplicateKeys(t *testing.T) {
 		}
 	}
 	codexHome := t.TempDir()
-	e.extra = append(e.extra, "CODEX_HOME="+codexHome)
+	e.Extra = append(e.Extra, "CODEX_HOME="+codexHome)
 	conf := filepath.Join(codexHome, "config.toml")
 	bad := "notify = [\"/opt/bin/ckpt\", \"hook\", \"codex\"]\nnotify = [\"say\", \"done\"]\n"
 	must(t, os.WriteFile(conf, []byte(bad), 0o644))
 	for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
-		if code, _, errs := e.run(append([]string{"hook", "codex"}, args...)...); code == 0 || readFile(t, conf) != bad {
+		if code, _, errs := e.Run(append([]string{"hook", "codex"}, args...)...); code == 0 || readFile(t, conf) != bad {
 			t.Errorf("codex %s: exit %d, %s", args[0], code, errs)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // "block") or until --timeout (misreported as a timeout).
 func TestHookTranscriptSpecialFiles(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a\n"})
+	e.Write(map[string]string{"a.txt": "a\n"})
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -30,7 +30,7 @@ func TestHookTranscriptSpecialFiles(t *testing.T) {
 		for i, tp := range []string{target, link} {
 			session := fmt.Sprintf("s-%s-%d", filepath.Base(target), i)
 			e.mustHook("claude-code", e.claudePayload("UserPromptSubmit", session, map[string]any{"prompt": "edit a"}))
-			e.write(map[string]string{"a.txt": session + "\n"})
+			e.Write(map[string]string{"a.txt": session + "\n"})
 			r := e.hook("claude-code", e.claudePayload("Stop", session, map[string]any{"transcript_path": tp}), "--timeout", "10s")
 			if r.code != 0 || r.stdout != "" {
 				t.Fatalf("%s: exit %d, stdout %q; want 0 and nothing\nstderr: %.2000s", tp, r.code, r.stdout, r.stderr)
@@ -38,7 +38,7 @@ func TestHookTranscriptSpecialFiles(t *testing.T) {
 			if !strings.Contains(r.stderr, "not a regular file") || strings.Contains(r.stderr, "timed out") {
 				t.Errorf("%s: stderr %q, want a note that it is not a regular file", tp, r.stderr)
 			}
-			if !strings.Contains(e.hookLog(), "session="+session+" workspace="+e.ws+": ended turn 1") {
+			if !strings.Contains(e.hookLog(), "session="+session+" workspace="+e.WS+": ended turn 1") {
 				t.Errorf("%s: the turn was not ended; log:\n%s", tp, e.hookLog())
 			}
 		}

@@ -23,11 +23,11 @@ func codexPayload(t *testing.T, thread, dir string) string {
 // with default stores (no CKPT_STORE) in a state directory outside it.
 func homeEnv(t *testing.T) (e *env, home string) {
 	e = newEnv(t)
-	home = filepath.Join(e.ws, "home")
+	home = filepath.Join(e.WS, "home")
 	for p, c := range map[string]string{"home/proj/a.txt": "a\n", "home/other/o.txt": "o\n", "home/.bashrc": "# rc\n"} {
-		e.write(map[string]string{p: c})
+		e.Write(map[string]string{p: c})
 	}
-	e.extra = []string{"CKPT_STORE=", "HOME=" + home}
+	e.Extra = []string{"CKPT_STORE=", "HOME=" + home}
 	return e, home
 }
 
@@ -43,8 +43,8 @@ func TestHookNeverAdoptsHomeOrRoot(t *testing.T) {
 			t.Errorf("cwd %s: stderr %q, want the refusal", dir, r.stderr)
 		}
 	}
-	e.write(map[string]string{"home/other/o.txt": "changed by hand\n"})
-	c := e.cmd("-C", filepath.Join(home, "proj"), "restore", "HEAD", "--dry-run")
+	e.Write(map[string]string{"home/other/o.txt": "changed by hand\n"})
+	c := e.Cmd("-C", filepath.Join(home, "proj"), "restore", "HEAD", "--dry-run")
 	c.Env = append(c.Env, hookEnv...)
 	out, _ := c.CombinedOutput()
 	if strings.Contains(string(out), "other/") || strings.Contains(string(out), ".bashrc") {
@@ -58,9 +58,9 @@ func TestHookNeverAdoptsHomeOrRoot(t *testing.T) {
 // nothing. A repository's top still claims its subdirectories.
 func TestAncestorStoreNotAdopted(t *testing.T) {
 	e, home := homeEnv(t)
-	e.must("-C", home, "save", "-q") // what a hook in $HOME used to do
-	e.write(map[string]string{"home/other/o.txt": "changed by hand\n"})
-	code, out, errs := e.run("-C", filepath.Join(home, "proj"), "restore", "HEAD", "--dry-run")
+	e.Must("-C", home, "save", "-q") // what a hook in $HOME used to do
+	e.Write(map[string]string{"home/other/o.txt": "changed by hand\n"})
+	code, out, errs := e.Run("-C", filepath.Join(home, "proj"), "restore", "HEAD", "--dry-run")
 	if code == 0 || strings.Contains(out+errs, "other/") {
 		t.Fatalf("restore in ~/proj: exit %d\n%s%s", code, out, errs)
 	}
@@ -76,7 +76,7 @@ func TestAncestorStoreNotAdopted(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(home, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out := e.must("-C", filepath.Join(home, "proj"), "status"); !strings.Contains(out, "workspace: "+home+"\n") {
+	if out := e.Must("-C", filepath.Join(home, "proj"), "status"); !strings.Contains(out, "workspace: "+home+"\n") {
 		t.Errorf("status in a repository's subdirectory:\n%s", out)
 	}
 }
@@ -87,13 +87,13 @@ func TestAncestorStoreNotAdopted(t *testing.T) {
 func TestHookNeverAdoptsAboveAWorkspace(t *testing.T) {
 	e, home := homeEnv(t)
 	code := filepath.Join(home, "code")
-	e.write(map[string]string{"home/code/proj/p.txt": "p\n", "home/code/notes.txt": "n\n"})
-	e.must("-C", filepath.Join(code, "proj"), "save", "-q")
+	e.Write(map[string]string{"home/code/proj/p.txt": "p\n", "home/code/notes.txt": "n\n"})
+	e.Must("-C", filepath.Join(code, "proj"), "save", "-q")
 	r := e.mustHook("codex", "", codexPayload(t, "t1", code))
 	if !strings.Contains(r.stderr, "above workspaces ckpt protects ("+filepath.Join(code, "proj")+")") || !strings.Contains(r.stderr, "ckpt -C "+code+" save") {
 		t.Fatalf("stderr %q, want the refusal naming the workspace below", r.stderr)
 	}
-	e.must("-C", code, "save", "-q")
+	e.Must("-C", code, "save", "-q")
 	r = e.mustHook("codex", "", codexPayload(t, "t1", code))
 	if r.stderr != "" {
 		t.Fatalf("stderr %q, want none", r.stderr)

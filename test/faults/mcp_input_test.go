@@ -26,7 +26,7 @@ const frameLimit = 16 << 20
 // clean EOF still ends the server with status 0.
 func TestMCPBadInput(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "v1\n"})
+	e.Write(map[string]string{"a.txt": "v1\n"})
 	p := startMCP(t, e)
 	p.initialize("\n")
 
@@ -86,7 +86,7 @@ func TestMCPBadInput(t *testing.T) {
 	if text := toolText(t, res); !strings.HasPrefix(text, "snapshot s1 created: ") {
 		t.Errorf("snapshot_create written byte by byte: %s", res)
 	}
-	if out := e.must("snapshot", "list"); !strings.Contains(out, "café ✓") {
+	if out := e.Must("snapshot", "list"); !strings.Contains(out, "café ✓") {
 		t.Errorf("snapshot list after snapshot_create over MCP: %q", out)
 	}
 	p.exchange("after the split request", []byte("[]\n"), "null", -32600)
@@ -133,7 +133,7 @@ type mcpProc struct {
 
 func startMCP(t *testing.T, e *env) *mcpProc {
 	t.Helper()
-	p := &mcpProc{t: t, cmd: e.cmd("mcp"), lines: make(chan []byte, 16), id: 1000}
+	p := &mcpProc{t: t, cmd: e.Cmd("mcp"), lines: make(chan []byte, 16), id: 1000}
 	p.cmd.Stderr = &p.stderr
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {

@@ -37,16 +37,16 @@ func TestPartialRestoreAcrossTypeChange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(tc.before)
-			r := e.open(ckpt.Options{})
+			e.Write(tc.before)
+			r := e.Open(ckpt.Options{})
 			v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "before"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for p := range tc.before {
-				os.RemoveAll(filepath.Join(e.ws, strings.Split(p, "/")[0]))
+				os.RemoveAll(filepath.Join(e.WS, strings.Split(p, "/")[0]))
 			}
-			e.write(tc.now)
+			e.Write(tc.now)
 			if _, err := r.Save(ctx, ckpt.SaveOptions{Message: "now"}); err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestPartialRestoreAcrossTypeChange(t *testing.T) {
 			if err != nil {
 				t.Fatalf("restore -- %s: %v", tc.path, err)
 			}
-			got := e.snapshot()
+			got := e.Snapshot()
 			for p, c := range tc.want {
 				if got[p].Data != c {
 					t.Errorf("%s = %q, want %q (actions %+v)", p, got[p].Data, c, res.Actions)
@@ -76,7 +76,7 @@ func TestPartialRestoreAcrossTypeChange(t *testing.T) {
 			if _, err := r.Undo(ctx); err != nil {
 				t.Fatal(err)
 			}
-			got = e.snapshot()
+			got = e.Snapshot()
 			for p, c := range tc.now {
 				if got[p].Data != c {
 					t.Errorf("after undo %s = %q, want %q", p, got[p].Data, c)

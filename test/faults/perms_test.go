@@ -62,26 +62,26 @@ func checkPrivate(t *testing.T, dir string) {
 func TestStorePermissions(t *testing.T) {
 	openUmask(t)
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a", "b.txt": "b"})
-	if err := os.MkdirAll(e.store, 0o755); err != nil {
+	e.Write(map[string]string{"a.txt": "a", "b.txt": "b"})
+	if err := os.MkdirAll(e.Store, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(e.store, 0o755)
-	e.must("config", "keep", "50")
-	e.must("save", "-q")
-	e.write(map[string]string{"a.txt": "a2"})
-	e.must("save", "-q")
-	r := e.open(ckpt.Options{})
-	e.write(map[string]string{"b.txt": "b2"})
+	os.Chmod(e.Store, 0o755)
+	e.Must("config", "keep", "50")
+	e.Must("save", "-q")
+	e.Write(map[string]string{"a.txt": "a2"})
+	e.Must("save", "-q")
+	r := e.Open(ckpt.Options{})
+	e.Write(map[string]string{"b.txt": "b2"})
 	if _, err := r.Save(context.Background(), ckpt.SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"ckpt.db", "ckpt.db-wal", "ckpt.db-shm", "lock", "statcache", "config.toml"} {
-		if _, err := os.Stat(filepath.Join(e.store, n)); err != nil {
+		if _, err := os.Stat(filepath.Join(e.Store, n)); err != nil {
 			t.Errorf("%s: %v (the test expects it)", n, err)
 		}
 	}
-	checkPrivate(t, e.store)
+	checkPrivate(t, e.Store)
 }
 
 // TestDefaultStorePermissions: the default store under $XDG_STATE_HOME
@@ -89,18 +89,18 @@ func TestStorePermissions(t *testing.T) {
 func TestDefaultStorePermissions(t *testing.T) {
 	openUmask(t)
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a"})
-	e.extra = []string{"CKPT_STORE="}
-	e.must("save", "-q")
-	t.Setenv("XDG_STATE_HOME", e.state)
-	sd, err := ckpt.DefaultStoreDir(e.ws)
+	e.Write(map[string]string{"a.txt": "a"})
+	e.Extra = []string{"CKPT_STORE="}
+	e.Must("save", "-q")
+	t.Setenv("XDG_STATE_HOME", e.State)
+	sd, err := ckpt.DefaultStoreDir(e.WS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(sd, "ckpt.db")); err != nil {
 		t.Fatalf("default store: %v", err)
 	}
-	checkPrivate(t, filepath.Join(e.state, "ckpt"))
+	checkPrivate(t, filepath.Join(e.State, "ckpt"))
 }
 
 // TestStorePermissionsTightened: a store left 0755/0644 by an older ckpt
@@ -108,19 +108,19 @@ func TestDefaultStorePermissions(t *testing.T) {
 func TestStorePermissionsTightened(t *testing.T) {
 	openUmask(t)
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a"})
-	e.must("save", "-q")
-	e.must("config", "keep", "50")
+	e.Write(map[string]string{"a.txt": "a"})
+	e.Must("save", "-q")
+	e.Must("config", "keep", "50")
 	for n, c := range map[string]string{"watch.log": "old log\n", "process.lock": ""} {
-		os.WriteFile(filepath.Join(e.store, n), []byte(c), 0o644)
+		os.WriteFile(filepath.Join(e.Store, n), []byte(c), 0o644)
 	}
-	des, _ := os.ReadDir(e.store)
+	des, _ := os.ReadDir(e.Store)
 	for _, de := range des {
-		os.Chmod(filepath.Join(e.store, de.Name()), 0o644)
+		os.Chmod(filepath.Join(e.Store, de.Name()), 0o644)
 	}
-	os.Chmod(e.store, 0o755)
-	e.must("list")
-	checkPrivate(t, e.store)
+	os.Chmod(e.Store, 0o755)
+	e.Must("list")
+	checkPrivate(t, e.Store)
 }
 
 // TestGitStorePermissions: the git backend's store in .git/ckpt, its map
@@ -128,12 +128,12 @@ func TestStorePermissionsTightened(t *testing.T) {
 func TestGitStorePermissions(t *testing.T) {
 	openUmask(t)
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a"})
-	testutil.GitInit(t, e.ws)
-	e.must("--backend", "git", "save", "-q")
-	e.write(map[string]string{"a.txt": "a2"})
-	e.must("--backend", "git", "save", "-q")
-	checkPrivate(t, filepath.Join(e.ws, ".git", "ckpt"))
+	e.Write(map[string]string{"a.txt": "a"})
+	testutil.GitInit(t, e.WS)
+	e.Must("--backend", "git", "save", "-q")
+	e.Write(map[string]string{"a.txt": "a2"})
+	e.Must("--backend", "git", "save", "-q")
+	checkPrivate(t, filepath.Join(e.WS, ".git", "ckpt"))
 }
 
 // TestHookLogPermissions: the hook log is 0600 in a 0700 directory, a new
@@ -143,7 +143,7 @@ func TestHookLogPermissions(t *testing.T) {
 	e := newEnv(t)
 	hook := func(env ...string) {
 		t.Helper()
-		c := e.cmd("hook", "claude-code")
+		c := e.Cmd("hook", "claude-code")
 		c.Env = append(c.Env, env...)
 		c.Stdin = strings.NewReader("this is not a hook payload")
 		var out bytes.Buffer
@@ -151,14 +151,14 @@ func TestHookLogPermissions(t *testing.T) {
 		c.Run() // a hook never fails the agent; the log records the call
 	}
 	hook()
-	log := filepath.Join(e.state, "ckpt", "hooks.log")
+	log := filepath.Join(e.State, "ckpt", "hooks.log")
 	if _, err := os.Stat(log); err != nil {
 		t.Fatalf("hook log: %v", err)
 	}
-	checkPrivate(t, filepath.Join(e.state, "ckpt"))
+	checkPrivate(t, filepath.Join(e.State, "ckpt"))
 	os.Chmod(log, 0o644)
 	hook()
-	checkPrivate(t, filepath.Join(e.state, "ckpt"))
+	checkPrivate(t, filepath.Join(e.State, "ckpt"))
 	// A log named by CKPT_HOOK_LOG in a new directory.
 	other := filepath.Join(t.TempDir(), "logs", "hooks.log")
 	hook("CKPT_HOOK_LOG=" + other)

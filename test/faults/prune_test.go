@@ -23,16 +23,16 @@ func pruneEnv(t *testing.T) (e *env, parent, store string) {
 	t.Helper()
 	e = newEnv(t)
 	parent = filepath.Join(t.TempDir(), "parent")
-	e.ws = filepath.Join(parent, "proj")
-	e.extra = []string{"CKPT_STORE="}
-	e.write(map[string]string{"a.txt": "a"})
-	e.must("save", "-q")
-	e.ws = t.TempDir() // commands run from elsewhere from now on
+	e.WS = filepath.Join(parent, "proj")
+	e.Extra = []string{"CKPT_STORE="}
+	e.Write(map[string]string{"a.txt": "a"})
+	e.Must("save", "-q")
+	e.WS = t.TempDir() // commands run from elsewhere from now on
 	var list []struct {
 		Workspace string `json:"workspace"`
 		Store     string `json:"store"`
 	}
-	if err := json.Unmarshal([]byte(e.must("workspaces", "--json")), &list); err != nil || len(list) != 1 {
+	if err := json.Unmarshal([]byte(e.Must("workspaces", "--json")), &list); err != nil || len(list) != 1 {
 		t.Fatalf("workspaces --json: %v %v", list, err)
 	}
 	return e, parent, list[0].Store
@@ -49,10 +49,10 @@ func TestPruneRemovesGone(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(parent, "proj")); err != nil {
 		t.Fatal(err)
 	}
-	if out := e.must("workspaces"); !strings.HasPrefix(out, "gone ") {
+	if out := e.Must("workspaces"); !strings.HasPrefix(out, "gone ") {
 		t.Fatalf("workspaces: %q", out)
 	}
-	out := e.must("workspaces", "--prune")
+	out := e.Must("workspaces", "--prune")
 	if !strings.Contains(out, "removed store of "+filepath.Join(parent, "proj")) {
 		t.Fatalf("prune: %q", out)
 	}
@@ -65,7 +65,7 @@ func TestPruneRemovesGone(t *testing.T) {
 // output, stdout or stderr).
 func keptBy(t *testing.T, e *env, store, want string, nodac bool) {
 	t.Helper()
-	run := e.run
+	run := e.Run
 	if nodac {
 		run = e.runNoDAC
 	}

@@ -24,15 +24,15 @@ import (
 // runNoDAC runs ckpt subject to file permissions even as root (without
 // CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), as cli_test.go's nodac does.
 func (e *env) runNoDAC(args ...string) (int, string, string) {
-	e.t.Helper()
-	c := e.cmd(args...)
+	e.T.Helper()
+	c := e.Cmd(args...)
 	if os.Getuid() == 0 {
 		sp, err := exec.LookPath("setpriv")
 		if err != nil {
-			e.t.Fatalf("setpriv (util-linux) is needed: %v", err)
+			e.T.Fatalf("setpriv (util-linux) is needed: %v", err)
 		}
 		c.Path = sp
-		c.Args = append([]string{"setpriv", "--bounding-set=-dac_override,-dac_read_search", e.bin}, args...)
+		c.Args = append([]string{"setpriv", "--bounding-set=-dac_override,-dac_read_search", e.Bin}, args...)
 	}
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
@@ -41,7 +41,7 @@ func (e *env) runNoDAC(args ...string) (int, string, string) {
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			e.t.Fatalf("ckpt %s: %v", strings.Join(args, " "), err)
+			e.T.Fatalf("ckpt %s: %v", strings.Join(args, " "), err)
 		}
 		code = ee.ExitCode()
 	}
@@ -107,12 +107,12 @@ func TestReadOnlyStore(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{"a.txt": "a1", "b.txt": "b"})
-			e.must("save", "-q", "-m", "first")
-			e.write(map[string]string{"a.txt": "a2"})
-			e.must("save", "-q", "-m", "second")
-			e.must("tag", "v1", "HEAD~1")
-			e.write(map[string]string{"a.txt": "a3 (not saved)"})
+			e.Write(map[string]string{"a.txt": "a1", "b.txt": "b"})
+			e.Must("save", "-q", "-m", "first")
+			e.Write(map[string]string{"a.txt": "a2"})
+			e.Must("save", "-q", "-m", "second")
+			e.Must("tag", "v1", "HEAD~1")
+			e.Write(map[string]string{"a.txt": "a3 (not saved)"})
 			// What a writable store shows.
 			reads := [][]string{
 				{"list"}, {"log"}, {"show", "HEAD"}, {"show", "--manifest", "v1"},
@@ -120,11 +120,11 @@ func TestReadOnlyStore(t *testing.T) {
 			}
 			want := map[string]string{}
 			for _, args := range reads {
-				want[strings.Join(args, " ")] = e.must(args...)
+				want[strings.Join(args, " ")] = e.Must(args...)
 			}
-			t.Cleanup(func() { os.Chmod(e.store, 0o700) }) // so t.TempDir can remove it
-			tc.lock(t, e.store)
-			before := storeState(t, e.store)
+			t.Cleanup(func() { os.Chmod(e.Store, 0o700) }) // so t.TempDir can remove it
+			tc.lock(t, e.Store)
+			before := storeState(t, e.Store)
 			for _, args := range reads {
 				code, out, errs := e.runNoDAC(args...)
 				if code != 0 {
@@ -140,14 +140,14 @@ func TestReadOnlyStore(t *testing.T) {
 				if code != 1 {
 					t.Errorf("ckpt %s on a read-only store: exit %d, want 1\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errs)
 				}
-				if !strings.Contains(errs, "store "+e.store+" is not writable") || !strings.Contains(errs, "ckpt: hint: ") {
+				if !strings.Contains(errs, "store "+e.Store+" is not writable") || !strings.Contains(errs, "ckpt: hint: ") {
 					t.Errorf("ckpt %s: stderr does not say the store is not writable:\n%s", strings.Join(args, " "), errs)
 				}
 			}
-			if got := e.read("a.txt"); got != "a3 (not saved)" {
+			if got := e.Read("a.txt"); got != "a3 (not saved)" {
 				t.Errorf("the workspace changed: a.txt = %q", got)
 			}
-			if after := storeState(t, e.store); after != before {
+			if after := storeState(t, e.Store); after != before {
 				t.Errorf("the read-only store changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
@@ -159,17 +159,17 @@ func TestReadOnlyStore(t *testing.T) {
 // is read through the WAL: the reader sees every committed checkpoint.
 func TestReadOnlyStoreInUse(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a1"})
-	e.must("save", "-q", "-m", "first")
-	r := e.open(ckpt.Options{})
-	t.Cleanup(func() { os.Chmod(e.store, 0o700) })
-	os.Chmod(e.store, 0o555) // the owner (root, here) still writes
-	e.write(map[string]string{"a.txt": "a2"})
+	e.Write(map[string]string{"a.txt": "a1"})
+	e.Must("save", "-q", "-m", "first")
+	r := e.Open(ckpt.Options{})
+	t.Cleanup(func() { os.Chmod(e.Store, 0o700) })
+	os.Chmod(e.Store, 0o555) // the owner (root, here) still writes
+	e.Write(map[string]string{"a.txt": "a2"})
 	res, err := r.Save(context.Background(), ckpt.SaveOptions{Message: "only in the WAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(filepath.Join(e.store, "ckpt.db-wal")); err != nil || fi.Size() == 0 {
+	if fi, err := os.Stat(filepath.Join(e.Store, "ckpt.db-wal")); err != nil || fi.Size() == 0 {
 		t.Fatalf("the test needs a WAL with content: %v", err)
 	}
 	code, out, errs := e.runNoDAC("list")
@@ -186,17 +186,17 @@ func TestReadOnlyStoreInUse(t *testing.T) {
 // write access and waits for it).
 func TestReadOnlyStoreWithJournal(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "a1", "b.txt": "b1"})
-	e.must("save", "-q", "-m", "first")
-	e.write(map[string]string{"a.txt": "a2", "b.txt": "b2"})
-	e.must("save", "-q", "-m", "second")
-	e.extra = []string{"CKPT_FAILPOINT=restore/change=kill@1"}
-	if code, _, _ := e.run("restore", "HEAD~1"); code == 0 {
+	e.Write(map[string]string{"a.txt": "a1", "b.txt": "b1"})
+	e.Must("save", "-q", "-m", "first")
+	e.Write(map[string]string{"a.txt": "a2", "b.txt": "b2"})
+	e.Must("save", "-q", "-m", "second")
+	e.Extra = []string{"CKPT_FAILPOINT=restore/change=kill@1"}
+	if code, _, _ := e.Run("restore", "HEAD~1"); code == 0 {
 		t.Fatal("the restore survived its kill")
 	}
-	e.extra = nil
-	t.Cleanup(func() { os.Chmod(e.store, 0o700) })
-	os.Chmod(e.store, 0o555)
+	e.Extra = nil
+	t.Cleanup(func() { os.Chmod(e.Store, 0o700) })
+	os.Chmod(e.Store, 0o555)
 	for _, args := range [][]string{{"list"}, {"log"}, {"show", "HEAD"}} {
 		if code, _, errs := e.runNoDAC(args...); code != 0 {
 			t.Errorf("ckpt %s: exit %d: %s", strings.Join(args, " "), code, errs)
@@ -205,9 +205,9 @@ func TestReadOnlyStoreWithJournal(t *testing.T) {
 	if code, _, errs := e.runNoDAC("recover"); code != 1 || !strings.Contains(errs, "is not writable") {
 		t.Errorf("recover: exit %d, %s", code, errs)
 	}
-	os.Chmod(e.store, 0o700)
-	e.must("recover")
-	if e.read("a.txt") != "a2" && e.read("a.txt") != "a1" {
-		t.Fatalf("a.txt = %q", e.read("a.txt"))
+	os.Chmod(e.Store, 0o700)
+	e.Must("recover")
+	if e.Read("a.txt") != "a2" && e.Read("a.txt") != "a1" {
+		t.Fatalf("a.txt = %q", e.Read("a.txt"))
 	}
 }

@@ -15,24 +15,24 @@ func TestRecoveryThatCannotFinish(t *testing.T) {
 	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt", "d/f.txt"} {
 		files[p] = "one " + p + "\n"
 	}
-	e.write(files)
-	e.must("save", "-q", "-m", "one")
+	e.Write(files)
+	e.Must("save", "-q", "-m", "one")
 	for p := range files {
 		files[p] = "two " + p + "\n"
 	}
-	e.write(files)
-	e.must("save", "-q", "-m", "two")
+	e.Write(files)
+	e.Must("save", "-q", "-m", "two")
 
 	// A restore killed after its second change: half-way.
-	e.extra = []string{"CKPT_FAILPOINT=restore/change=kill@2"}
-	if code, _, _ := e.run("restore", "HEAD~1"); code == 0 {
+	e.Extra = []string{"CKPT_FAILPOINT=restore/change=kill@2"}
+	if code, _, _ := e.Run("restore", "HEAD~1"); code == 0 {
 		t.Fatal("the killed restore exited 0")
 	}
-	half := e.snapshot()
+	half := e.Snapshot()
 
 	// Recovery hits a failure at its first change.
-	e.extra = []string{"CKPT_FAILPOINT=restore/change=fail@1"}
-	code, out, errs := e.run("recover")
+	e.Extra = []string{"CKPT_FAILPOINT=restore/change=fail@1"}
+	code, out, errs := e.Run("recover")
 	if code == 0 {
 		t.Fatalf("a recovery that could not finish exited 0:\n%s%s", out, errs)
 	}
@@ -45,7 +45,7 @@ func TestRecoveryThatCannotFinish(t *testing.T) {
 		}
 	}
 	// Nothing went back: what the restore had done stays done.
-	now := e.snapshot()
+	now := e.Snapshot()
 	for p, en := range half {
 		if strings.HasPrefix(en.Data, "one ") && now[p].Data != en.Data {
 			t.Fatalf("the failed recovery rolled %s back to %q", p, now[p].Data)
@@ -53,23 +53,23 @@ func TestRecoveryThatCannotFinish(t *testing.T) {
 	}
 	// The journal is kept: reading commands work and say so; a later
 	// recover finishes.
-	e.extra = []string{"CKPT_FAILPOINT=restore/change=fail@1"}
-	code, out, errs = e.run("status")
+	e.Extra = []string{"CKPT_FAILPOINT=restore/change=fail@1"}
+	code, out, errs = e.Run("status")
 	if code != 0 || !strings.Contains(out, "restore") || !strings.Contains(errs, "warning: cannot finish the interrupted restore") {
 		t.Fatalf("status while the recovery is blocked: exit %d\n%s%s", code, out, errs)
 	}
-	e.extra = nil
-	out = e.must("recover")
+	e.Extra = nil
+	out = e.Must("recover")
 	if !strings.Contains(out, "finished the interrupted restore") {
 		t.Fatalf("recover once unblocked:\n%s", out)
 	}
 	for p := range files {
-		if got := e.read(p); got != "one "+p+"\n" {
+		if got := e.Read(p); got != "one "+p+"\n" {
 			t.Fatalf("after recover %s = %q", p, got)
 		}
 	}
-	e.must("fsck")
-	if out := e.must("recover"); !strings.Contains(out, "nothing to recover") {
+	e.Must("fsck")
+	if out := e.Must("recover"); !strings.Contains(out, "nothing to recover") {
 		t.Fatalf("a second recover: %s", out)
 	}
 }

@@ -14,27 +14,27 @@ func TestRecoverAcrossDirectoryToFile(t *testing.T) {
 	for n := 1; n <= 14; n++ {
 		t.Run(fmt.Sprint("kill", n), func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{"d": "d is a file\n", "a.txt": "a1\n", "z.txt": "z1\n"})
-			e.must("save", "-q", "-m", "file")
-			e.must("restore", "-q", "HEAD") // nothing to do: a baseline
+			e.Write(map[string]string{"d": "d is a file\n", "a.txt": "a1\n", "z.txt": "z1\n"})
+			e.Must("save", "-q", "-m", "file")
+			e.Must("restore", "-q", "HEAD") // nothing to do: a baseline
 			removeAll(t, e, "d")
-			e.write(map[string]string{"d/lib/data/x.bin": "x\n", "d/lib/data/y.bin": "y\n", "d/lib/z": "z\n",
+			e.Write(map[string]string{"d/lib/data/x.bin": "x\n", "d/lib/data/y.bin": "y\n", "d/lib/z": "z\n",
 				"d/other/w": "w\n", "a.txt": "a2\n", "z.txt": "z2\n"})
-			e.must("save", "-q", "-m", "tree")
-			e.extra = []string{fmt.Sprintf("CKPT_FAILPOINT=restore/change=kill@%d", n)}
-			code, _, _ := e.run("restore", "HEAD~1")
-			e.extra = nil
-			out := e.must("recover")
+			e.Must("save", "-q", "-m", "tree")
+			e.Extra = []string{fmt.Sprintf("CKPT_FAILPOINT=restore/change=kill@%d", n)}
+			code, _, _ := e.Run("restore", "HEAD~1")
+			e.Extra = nil
+			out := e.Must("recover")
 			if code == 0 && !strings.Contains(out, "nothing to recover") {
 				t.Fatalf("recover after a finished restore: %s", out)
 			}
-			if got := e.read("d"); got != "d is a file\n" {
+			if got := e.Read("d"); got != "d is a file\n" {
 				t.Fatalf("d = %q after recover (%s)", got, out)
 			}
-			if e.read("a.txt") != "a1\n" || e.read("z.txt") != "z1\n" {
-				t.Fatalf("a.txt %q z.txt %q", e.read("a.txt"), e.read("z.txt"))
+			if e.Read("a.txt") != "a1\n" || e.Read("z.txt") != "z1\n" {
+				t.Fatalf("a.txt %q z.txt %q", e.Read("a.txt"), e.Read("z.txt"))
 			}
-			e.must("fsck")
+			e.Must("fsck")
 		})
 	}
 }

@@ -22,17 +22,17 @@ func TestReservedNamesAreTheUsers(t *testing.T) {
 		".ckpt-tmp-clock-1234":         "looks like a clock file\n",
 		"plain.txt":                    "plain\n",
 	}
-	e.write(mine)
+	e.Write(mine)
 	// Through the CLI: every command runs recovery first.
-	e.must("save", "-m", "first")
-	e.must("status")
-	e.must("list")
+	e.Must("save", "-m", "first")
+	e.Must("status")
+	e.Must("list")
 	for p, c := range mine {
-		if got := e.read(p); got != c {
+		if got := e.Read(p); got != c {
 			t.Fatalf("after save, %s = %q", p, got)
 		}
 	}
-	r := e.open(ckpt.Options{})
+	r := e.Open(ckpt.Options{})
 	m, err := r.Manifest(ctx, "HEAD")
 	if err != nil {
 		t.Fatal(err)
@@ -43,20 +43,20 @@ func TestReservedNamesAreTheUsers(t *testing.T) {
 		}
 	}
 	// Gone, then restored; kept by a recover.
-	os.RemoveAll(filepath.Join(e.ws, ".ckpt-tmp-0123456789ab"))
-	os.Remove(filepath.Join(e.ws, ".ckpt-tmp-notes.txt"))
-	e.must("restore", "HEAD")
-	e.must("recover")
+	os.RemoveAll(filepath.Join(e.WS, ".ckpt-tmp-0123456789ab"))
+	os.Remove(filepath.Join(e.WS, ".ckpt-tmp-notes.txt"))
+	e.Must("restore", "HEAD")
+	e.Must("recover")
 	for p, c := range mine {
-		if got := e.read(p); got != c {
+		if got := e.Read(p); got != c {
 			t.Fatalf("after restore and recover, %s = %q", p, got)
 		}
 	}
 	// A restore's own staging directory is not left behind, nor recorded.
-	e.write(map[string]string{"plain.txt": "changed\n"})
-	e.must("save", "-m", "second")
-	e.must("restore", "HEAD~1")
-	des, _ := os.ReadDir(e.ws)
+	e.Write(map[string]string{"plain.txt": "changed\n"})
+	e.Must("save", "-m", "second")
+	e.Must("restore", "HEAD~1")
+	des, _ := os.ReadDir(e.WS)
 	var temps []string
 	for _, de := range des {
 		if strings.HasPrefix(de.Name(), ".ckpt-tmp-") {
@@ -73,16 +73,16 @@ func TestReservedNamesAreTheUsers(t *testing.T) {
 // beside it stays.
 func TestInterruptedStageRemovedUsersKept(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "1\n", "b.txt": "1\n", ".ckpt-tmp-mine": "mine\n"})
-	e.must("save", "-q", "-m", "one")
-	e.write(map[string]string{"a.txt": "2\n", "b.txt": "2\n"})
-	e.must("save", "-q", "-m", "two")
-	e.extra = []string{"CKPT_FAILPOINT=restore/before-change=kill"}
-	if code, _, _ := e.run("restore", "HEAD~1"); code == 0 {
+	e.Write(map[string]string{"a.txt": "1\n", "b.txt": "1\n", ".ckpt-tmp-mine": "mine\n"})
+	e.Must("save", "-q", "-m", "one")
+	e.Write(map[string]string{"a.txt": "2\n", "b.txt": "2\n"})
+	e.Must("save", "-q", "-m", "two")
+	e.Extra = []string{"CKPT_FAILPOINT=restore/before-change=kill"}
+	if code, _, _ := e.Run("restore", "HEAD~1"); code == 0 {
 		t.Fatal("the killed restore exited 0")
 	}
-	e.extra = nil
-	des, _ := os.ReadDir(e.ws)
+	e.Extra = nil
+	des, _ := os.ReadDir(e.WS)
 	stages := 0
 	for _, de := range des {
 		if strings.HasPrefix(de.Name(), ".ckpt-tmp-") && de.Name() != ".ckpt-tmp-mine" {
@@ -92,23 +92,23 @@ func TestInterruptedStageRemovedUsersKept(t *testing.T) {
 	if stages != 1 {
 		t.Fatalf("after the kill, %d staging directories", stages)
 	}
-	out := e.must("recover")
+	out := e.Must("recover")
 	if !strings.Contains(out, "removed leftover .ckpt-tmp-") {
 		t.Errorf("recover did not report the staging directory:\n%s", out)
 	}
-	des, _ = os.ReadDir(e.ws)
+	des, _ = os.ReadDir(e.WS)
 	for _, de := range des {
 		if strings.HasPrefix(de.Name(), ".ckpt-tmp-") && de.Name() != ".ckpt-tmp-mine" {
 			t.Errorf("%s left behind", de.Name())
 		}
 	}
-	if got := e.read(".ckpt-tmp-mine"); got != "mine\n" {
+	if got := e.Read(".ckpt-tmp-mine"); got != "mine\n" {
 		t.Fatalf(".ckpt-tmp-mine = %q", got)
 	}
-	if got := e.read("a.txt"); got != "1\n" {
+	if got := e.Read("a.txt"); got != "1\n" {
 		t.Fatalf("a.txt = %q after recover", got)
 	}
-	_, list, _ := e.run("show", "--manifest", "HEAD")
+	_, list, _ := e.Run("show", "--manifest", "HEAD")
 	if strings.Contains(list, ".ckpt-tmp-") && !strings.Contains(list, ".ckpt-tmp-mine") {
 		t.Fatalf("a staging entry was recorded:\n%s", list)
 	}

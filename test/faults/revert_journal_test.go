@@ -52,12 +52,12 @@ ln -s a.txt link
 // revertState is the workspace's state without .decree (run records) and
 // ckpt's temporary entries.
 func revertState(e *env) treegen.State {
-	e.t.Helper()
-	st, err := treegen.Snapshot(e.ws, func(rel string) bool {
+	e.T.Helper()
+	st, err := treegen.Snapshot(e.WS, func(rel string) bool {
 		return rel == ".decree" || strings.HasPrefix(rel, ".ckpt-tmp-")
 	})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return st
 }
@@ -67,9 +67,9 @@ func revertState(e *env) treegen.State {
 func finishedRun(t *testing.T) (e *env, before, after treegen.State) {
 	t.Helper()
 	e = newEnv(t)
-	e.write(revertFiles)
+	e.Write(revertFiles)
 	before = revertState(e)
-	out := e.must("run", "--id", revertRunID, "--", "sh", "-c", revertScript)
+	out := e.Must("run", "--id", revertRunID, "--", "sh", "-c", revertScript)
 	if !strings.Contains(out, "done after 1 attempt") {
 		t.Fatalf("ckpt run: %s", out)
 	}
@@ -78,15 +78,6 @@ func finishedRun(t *testing.T) (e *env, before, after treegen.State) {
 		t.Fatal("the run changed nothing")
 	}
 	return e, before, after
-}
-
-// runEnv runs ckpt with extra environment entries (CKPT_FAILPOINT=...).
-func (e *env) runEnv(extra []string, args ...string) (int, string, string) {
-	e.t.Helper()
-	saved := e.extra
-	e.extra = append(append([]string{}, saved...), extra...)
-	defer func() { e.extra = saved }()
-	return e.run(args...)
 }
 
 // runRecord is what run.json says.
@@ -102,14 +93,14 @@ type runRecord struct {
 }
 
 func readRunRecord(e *env, id string) runRecord {
-	e.t.Helper()
-	data, err := os.ReadFile(filepath.Join(e.ws, ".decree", "runs", id, "run.json"))
+	e.T.Helper()
+	data, err := os.ReadFile(filepath.Join(e.WS, ".decree", "runs", id, "run.json"))
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	var rec runRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
-		e.t.Fatalf("run.json: %v\n%s", err, data)
+		e.T.Fatalf("run.json: %v\n%s", err, data)
 	}
 	return rec
 }
@@ -117,15 +108,15 @@ func readRunRecord(e *env, id string) runRecord {
 // timeline opens the store in this process (without recovering anything)
 // and returns where HEAD is and what undo would take back.
 func timeline(e *env) *ckpt.Timeline {
-	e.t.Helper()
-	r, err := ckpt.Open(context.Background(), e.ws, ckpt.Options{Store: e.store, NoRecover: true})
+	e.T.Helper()
+	r, err := ckpt.Open(context.Background(), e.WS, ckpt.Options{Store: e.Store, NoRecover: true})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	defer r.Close()
 	tl, err := r.Timeline(context.Background())
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return tl
 }
@@ -133,12 +124,12 @@ func timeline(e *env) *ckpt.Timeline {
 // wantState fails the test unless the workspace is exactly want, with no
 // empty directory left behind (want has none).
 func wantState(e *env, want treegen.State, what string) {
-	e.t.Helper()
+	e.T.Helper()
 	if d := treegen.Diff(want, revertState(e)); d != "" {
-		e.t.Fatalf("%s: the workspace is not as it should be:\n%s", what, d)
+		e.T.Fatalf("%s: the workspace is not as it should be:\n%s", what, d)
 	}
 	if dirs := emptyDirs(e); len(dirs) > 0 {
-		e.t.Fatalf("%s: empty directories left: %v", what, dirs)
+		e.T.Fatalf("%s: empty directories left: %v", what, dirs)
 	}
 }
 
@@ -151,29 +142,29 @@ var finishedRevert = regexp.MustCompile(`(?m)^finished the interrupted revert: n
 // pointing at HEAD, nothing left to recover, a clean store, and a revert
 // that undo takes back (and, if again, that can then be done again).
 func checkReverted(e *env, before, after treegen.State, what string, again bool) {
-	e.t.Helper()
+	e.T.Helper()
 	wantState(e, before, what)
 	tl := timeline(e)
 	rec := readRunRecord(e, revertRunID)
 	if rec.Status != "reverted" || rec.Result != tl.Head.String() {
-		e.t.Fatalf("%s: run.json says %s, result %s; want reverted, result HEAD %s", what, rec.Status, rec.Result, tl.Head)
+		e.T.Fatalf("%s: run.json says %s, result %s; want reverted, result HEAD %s", what, rec.Status, rec.Result, tl.Head)
 	}
 	if tl.Undo == nil || tl.Undo.OpKind != "revert" {
-		e.t.Fatalf("%s: undo would take back %+v, want the revert", what, tl.Undo)
+		e.T.Fatalf("%s: undo would take back %+v, want the revert", what, tl.Undo)
 	}
-	if out := e.must("recover"); !strings.Contains(out, "nothing to recover") {
-		e.t.Fatalf("%s: a second recover: %s", what, out)
+	if out := e.Must("recover"); !strings.Contains(out, "nothing to recover") {
+		e.T.Fatalf("%s: a second recover: %s", what, out)
 	}
-	e.must("fsck")
-	e.must("undo")
+	e.Must("fsck")
+	e.Must("undo")
 	wantState(e, after, what+", then undo")
 	if !again {
 		return
 	}
 	// A reverted run whose changes came back reverts again.
-	e.must("runs", "revert", revertRunID)
+	e.Must("runs", "revert", revertRunID)
 	wantState(e, before, what+", then undo and revert")
-	e.must("fsck")
+	e.Must("fsck")
 }
 
 // TestRunsRevertKilledAtEveryChange kills ckpt runs revert (SIGKILL, through
@@ -189,7 +180,7 @@ func TestRunsRevertKilledAtEveryChange(t *testing.T) {
 		if n > 0 {
 			point = fmt.Sprintf("restore/change=kill@%d", n)
 		}
-		code, out, errs := e.runEnv([]string{"CKPT_FAILPOINT=" + point}, "runs", "revert", revertRunID)
+		code, out, errs := e.RunEnv([]string{"CKPT_FAILPOINT=" + point}, "runs", "revert", revertRunID)
 		what := fmt.Sprintf("killed at %s", point)
 		if !killed(code) {
 			if code != 0 || n == 0 || n <= changed {
@@ -202,23 +193,23 @@ func TestRunsRevertKilledAtEveryChange(t *testing.T) {
 		if n == 0 {
 			// Nothing was written: nothing to recover, the run still done.
 			wantState(e, after, what)
-			if out := e.must("recover"); !strings.Contains(out, "nothing to recover") {
+			if out := e.Must("recover"); !strings.Contains(out, "nothing to recover") {
 				t.Fatalf("%s: recover: %s", what, out)
 			}
 			wantState(e, after, what+", then recover")
 			if rec := readRunRecord(e, revertRunID); rec.Status != "done" {
 				t.Fatalf("%s: run.json says %s, want done", what, rec.Status)
 			}
-			e.must("runs", "revert", revertRunID)
+			e.Must("runs", "revert", revertRunID)
 			checkReverted(e, before, after, what+", then runs revert", true)
 			continue
 		}
 		switch {
 		case n%2 == 1:
 			// Any command finishes it first.
-			e.must("status")
+			e.Must("status")
 		case n == 2:
-			out := e.must("recover", "--json")
+			out := e.Must("recover", "--json")
 			var res struct {
 				Op     string `json:"op"`
 				Result *struct {
@@ -229,7 +220,7 @@ func TestRunsRevertKilledAtEveryChange(t *testing.T) {
 				t.Fatalf("%s: recover --json: %v\n%s", what, err, out)
 			}
 		default:
-			if out := e.must("recover"); !finishedRevert.MatchString(out) {
+			if out := e.Must("recover"); !finishedRevert.MatchString(out) {
 				t.Fatalf("%s: recover said:\n%s", what, out)
 			}
 		}
@@ -246,13 +237,13 @@ func bigRun(t *testing.T) (e *env, before, after treegen.State) {
 	for i := range 300 {
 		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = fmt.Sprintf("file %d\nline 2\nline 3\n", i)
 	}
-	e.write(files)
+	e.Write(files)
 	before = revertState(e)
 	script := `i=0; while [ $i -lt 200 ]; do echo edited >> d$((i%10))/f$i.txt; i=$((i+1)); done
 while [ $i -lt 250 ]; do rm d$((i%10))/f$i.txt; i=$((i+1)); done
 mkdir -p n; i=0; while [ $i -lt 50 ]; do echo new $i > n/n$i.txt; i=$((i+1)); done
 `
-	e.must("run", "--id", revertRunID, "--", "sh", "-c", script)
+	e.Must("run", "--id", revertRunID, "--", "sh", "-c", script)
 	after = revertState(e)
 	return e, before, after
 }
@@ -266,13 +257,13 @@ func TestRunsRevertKilledAtRandom(t *testing.T) {
 	// How long a whole revert takes here.
 	e, before, _ := bigRun(t)
 	start := time.Now()
-	e.must("runs", "revert", revertRunID)
+	e.Must("runs", "revert", revertRunID)
 	took := time.Since(start)
 	wantState(e, before, "an uninterrupted revert")
 	var untouched, reverted int
 	for i := range rounds {
 		e, before, after := bigRun(t)
-		c := e.cmd("runs", "revert", revertRunID)
+		c := e.Cmd("runs", "revert", revertRunID)
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +272,7 @@ func TestRunsRevertKilledAtRandom(t *testing.T) {
 		c.Process.Kill()
 		c.Wait()
 		what := fmt.Sprintf("round %d, killed after %v", i, delay)
-		e.must("recover")
+		e.Must("recover")
 		rec := readRunRecord(e, revertRunID)
 		now := revertState(e)
 		switch {
@@ -295,13 +286,13 @@ func TestRunsRevertKilledAtRandom(t *testing.T) {
 			if rec.Status != "done" {
 				t.Fatalf("%s: not reverted, but run.json says %s", what, rec.Status)
 			}
-			e.must("runs", "revert", revertRunID)
+			e.Must("runs", "revert", revertRunID)
 			wantState(e, before, what+", then runs revert")
 		default:
 			t.Fatalf("%s: half-reverted after recover:\n%s", what, treegen.Diff(before, now))
 		}
-		e.must("fsck")
-		e.must("undo")
+		e.Must("fsck")
+		e.Must("undo")
 		wantState(e, after, what+", then undo")
 	}
 	t.Logf("%d rounds (a revert took %v): %d reverted, %d untouched", rounds, took, reverted, untouched)
@@ -313,18 +304,18 @@ func TestRunsRevertKilledAtRandom(t *testing.T) {
 func decreeEnv(t *testing.T, maxRetries int, routine string) (e *env, before, failed treegen.State) {
 	t.Helper()
 	e = newEnv(t)
-	e.write(revertFiles)
+	e.Write(revertFiles)
 	before = revertState(e)
 	// The state a failed attempt leaves: the script run on a copy.
 	scratch := newEnv(t)
-	scratch.write(revertFiles)
+	scratch.Write(revertFiles)
 	c := exec.Command("sh", "-c", revertScript)
-	c.Dir = scratch.ws
+	c.Dir = scratch.WS
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	failed = revertState(scratch)
-	e.write(map[string]string{
+	e.Write(map[string]string{
 		".decree/config.yml":                   fmt.Sprintf("max_retries: %d\n", maxRetries),
 		".decree/routines/develop.sh":          "#!/usr/bin/env bash\n" + routine,
 		".decree/inbox/" + revertRunID + ".md": "Change everything, then fail.\n",
@@ -333,7 +324,7 @@ func decreeEnv(t *testing.T, maxRetries int, routine string) (e *env, before, fa
 }
 
 func exists(e *env, p string) bool {
-	_, err := os.Lstat(filepath.Join(e.ws, filepath.FromSlash(p)))
+	_, err := os.Lstat(filepath.Join(e.WS, filepath.FromSlash(p)))
 	return err == nil
 }
 
@@ -356,7 +347,7 @@ func TestDecreeRevertKilledAtEveryChange(t *testing.T) {
 				}
 				point := fmt.Sprintf("restore/change=kill@%d", n)
 				what := "ckpt " + name + " killed at " + point
-				code, out, errs := e.runEnv([]string{"CKPT_FAILPOINT=" + point}, args...)
+				code, out, errs := e.RunEnv([]string{"CKPT_FAILPOINT=" + point}, args...)
 				if !killed(code) {
 					if n <= len(strings.Split(treegen.Diff(before, failed), "\n")) {
 						t.Fatalf("%s: not killed (exit %d): the revert never reached the point\nstdout: %s\nstderr: %s", what, code, out, errs)
@@ -366,11 +357,11 @@ func TestDecreeRevertKilledAtEveryChange(t *testing.T) {
 					return
 				}
 				if n%2 == 1 {
-					if out := e.must("recover"); !finishedRevert.MatchString(out) {
+					if out := e.Must("recover"); !finishedRevert.MatchString(out) {
 						t.Fatalf("%s: recover said:\n%s", what, out)
 					}
 				} else {
-					e.must("list") // any command finishes it
+					e.Must("list") // any command finishes it
 				}
 				wantState(e, before, what+", then recovered")
 				rec := readRunRecord(e, revertRunID)
@@ -385,12 +376,12 @@ func TestDecreeRevertKilledAtEveryChange(t *testing.T) {
 						t.Fatalf("%s: the message is not (only) in inbox/dead", what)
 					}
 					// Processing goes on: nothing is left to run, nothing fails.
-					if code, out, errs := e.run("process"); code != 0 || strings.Contains(out+errs, "already exists") {
+					if code, out, errs := e.Run("process"); code != 0 || strings.Contains(out+errs, "already exists") {
 						t.Fatalf("%s: process again: exit %d\n%s%s", what, code, out, errs)
 					}
 				}
-				e.must("fsck")
-				e.must("undo")
+				e.Must("fsck")
+				e.Must("undo")
 				wantState(e, failed, what+", then undo")
 			}
 		})
@@ -413,7 +404,7 @@ fi
 		e, before, failed := decreeEnv(t, 2, routine)
 		point := fmt.Sprintf("restore/change=kill@%d", n)
 		what := "ckpt process killed at " + point
-		code, out, errs := e.runEnv([]string{"CKPT_FAILPOINT=" + point}, "process")
+		code, out, errs := e.RunEnv([]string{"CKPT_FAILPOINT=" + point}, "process")
 		if !killed(code) {
 			if n <= len(strings.Split(treegen.Diff(before, failed), "\n")) {
 				t.Fatalf("%s: not killed (exit %d): the revert never reached the point\nstdout: %s\nstderr: %s", what, code, out, errs)
@@ -421,7 +412,7 @@ fi
 			t.Logf("the revert made %d changes; killed after each", n-1)
 			return
 		}
-		if out := e.must("recover"); !finishedRevert.MatchString(out) {
+		if out := e.Must("recover"); !finishedRevert.MatchString(out) {
 			t.Fatalf("%s: recover said:\n%s", what, out)
 		}
 		wantState(e, before, what+", then recovered")
@@ -430,7 +421,7 @@ fi
 			t.Fatalf("%s: run.json says %s after %d attempts; want interrupted after 1", what, rec.Status, len(rec.Attempts))
 		}
 		// The run resumes with its last attempt, on the clean tree.
-		out = e.must("process")
+		out = e.Must("process")
 		if !strings.Contains(out, "done") {
 			t.Fatalf("%s: process again:\n%s", what, out)
 		}
@@ -438,14 +429,14 @@ fi
 		if rec.Status != "done" || len(rec.Attempts) != 2 {
 			t.Fatalf("%s: run.json says %s after %d attempts; want done after 2", what, rec.Status, len(rec.Attempts))
 		}
-		if seen := e.read("seen-by-last-attempt.txt"); seen != "a.txt\nb.txt\nbin.dat\nc.sh\nd\nkeep.txt\n" {
+		if seen := e.Read("seen-by-last-attempt.txt"); seen != "a.txt\nb.txt\nbin.dat\nc.sh\nd\nkeep.txt\n" {
 			t.Fatalf("%s: the last attempt did not start clean; it saw:\n%s", what, seen)
 		}
-		os.Remove(filepath.Join(e.ws, "seen-by-last-attempt.txt"))
+		os.Remove(filepath.Join(e.WS, "seen-by-last-attempt.txt"))
 		wantState(e, before, what+", then processed")
 		if !exists(e, ".decree/inbox/done/"+revertRunID+".md") {
 			t.Fatalf("%s: the message is not in inbox/done", what)
 		}
-		e.must("fsck")
+		e.Must("fsck")
 	}
 }

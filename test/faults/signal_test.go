@@ -25,7 +25,7 @@ const interruptBound = 3 * time.Second
 // or ended before the signal unless early is allowed (then took is 0).
 func (e *env) signalled(t *testing.T, sig syscall.Signal, extra []string, early bool, ready func() bool, args ...string) (int, time.Duration, string) {
 	t.Helper()
-	c := e.cmd(args...)
+	c := e.Cmd(args...)
 	c.Env = append(c.Env, extra...)
 	var errb strings.Builder
 	c.Stderr = &errb
@@ -82,16 +82,16 @@ func TestSignalEndsCommands(t *testing.T) {
 		want := 128 + int(sig)
 		t.Run(fmt.Sprintf("%v/save_blocked_in_a_read", sig), func(t *testing.T) {
 			e := newEnv(t)
-			e.write(map[string]string{"a/x.txt": "x\n", "b/y.txt": "y\n"})
+			e.Write(map[string]string{"a/x.txt": "x\n", "b/y.txt": "y\n"})
 			fp := t.TempDir()
 			extra := []string{"CKPT_FAILPOINT=scan/read-dir(a)=pause", "CKPT_FAILPOINT_DIR=" + fp}
 			code, _, stderr := e.signalled(t, sig, extra, false, func() bool { return fileExists(filepath.Join(fp, "scan-read-dir.hit")) }, "save", "-m", "blocked")
 			if code != want || !strings.Contains(stderr, "interrupted") {
 				t.Fatalf("exit %d, want %d\n%s", code, want, stderr)
 			}
-			e.must("recover")
-			e.must("save", "-m", "after")
-			if out := e.must("fsck"); !strings.Contains(out, "ok") {
+			e.Must("recover")
+			e.Must("save", "-m", "after")
+			if out := e.Must("fsck"); !strings.Contains(out, "ok") {
 				t.Fatalf("fsck: %s", out)
 			}
 		})
@@ -102,17 +102,17 @@ func TestSignalEndsCommands(t *testing.T) {
 			for i := range n {
 				files[fmt.Sprintf("d%02d/e%02d/f%d.txt", i%40, i%13, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 50)
 			}
-			e.write(files)
+			e.Write(files)
 			// Under way once it made its store: ckpt handles signals from
 			// before it opens one (a signal any earlier would find the Go
 			// runtime's default action, not ckpt).
-			code, _, stderr := e.signalled(t, sig, nil, true, func() bool { return fileExists(e.store) }, "save", "-m", "large")
+			code, _, stderr := e.signalled(t, sig, nil, true, func() bool { return fileExists(e.Store) }, "save", "-m", "large")
 			if code != want && code != 0 {
 				t.Fatalf("exit %d, want %d (or 0 if it finished first)\n%s", code, want, stderr)
 			}
-			e.must("recover")
-			e.must("save", "-m", "after")
-			if out := e.must("fsck"); !strings.Contains(out, "ok") {
+			e.Must("recover")
+			e.Must("save", "-m", "after")
+			if out := e.Must("fsck"); !strings.Contains(out, "ok") {
 				t.Fatalf("fsck: %s", out)
 			}
 		})
@@ -122,28 +122,28 @@ func TestSignalEndsCommands(t *testing.T) {
 			for i := range 12 {
 				v1[fmt.Sprintf("f%02d.txt", i)] = fmt.Sprintf("v1 %d\n", i)
 			}
-			e.write(v1)
-			e.must("save", "-m", "v1")
-			target := e.snapshot()
+			e.Write(v1)
+			e.Must("save", "-m", "v1")
+			target := e.Snapshot()
 			v2 := map[string]string{}
 			for p := range v1 {
 				v2[p] = "v2 " + p + "\n"
 			}
-			e.write(v2)
-			e.must("save", "-m", "v2")
-			before := e.snapshot()
+			e.Write(v2)
+			e.Must("save", "-m", "v2")
+			before := e.Snapshot()
 			fp := t.TempDir()
 			extra := []string{"CKPT_FAILPOINT=restore/change=pause@4", "CKPT_FAILPOINT_DIR=" + fp}
 			code, _, stderr := e.signalled(t, sig, extra, false, func() bool { return fileExists(filepath.Join(fp, "restore-change.hit")) }, "restore", "HEAD~1")
 			if code != want {
 				t.Fatalf("exit %d, want %d\n%s", code, want, stderr)
 			}
-			e.must("recover")
-			after := e.snapshot()
+			e.Must("recover")
+			after := e.Snapshot()
 			if treegen.Diff(target, after) != "" && treegen.Diff(before, after) != "" {
 				t.Fatalf("half-way after recover:\nvs target:\n%s\nvs before:\n%s", treegen.Diff(target, after), treegen.Diff(before, after))
 			}
-			if out := e.must("fsck"); !strings.Contains(out, "ok") {
+			if out := e.Must("fsck"); !strings.Contains(out, "ok") {
 				t.Fatalf("fsck: %s", out)
 			}
 		})

@@ -19,13 +19,13 @@ import (
 func TestStoreFullAtRestoresLastCommit(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	e.write(map[string]string{"a.txt": "one\n", "b.txt": "one\n"})
-	r := e.open(ckpt.Options{})
+	e.Write(map[string]string{"a.txt": "one\n", "b.txt": "one\n"})
+	r := e.Open(ckpt.Options{})
 	v1, err := r.Save(ctx, ckpt.SaveOptions{Message: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.write(map[string]string{"a.txt": "two\n", "b.txt": "two\n"})
+	e.Write(map[string]string{"a.txt": "two\n", "b.txt": "two\n"})
 	v2, err := r.Save(ctx, ckpt.SaveOptions{Message: "two"})
 	if err != nil {
 		t.Fatal(err)
@@ -51,13 +51,13 @@ func TestStoreFullAtRestoresLastCommit(t *testing.T) {
 	if hint := ckpt.Hint(err); !strings.Contains(hint, "next ckpt command records it") {
 		t.Errorf("hint: %q", hint)
 	}
-	if e.read("a.txt") != "one\n" || e.read("b.txt") != "one\n" {
-		t.Fatalf("workspace: a.txt %q, b.txt %q", e.read("a.txt"), e.read("b.txt"))
+	if e.Read("a.txt") != "one\n" || e.Read("b.txt") != "one\n" {
+		t.Fatalf("workspace: a.txt %q, b.txt %q", e.Read("a.txt"), e.Read("b.txt"))
 	}
 
 	// While the disk is full, a new command opens the store (its recovery
 	// fails, with a warning) and reading works.
-	r2, err := ckpt.Open(ctx, e.ws, ckpt.Options{Store: e.store})
+	r2, err := ckpt.Open(ctx, e.WS, ckpt.Options{Store: e.Store})
 	if err != nil {
 		t.Fatalf("open while the store's disk is full: %v", err)
 	}
@@ -84,18 +84,18 @@ func TestStoreFullAtRestoresLastCommit(t *testing.T) {
 	}
 	r2.Close()
 	// The CLI: reading commands exit 0 with a warning.
-	e.extra = []string{"CKPT_FAILPOINT=store/before-commit=fail"}
+	e.Extra = []string{"CKPT_FAILPOINT=store/before-commit=fail"}
 	for _, args := range [][]string{{"list"}, {"log"}, {"status"}, {"diff", v2.Checkpoint.ID.String()}} {
-		code, out, errs := e.run(args...)
+		code, out, errs := e.Run(args...)
 		if code != 0 || !strings.Contains(errs, "ckpt: warning:") {
 			t.Errorf("ckpt %s while full: exit %d\n%s%s", args[0], code, out, errs)
 		}
 	}
-	e.extra = nil
+	e.Extra = nil
 
 	// Space returns: the next command records the restore.
 	disarm()
-	r3, err := ckpt.Open(ctx, e.ws, ckpt.Options{Store: e.store})
+	r3, err := ckpt.Open(ctx, e.WS, ckpt.Options{Store: e.Store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestStoreFullAtRestoresLastCommit(t *testing.T) {
 	if _, err := r3.Undo(ctx); err != nil {
 		t.Fatalf("undo of the recorded restore: %v", err)
 	}
-	if e.read("a.txt") != "two\n" {
-		t.Fatalf("after undo a.txt = %q", e.read("a.txt"))
+	if e.Read("a.txt") != "two\n" {
+		t.Fatalf("after undo a.txt = %q", e.Read("a.txt"))
 	}
 }

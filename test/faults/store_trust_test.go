@@ -26,7 +26,7 @@ func TestForeignStoreRefused(t *testing.T) {
 		// Without root no file can be given to another user; a store in a
 		// directory root owns is the same case seen from the other side.
 		e := newEnv(t)
-		code, _, stderr := e.run("--store", "/", "list")
+		code, _, stderr := e.Run("--store", "/", "list")
 		if code == 0 || !strings.Contains(stderr, "owned by") {
 			t.Fatalf("a root-owned store as uid %d: exit %d\n%s", os.Geteuid(), code, stderr)
 		}
@@ -35,29 +35,29 @@ func TestForeignStoreRefused(t *testing.T) {
 	const other = 4242
 	t.Run("sqlite", func(t *testing.T) {
 		e := newEnv(t)
-		e.write(map[string]string{"a.txt": "a\n"})
-		e.must("save", "-m", "one")
-		chownAll(t, e.store, other)
+		e.Write(map[string]string{"a.txt": "a\n"})
+		e.Must("save", "-m", "one")
+		chownAll(t, e.Store, other)
 		for _, args := range [][]string{{"list"}, {"status"}, {"save", "-m", "two"}} {
-			code, _, stderr := e.run(args...)
-			if code == 0 || !strings.Contains(stderr, "owned by uid 4242") || !strings.Contains(stderr, "CKPT_SAFE_STORE="+e.store) {
+			code, _, stderr := e.Run(args...)
+			if code == 0 || !strings.Contains(stderr, "owned by uid 4242") || !strings.Contains(stderr, "CKPT_SAFE_STORE="+e.Store) {
 				t.Fatalf("ckpt %s on another user's store: exit %d\n%s", strings.Join(args, " "), code, stderr)
 			}
 		}
-		e.extra = []string{"CKPT_SAFE_STORE=/elsewhere:" + e.store}
-		e.must("list")
-		e.extra = []string{"SUDO_UID=4242"}
-		e.must("list")
+		e.Extra = []string{"CKPT_SAFE_STORE=/elsewhere:" + e.Store}
+		e.Must("list")
+		e.Extra = []string{"SUDO_UID=4242"}
+		e.Must("list")
 	})
 	t.Run("git", func(t *testing.T) {
 		e := newEnv(t)
-		e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
-		gitCmd(t, e.ws, "init", "-q")
-		e.write(map[string]string{"a.txt": "a\n"})
-		e.must("save", "-m", "one")
-		sd := filepath.Join(e.ws, ".git", "ckpt")
+		e.Extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
+		gitCmd(t, e.WS, "init", "-q")
+		e.Write(map[string]string{"a.txt": "a\n"})
+		e.Must("save", "-m", "one")
+		sd := filepath.Join(e.WS, ".git", "ckpt")
 		chownAll(t, sd, other)
-		code, _, stderr := e.run("list")
+		code, _, stderr := e.Run("list")
 		if code == 0 || !strings.Contains(stderr, "owned by uid 4242") {
 			t.Fatalf("list on a planted .git/ckpt: exit %d\n%s", code, stderr)
 		}
@@ -70,31 +70,31 @@ func TestForeignStoreRefused(t *testing.T) {
 // sets it with ckpt config, and then runs it.
 func TestPlantedSummarizerNotRun(t *testing.T) {
 	e := newEnv(t)
-	e.extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
-	gitCmd(t, e.ws, "init", "-q")
-	e.write(map[string]string{"a.txt": "a\n"})
-	e.must("session", "new", "-t", "work")
+	e.Extra = []string{"CKPT_STORE=", "CKPT_BACKEND=git"}
+	gitCmd(t, e.WS, "init", "-q")
+	e.Write(map[string]string{"a.txt": "a\n"})
+	e.Must("session", "new", "-t", "work")
 	for i, p := range []string{"one", "two"} {
-		e.must("turn", "begin", "-m", p)
-		e.write(map[string]string{"a.txt": strings.Repeat("x", i+2) + "\n"})
-		e.must("turn", "end")
+		e.Must("turn", "begin", "-m", p)
+		e.Write(map[string]string{"a.txt": strings.Repeat("x", i+2) + "\n"})
+		e.Must("turn", "end")
 	}
 	pwned := filepath.Join(t.TempDir(), "pwned")
-	cfg := filepath.Join(e.ws, ".git", "ckpt", "config.toml")
+	cfg := filepath.Join(e.WS, ".git", "ckpt", "config.toml")
 	old, _ := os.ReadFile(cfg)
 	planted := string(old) + "summarizer = \"touch " + pwned + "; echo planted\"\n"
 	if err := os.WriteFile(cfg, []byte(planted), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := e.run("summarize", "1", "--upto")
+	code, _, stderr := e.Run("summarize", "1", "--upto")
 	if code == 0 || !strings.Contains(stderr, "was not set with `ckpt config`") || !strings.Contains(stderr, "ckpt config summarizer") {
 		t.Fatalf("summarize with a planted summarizer: exit %d\n%s", code, stderr)
 	}
 	if _, err := os.Stat(pwned); err == nil {
 		t.Fatal("the planted summarizer ran")
 	}
-	e.must("config", "summarizer", "echo mine")
-	if out := e.must("summarize", "1", "--upto"); !strings.Contains(out, "mine") {
+	e.Must("config", "summarizer", "echo mine")
+	if out := e.Must("summarize", "1", "--upto"); !strings.Contains(out, "mine") {
 		t.Fatalf("summarize with the user's summarizer: %s", out)
 	}
 }

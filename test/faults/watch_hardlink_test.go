@@ -27,15 +27,15 @@ import (
 // startWatcherProcess runs `ckpt watch` (the real CLI, in the foreground)
 // for the workspace until the test ends, and waits until it answers.
 func (e *env) startWatcherProcess() {
-	e.t.Helper()
-	c := e.cmd("watch", "--idle", "10m")
+	e.T.Helper()
+	c := e.Cmd("watch", "--idle", "10m")
 	if err := c.Start(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
-	e.t.Cleanup(func() {
-		e.run("watch", "--stop")
+	e.T.Cleanup(func() {
+		e.Run("watch", "--stop")
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
@@ -44,26 +44,26 @@ func (e *env) startWatcherProcess() {
 		}
 	})
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if code, _, _ := e.run("watch", "--status"); code == 0 {
+		if code, _, _ := e.Run("watch", "--status"); code == 0 {
 			return
 		}
 		select {
 		case err := <-done:
-			e.t.Fatalf("ckpt watch exited at once: %v", err)
+			e.T.Fatalf("ckpt watch exited at once: %v", err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	e.t.Fatal("ckpt watch did not answer")
+	e.T.Fatal("ckpt watch did not answer")
 }
 
 // saveMatchesFullCLI runs `ckpt save` (which asks the watcher) and fails
 // unless `ckpt diff` (a full scan: diffs never use the watcher) finds the
 // workspace equal to the checkpoint just made.
 func (e *env) saveMatchesFullCLI(what string) {
-	e.t.Helper()
-	e.must("save", "-q", "--allow-empty", "-m", what)
-	if out := e.must("diff", "--name-only"); strings.TrimSpace(out) != "" {
-		e.t.Fatalf("%s: the watch-mode save differs from a full scan at:\n%s", what, out)
+	e.T.Helper()
+	e.Must("save", "-q", "--allow-empty", "-m", what)
+	if out := e.Must("diff", "--name-only"); strings.TrimSpace(out) != "" {
+		e.T.Fatalf("%s: the watch-mode save differs from a full scan at:\n%s", what, out)
 	}
 }
 
@@ -88,13 +88,13 @@ func appendTo(t *testing.T, path, s string) {
 // save took it from the cache with f's old content.
 func TestWatchHardLinkMadeAfterStart(t *testing.T) {
 	e := newEnv(t)
-	e.write(map[string]string{"A/f": "v1\n", "A/other": "o\n", "B/x": "x\n", "top.txt": "t\n"})
-	e.must("save", "-q", "-m", "before the watcher")
+	e.Write(map[string]string{"A/f": "v1\n", "A/other": "o\n", "B/x": "x\n", "top.txt": "t\n"})
+	e.Must("save", "-q", "-m", "before the watcher")
 	e.startWatcherProcess()
 	e.saveMatchesFullCLI("first save with the watcher (reads everything)")
 	e.saveMatchesFullCLI("second save (takes clean directories from the cache)")
 
-	a, g := filepath.Join(e.ws, "A", "f"), filepath.Join(e.ws, "B", "g")
+	a, g := filepath.Join(e.WS, "A", "f"), filepath.Join(e.WS, "B", "g")
 	if err := os.Link(a, g); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestWatchHardLinkMadeAfterStart(t *testing.T) {
 	e.saveMatchesFullCLI("after rm B/g")
 	appendTo(t, a, "v5\n")
 	e.saveMatchesFullCLI("after an edit through A/f alone")
-	if got := e.read("A/f"); got != "v1\nv2 written through B/g\nv3 written through B/g\nv4 written through A/f\nv5\n" {
+	if got := e.Read("A/f"); got != "v1\nv2 written through B/g\nv3 written through B/g\nv4 written through A/f\nv5\n" {
 		t.Fatalf("A/f = %q", got)
 	}
 }
@@ -122,19 +122,19 @@ func TestWatchHardLinkMadeAfterStart(t *testing.T) {
 // watchRepo opens the workspace in this process and runs its watcher
 // (in-process too) until the test ends.
 func (e *env) watchRepo() *ckpt.Repo {
-	e.t.Helper()
-	r := e.open(ckpt.Options{})
+	e.T.Helper()
+	r := e.Open(ckpt.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Watch(ctx, ckpt.WatchOptions{}) }()
-	e.t.Cleanup(func() { cancel(); <-done })
+	e.T.Cleanup(func() { cancel(); <-done })
 	for i := 0; i < 500; i++ {
 		if _, err := r.WatchStatus(context.Background()); err == nil {
 			return r
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	e.t.Fatal("the watcher did not start")
+	e.T.Fatal("the watcher did not start")
 	return nil
 }
 
@@ -327,15 +327,15 @@ func TestWatchHardLinkChurn(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			e := newEnv(t)
-			c := &churn{t: t, ws: e.ws, rnd: rand.New(rand.NewPCG(uint64(seed), 7)), dirs: []string{"", "a", "a/b", "c", "d/e"}}
+			c := &churn{t: t, ws: e.WS, rnd: rand.New(rand.NewPCG(uint64(seed), 7)), dirs: []string{"", "a", "a/b", "c", "d/e"}}
 			for _, d := range c.dirs {
 				for i := range 4 {
 					f := path.Join(d, fmt.Sprintf("f%d", i))
 					c.files = append(c.files, f)
-					e.write(map[string]string{f: "initial " + f + "\n"})
+					e.Write(map[string]string{f: "initial " + f + "\n"})
 				}
 			}
-			e.must("save", "-q", "-m", "before the watcher")
+			e.Must("save", "-q", "-m", "before the watcher")
 			r := e.watchRepo()
 			defer func() {
 				for _, f := range c.dead {

@@ -344,4 +344,18 @@ func TestPruneAlso(t *testing.T) {
 	if want := []string{"a/b/c", "a/b", "a"}; !reflect.DeepEqual(p.prune, want) {
 		t.Errorf("empty plan after PruneAlso: prune %q, want %q", p.prune, want)
 	}
+	// A candidate of q's below one of p's own candidates is still added:
+	// the interrupted restore deleted a/b/f (leaving a/b empty), and the
+	// plan from now prunes a only. Recovery must remove a/b as the
+	// uninterrupted restore would, even when a stays (it holds something
+	// no checkpoint has).
+	q = plan(t, o, treegen.State{"a/b/f": file("f"), "a/g": file("g")}, treegen.State{}, nil, nil)
+	if want := []string{"a/b", "a"}; !reflect.DeepEqual(q.prune, want) {
+		t.Fatalf("q.prune = %q, want %q", q.prune, want)
+	}
+	p = plan(t, o, treegen.State{"a/g": file("g")}, treegen.State{}, nil, nil)
+	p.PruneAlso(q)
+	if want := []string{"a/b", "a"}; !reflect.DeepEqual(p.prune, want) {
+		t.Errorf("below p's own candidate: prune %q, want %q", p.prune, want)
+	}
 }

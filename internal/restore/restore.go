@@ -70,8 +70,10 @@ type Action struct {
 // Plan is the set of changes that make the current tree equal the target.
 type Plan struct {
 	Actions []Action // sorted by path
-	// prune lists directories that contain deletions and are absent from
-	// the target (candidates to remove once empty).
+	// prune lists directories that contain deletions, deepest first:
+	// candidates to remove once empty. One the target still has (only
+	// directories of changed paths are known to targetDirs) is never
+	// empty after the restore, so removing it fails and it stays.
 	prune []string
 	// targetDirs is the set of directories the target has (below changes).
 	targetDirs map[string]bool
@@ -92,25 +94,26 @@ func (p *Plan) Empty() bool {
 // restore's deletions are done, but the directories they emptied may still
 // be there (a directory that is not empty stays).
 func (p *Plan) PruneAlso(q *Plan) {
-	seen := map[string]bool{}
+	seen := map[string]bool{} // p's candidates
 	for _, d := range p.prune {
 		seen[d] = true
 	}
+	files := map[string]bool{} // what q's target has at a changed path
 	for _, a := range q.Actions {
 		if a.New != nil {
-			seen[a.Path] = true
+			files[a.Path] = true
 		}
 	}
 	below := func(d string) bool { // d lies below a path q's target has as a file
 		for x := path.Dir(d); x != "."; x = path.Dir(x) {
-			if seen[x] {
+			if files[x] {
 				return true
 			}
 		}
 		return false
 	}
 	for _, d := range q.prune {
-		if !seen[d] && !p.targetDirs[d] && !below(d) {
+		if !seen[d] && !files[d] && !p.targetDirs[d] && !below(d) {
 			seen[d] = true
 			p.prune = append(p.prune, d)
 		}

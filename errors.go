@@ -41,7 +41,7 @@ var (
 var ErrNotGit = errors.New("the workspace does not use the git backend")
 
 // ErrExists: a branch, tag or snapshot of that name already exists.
-var ErrExists = errors.New("already exists")
+var ErrExists = store.ErrExists
 
 // ErrNotRegular: a file ckpt was asked to read by a path it did not choose
 // is not a regular file (a device such as /dev/zero, a FIFO, a socket, a

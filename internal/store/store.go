@@ -30,6 +30,8 @@ var (
 	ErrLocked = errors.New("store is locked")
 	// ErrFull: the store's file system has no space left (SQLITE_FULL).
 	ErrFull = errors.New("no space left for the store")
+	// ErrExists: a ref, session or other named thing already exists.
+	ErrExists = errors.New("already exists")
 )
 
 // CorruptError reports a corrupt object. It wraps [ErrCorrupt].

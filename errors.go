@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/session"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
@@ -49,7 +50,7 @@ var ErrExists = store.ErrExists
 var ErrNotRegular = fsroot.ErrNotRegular
 
 // ErrNoSession: the workspace has no session yet.
-var ErrNoSession = errors.New("no session")
+var ErrNoSession = session.ErrNoSession
 
 // ErrInvalidSnapshotName is wrapped by the error [ValidSnapshotName]
 // returns for a name that breaks the rules.

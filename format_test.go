@@ -59,7 +59,8 @@ func TestFormatCounts(t *testing.T) {
 	if got, want := FormatCounts(3, 1, 2), "+3 ~1 -2"; got != want {
 		t.Errorf("FormatCounts(3, 1, 2) = %q, want %q", got, want)
 	}
-	fs := []TurnFile{{"a", "added"}, {"b", "modified"}, {"c", "type-changed"}, {"d", "deleted"}, {"e", "added"}}
+	fs := []TurnFile{{Path: "a", Status: "added"}, {Path: "b", Status: "modified"}, {Path: "c", Status: "type-changed"},
+		{Path: "d", Status: "deleted"}, {Path: "e", Status: "added"}}
 	if got, want := FormatTurnFiles(fs), "+2 ~2 -1"; got != want {
 		t.Errorf("FormatTurnFiles = %q, want %q", got, want)
 	}

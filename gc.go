@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/session"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
@@ -413,7 +414,7 @@ func opsCutoff(ops []store.Op, kept func(ID) bool) int64 {
 // extraRoots are checkpoints other parts of the engine keep: the turns of
 // sessions (except those in skip).
 func (r *Repo) extraRoots(ctx context.Context, skip map[string]bool) ([]ID, error) {
-	ids, err := r.sessionRoots(ctx, skip)
+	ids, err := session.Roots(ctx, r.sessions(), skip)
 	if err != nil {
 		return nil, fmt.Errorf("gc: %w", err)
 	}

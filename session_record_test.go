@@ -142,7 +142,7 @@ func TestControllerExactAndAddMessages(t *testing.T) {
 		t.Fatal("bad role accepted")
 	}
 	var events []Event
-	cancel := c.Subscribe(func(e Event) { events = append(events, e) })
+	cancel := r.Subscribe(func(e Event) { events = append(events, e) })
 	defer cancel()
 	added, err := c.AddMessages(ctx, []Message{{Role: "assistant", Content: "on it"}, {Role: "tool", Tool: "Bash", Content: "rm x"}})
 	if err != nil || len(added) != 2 || added[0].Turn != 1 || added[1].Seq != added[0].Seq+1 {

@@ -6,6 +6,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/session"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
@@ -65,24 +66,24 @@ type EventKind string
 
 // Event kinds.
 const (
-	EventCheckpoint      EventKind = "checkpoint"       // a checkpoint was created
-	EventRestored        EventKind = "restored"         // the workspace was restored
-	EventUndone          EventKind = "undone"           // undo moved the timeline back
-	EventRedone          EventKind = "redone"           // redo moved it forward
-	EventRecovered       EventKind = "recovered"        // an interrupted operation was finished
-	EventSwitched        EventKind = "switched"         // HEAD moved to another branch
-	EventBranch          EventKind = "branch"           // a branch was created or deleted
-	EventTag             EventKind = "tag"              // a tag was created, moved or deleted
-	EventGC              EventKind = "gc"               // gc removed checkpoints and objects
-	EventCleared         EventKind = "cleared"          // the workspace's history was removed
-	EventSnapshotCreated EventKind = "snapshot-created" // a named snapshot was created (or replaced)
-	EventSnapshotDeleted EventKind = "snapshot-deleted" // a named snapshot was deleted, or expired
-	EventTurnBegan       EventKind = "turn-began"       // a session's turn began (checkpoint taken)
-	EventTurnEnded       EventKind = "turn-ended"       // a session's turn ended
-	EventMessage         EventKind = "message"          // a message was added to a session
-	EventRewound         EventKind = "rewound"          // a session was rewound (code, conversation or both)
-	EventForked          EventKind = "forked"           // a session was forked from a turn
-	EventSummarized      EventKind = "summarized"       // a session's turns were summarized
+	EventCheckpoint      EventKind = "checkpoint"            // a checkpoint was created
+	EventRestored        EventKind = "restored"              // the workspace was restored
+	EventUndone          EventKind = "undone"                // undo moved the timeline back
+	EventRedone          EventKind = "redone"                // redo moved it forward
+	EventRecovered       EventKind = "recovered"             // an interrupted operation was finished
+	EventSwitched        EventKind = "switched"              // HEAD moved to another branch
+	EventBranch          EventKind = "branch"                // a branch was created or deleted
+	EventTag             EventKind = "tag"                   // a tag was created, moved or deleted
+	EventGC              EventKind = "gc"                    // gc removed checkpoints and objects
+	EventCleared         EventKind = "cleared"               // the workspace's history was removed
+	EventSnapshotCreated EventKind = "snapshot-created"      // a named snapshot was created (or replaced)
+	EventSnapshotDeleted EventKind = "snapshot-deleted"      // a named snapshot was deleted, or expired
+	EventTurnBegan       EventKind = session.EventTurnBegan  // a session's turn began (checkpoint taken)
+	EventTurnEnded       EventKind = session.EventTurnEnded  // a session's turn ended
+	EventMessage         EventKind = session.EventMessage    // a message was added to a session
+	EventRewound         EventKind = session.EventRewound    // a session was rewound (code, conversation or both)
+	EventForked          EventKind = session.EventForked     // a session was forked from a turn
+	EventSummarized      EventKind = session.EventSummarized // a session's turns were summarized
 )
 
 // Event is something that happened to a workspace, delivered to

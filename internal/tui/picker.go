@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -553,7 +552,7 @@ func previewSummary(ctx context.Context, ctl *ckpt.Controller, turn int, dir ckp
 	if turn < 1 || turn > len(s.Turns) {
 		return nil, fmt.Errorf("session %s has no turn %d (it has %d)", s.ID, turn, len(s.Turns))
 	}
-	p := &summaryPreview{summarizer: strings.TrimSpace(ctl.Repo().Config().Summarizer)}
+	p := &summaryPreview{summarizer: ctl.Summarizer()}
 	if dir == ckpt.SummarizeFrom {
 		p.turns = s.Turns[turn-1:]
 	} else {

@@ -1,4 +1,4 @@
-package ckpt
+package session
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// This file holds the session API agent hooks need beyond the controller's
+// This file holds what agent hooks need beyond the controller's
 // turn-by-turn calls: recording a turn an agent reports only once it is
 // over, and a turn's messages at once.
 
@@ -20,8 +20,8 @@ import (
 // ends at the checkpoint taken now and lists no files. A turn still in
 // progress is ended first. The prompt is recorded as the turn's first
 // message.
-func (c *Controller) RecordTurn(ctx context.Context, prompt string) (*Turn, error) {
-	s, unlock, err := c.lockSession(ctx)
+func (c *Controller[R, S]) RecordTurn(ctx context.Context, prompt string) (*Turn, error) {
+	s, unlock, err := c.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -29,37 +29,36 @@ func (c *Controller) RecordTurn(ctx context.Context, prompt string) (*Turn, erro
 	if err := c.endOpenTurnLocked(ctx, s); err != nil {
 		return nil, err
 	}
-	_, headRec, err := c.r.head(ctx)
+	head, err := c.e.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
 	n := len(s.Turns) + 1
-	res, err := c.r.saveLocked(ctx, SaveOptions{Kind: KindTurn, Message: fmt.Sprintf("turn %d ended: %s", n, firstLine(prompt, 64)),
-		Meta: map[string]string{"session": s.ID, "turn": fmt.Sprint(n), "at": "end", "recorded": "after"}}, nil)
+	end, err := c.e.Save(ctx, fmt.Sprintf("turn %d ended: %s", n, firstLine(prompt, 64)),
+		map[string]string{"session": s.ID, "turn": fmt.Sprint(n), "at": "end", "recorded": "after"})
 	if err != nil {
 		return nil, err
 	}
-	end := res.Checkpoint.ID
 	begin := end
-	if headRec != nil {
-		begin = headRec.ID
+	if !head.IsZero() {
+		begin = head
 	}
-	now := c.r.now().UTC()
+	now := c.e.Now().UTC()
 	t := &Turn{N: n, Prompt: prompt, Started: now, Ended: now, Begin: begin, End: &end, Files: []TurnFile{}}
 	if begin != end {
-		if t.Files, err = c.r.turnFiles(ctx, begin, end); err != nil {
+		if t.Files, err = c.e.Changes(ctx, begin, end); err != nil {
 			return nil, err
 		}
 	}
 	s.Turns = append(s.Turns, t)
-	if err := c.r.putSession(ctx, s); err != nil {
+	if err := put(ctx, c.e, s); err != nil {
 		return nil, err
 	}
 	if _, err := c.appendMessage(ctx, Message{Turn: n, Role: "user", Content: prompt}); err != nil {
 		return nil, err
 	}
-	c.r.emit(Event{Kind: EventTurnBegan, Checkpoint: begin, Session: s.ID, Turn: n, Message: firstLine(prompt, 200)})
-	c.r.emit(Event{Kind: EventTurnEnded, Checkpoint: end, Session: s.ID, Turn: n, Paths: turnPaths(t.Files)})
+	c.e.Emit(Event{Kind: EventTurnBegan, Checkpoint: begin, Session: s.ID, Turn: n, Message: firstLine(prompt, 200)})
+	c.e.Emit(Event{Kind: EventTurnEnded, Checkpoint: end, Session: s.ID, Turn: n, Paths: turnPaths(t.Files)})
 	return t, nil
 }
 
@@ -67,13 +66,13 @@ func (c *Controller) RecordTurn(ctx context.Context, prompt string) (*Turn, erro
 // does, under one lock and with one update of the session, for a frontend
 // that records a turn's messages at once (an agent hook reading its
 // transcript).
-func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Message, error) {
+func (c *Controller[R, S]) AddMessages(ctx context.Context, msgs []Message) ([]*Message, error) {
 	for _, m := range msgs {
 		if !messageRoles[m.Role] {
 			return nil, fmt.Errorf("message role %q: want user, assistant, tool, system or summary", m.Role)
 		}
 	}
-	s, unlock, err := c.lockSession(ctx)
+	s, unlock, err := c.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +84,7 @@ func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Messag
 			m.Turn = len(s.Turns)
 		}
 		if m.Time.IsZero() {
-			m.Time = c.r.now().UTC()
+			m.Time = c.e.Now().UTC()
 		}
 		m.Seq = 0
 		b, err := json.Marshal(m)
@@ -97,18 +96,18 @@ func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Messag
 		out = append(out, &mm)
 	}
 	// One transaction (one fsync) for the whole turn's messages.
-	first, err := c.r.sessions().AppendMessages(ctx, c.id, data)
+	first, err := c.e.Sessions().AppendMessages(ctx, c.id, data)
 	if err != nil {
 		return nil, err
 	}
 	for i, m := range out {
 		m.Seq = first + int64(i)
 	}
-	if err := c.r.putSession(ctx, s); err != nil { // the session is now the current one
+	if err := put(ctx, c.e, s); err != nil { // the session is now the current one
 		return out, err
 	}
 	for _, m := range out {
-		c.r.emit(Event{Kind: EventMessage, Session: s.ID, Turn: m.Turn, Message: firstLine(m.Content, 200)})
+		c.e.Emit(Event{Kind: EventMessage, Session: s.ID, Turn: m.Turn, Message: firstLine(m.Content, 200)})
 	}
 	return out, nil
 }
@@ -117,16 +116,12 @@ func (c *Controller) AddMessages(ctx context.Context, msgs []Message) ([]*Messag
 // [Controller.EndTurn] does, and reports whether it did: a hook that runs
 // in the background (or late) must not end a turn that began after it was
 // called, nor fail because another call ended its turn already.
-func (c *Controller) EndTurnIfOpen(ctx context.Context, n int) (*Turn, bool, error) {
-	unlock, err := c.r.begin(ctx)
+func (c *Controller[R, S]) EndTurnIfOpen(ctx context.Context, n int) (*Turn, bool, error) {
+	s, unlock, err := c.lock(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	defer unlock()
-	s, err := c.r.loadSession(ctx, c.id)
-	if err != nil {
-		return nil, false, err
-	}
 	if n < 1 || n != len(s.Turns) || !s.Turns[n-1].Open() {
 		return nil, false, nil
 	}

@@ -1,22 +1,21 @@
-package ckpt
+package session
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
 // Forking a session: a new session from one of its turns, on a new
 // branch.
 
-// ForkResult reports a fork.
-type ForkResult struct {
+// ForkResult reports a fork. S is the engine's result of switching
+// branches.
+type ForkResult[S any] struct {
 	// Session is the new session (now the current one).
 	Session *Session `json:"session"`
 	// Switch moved the workspace to the fork's branch.
-	Switch *SwitchResult `json:"switch"`
+	Switch *S `json:"switch"`
 }
 
 // Fork starts a new session from a turn: the conversation before the turn,
@@ -24,8 +23,8 @@ type ForkResult struct {
 // workspace moves to the fork (the current state is checkpointed first)
 // and the new session becomes the current one; the original session and
 // its branch are untouched.
-func (c *Controller) Fork(ctx context.Context, turn int) (*ForkResult, error) {
-	s, unlock, err := c.lockSession(ctx)
+func (c *Controller[R, S]) Fork(ctx context.Context, turn int) (*ForkResult[S], error) {
+	s, unlock, err := c.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -38,19 +37,15 @@ func (c *Controller) Fork(ctx context.Context, turn int) (*ForkResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns, err := c.r.newSessionLocked(ctx, SessionOptions{Title: fmt.Sprintf("%s (fork at turn %d)", s.Title, turn), Agent: s.Agent})
+	ns, err := newLocked(ctx, c.e, Options{Title: fmt.Sprintf("%s (fork at turn %d)", s.Title, turn), Agent: s.Agent})
 	if err != nil {
 		return nil, err
 	}
 	ns.Parent, ns.ForkTurn, ns.Branch = s.ID, turn, "fork/"+ns.ID
 	ns.Turns = append([]*Turn{}, s.Turns[:turn-1]...)
-	if _, err := c.r.createBranchLocked(ctx, ns.Branch, t.Begin.String()); err != nil {
-		c.r.sessions().DeleteSession(ctx, ns.ID)
-		return nil, err
-	}
-	sw, err := c.r.switchLocked(ctx, ns.Branch, SwitchOptions{})
+	sw, err := c.e.Fork(ctx, ns.Branch, t.Begin)
 	if err != nil {
-		c.r.sessions().DeleteSession(ctx, ns.ID)
+		c.e.Sessions().DeleteSession(ctx, ns.ID)
 		return nil, err
 	}
 	var data [][]byte
@@ -60,14 +55,9 @@ func (c *Controller) Fork(ctx context.Context, turn int) (*ForkResult, error) {
 			data = append(data, b)
 		}
 	}
-	ns.Updated = c.r.now().UTC()
-	doc, err := json.Marshal(ns)
-	if err != nil {
+	if err := replace(ctx, c.e, ns, data); err != nil {
 		return nil, err
 	}
-	if err := c.r.sessions().ReplaceMessages(ctx, ns.ID, data, &store.SessionRow{ID: ns.ID, Updated: ns.Updated, Data: doc}); err != nil {
-		return nil, err
-	}
-	c.r.emit(Event{Kind: EventForked, Session: ns.ID, Turn: turn, Checkpoint: t.Begin, Message: "forked from " + s.ID})
-	return &ForkResult{Session: ns, Switch: sw}, nil
+	c.e.Emit(Event{Kind: EventForked, Session: ns.ID, Turn: turn, Checkpoint: t.Begin, Message: "forked from " + s.ID})
+	return &ForkResult[S]{Session: ns, Switch: sw}, nil
 }

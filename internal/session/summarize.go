@@ -1,12 +1,12 @@
-package ckpt
+package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"time"
 )
 
 // Summarizing a session: turns replaced by one summary message, from the
@@ -92,8 +92,8 @@ func builtinSummary(tr *transcript) string {
 // the transcript as JSON on stdin and prints the summary — or the built-in
 // one, deterministic and offline: per turn, its prompt, the files it
 // changed and how it ended. The replaced messages are kept, hidden.
-func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction) (*SummarizeResult, error) {
-	s, unlock, err := c.lockSession(ctx)
+func (c *Controller[R, S]) Summarize(ctx context.Context, turn int, dir Direction) (*SummarizeResult, error) {
+	s, unlock, err := c.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction) (*S
 		}
 		tr.Turns = append(tr.Turns, tt)
 	}
-	text, err := c.r.summarize(ctx, &tr)
+	text, err := c.summarize(ctx, &tr)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction) (*S
 			addMsg(m)
 		case m.Turn >= first && m.Turn <= last:
 			if !placed {
-				addMsg(&Message{Turn: first, Role: "summary", Content: text, Time: c.r.now().UTC()})
+				addMsg(&Message{Turn: first, Role: "summary", Content: text, Time: c.e.Now().UTC()})
 				placed = true
 			}
 			m.Hidden, m.Turn = "summarized", first
@@ -182,17 +182,47 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction) (*S
 		}
 	}
 	if !placed {
-		addMsg(&Message{Turn: first, Role: "summary", Content: text, Time: c.r.now().UTC()})
+		addMsg(&Message{Turn: first, Role: "summary", Content: text, Time: c.e.Now().UTC()})
 	}
 	s.Turns = turns
-	s.Updated = c.r.now().UTC()
-	doc, err := json.Marshal(s)
-	if err != nil {
+	if err := replace(ctx, c.e, s, data); err != nil {
 		return nil, err
 	}
-	if err := c.r.sessions().ReplaceMessages(ctx, s.ID, data, &store.SessionRow{ID: s.ID, Updated: s.Updated, Data: doc}); err != nil {
-		return nil, err
-	}
-	c.r.emit(Event{Kind: EventSummarized, Session: s.ID, Turn: first, Message: fmt.Sprintf("turns %d-%d", first, last)})
+	c.e.Emit(Event{Kind: EventSummarized, Session: s.ID, Turn: first, Message: fmt.Sprintf("turns %d-%d", first, last)})
 	return &SummarizeResult{First: first, Last: last, Summary: text, Turn: st}, nil
+}
+
+// summarize runs the configured summarizer, or the built-in one.
+func (c *Controller[R, S]) summarize(ctx context.Context, tr *transcript) (string, error) {
+	if strings.TrimSpace(c.e.Summarizer()) == "" {
+		return builtinSummary(tr), nil
+	}
+	return c.e.RunSummarizer(ctx, marshalIndent(tr))
+}
+
+// transcript renders turns (and their messages) as the JSON a summarizer
+// reads.
+type transcript struct {
+	Session struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	} `json:"session"`
+	Turns []transcriptTurn `json:"turns"`
+}
+
+type transcriptTurn struct {
+	N        int        `json:"n"`
+	Prompt   string     `json:"prompt"`
+	Time     time.Time  `json:"time"`
+	Files    []TurnFile `json:"files"`
+	Messages []*Message `json:"messages"`
+	Summary  bool       `json:"summary,omitempty"`
+}
+
+func marshalIndent(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+	return b.Bytes()
 }

@@ -1,0 +1,381 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+
+	"github.com/seed1cedbf7c/ckpt/internal/diff"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+// Scope says what a rewind takes back.
+type Scope string
+
+// Rewind scopes.
+const (
+	ScopeCode         Scope = "code"         // the workspace's files
+	ScopeConversation Scope = "conversation" // the session's messages
+	ScopeBoth         Scope = "both"
+)
+
+// RewindOptions configure [Controller.Rewind].
+type RewindOptions struct {
+	// KeepUserEdits undoes only what the agent's turns changed: edits made
+	// between turns (by the user or another session) survive; where both
+	// touched a file the three are merged, and conflicting hunks keep the
+	// user's side.
+	KeepUserEdits bool
+	// DryRun reports what the rewind would do and changes nothing.
+	DryRun bool
+}
+
+// RewindResult reports a rewind. R is the engine's restore result.
+type RewindResult[R any] struct {
+	Scope  Scope `json:"scope"`
+	Turn   int   `json:"turn"`
+	DryRun bool  `json:"dry_run,omitempty"`
+	// Restore is the code rewind (its pre-restore checkpoint keeps the
+	// state before, so `ckpt undo` takes the rewind back).
+	Restore *R `json:"restore,omitempty"`
+	// Conflicts are paths where the user's edits and the turns' changes
+	// overlapped; the user's side was kept.
+	Conflicts []Path `json:"conflicts"`
+	// Kept are paths whose user edits were kept (merged or untouched).
+	Kept []Path `json:"kept"`
+	// Prompt is the rewound turn's prompt, for re-sending (conversation).
+	Prompt string `json:"prompt,omitempty"`
+	// Messages is the number of messages removed from the conversation.
+	Messages int `json:"messages"`
+	// Turns is the number of turns removed from the conversation.
+	Turns int `json:"turns"`
+}
+
+// Rewind takes the session back to the start of a turn: its code (the
+// workspace as it was when the turn began, through the engine's verified,
+// undoable restore), its conversation (the messages from the turn's prompt
+// on, hidden; the prompt is returned to be sent again), or both.
+func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, opts RewindOptions) (*RewindResult[R], error) {
+	switch scope {
+	case ScopeCode, ScopeConversation, ScopeBoth:
+	default:
+		return nil, fmt.Errorf("rewind: unknown scope %q (want code, conversation or both)", scope)
+	}
+	s, unlock, err := c.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	t, err := c.turn(s, turn)
+	if err != nil {
+		return nil, err
+	}
+	out := &RewindResult[R]{Scope: scope, Turn: turn, DryRun: opts.DryRun, Conflicts: []Path{}, Kept: []Path{}}
+	if scope != ScopeConversation {
+		if err := c.rewindCodeLocked(ctx, s, t, opts, out); err != nil {
+			return nil, err
+		}
+	}
+	if scope != ScopeCode {
+		msgs, err := c.Messages(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		out.Prompt = t.Prompt
+		out.Turns = len(s.Turns) - turn + 1
+		var data [][]byte
+		for _, m := range msgs {
+			if m.Turn >= turn && m.Hidden == "" {
+				out.Messages++
+				m.Hidden = "rewound"
+			}
+			b, _ := json.Marshal(m)
+			data = append(data, b)
+		}
+		if !opts.DryRun {
+			s.Rewound = append(s.Rewound, s.Turns[turn-1:]...)
+			s.Turns = s.Turns[:turn-1]
+			if err := replace(ctx, c.e, s, data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !opts.DryRun {
+		c.e.Emit(Event{Kind: EventRewound, Session: s.ID, Turn: turn, Message: string(scope)})
+	}
+	return out, nil
+}
+
+// rewindCodeLocked restores the workspace to the turn's start, or with
+// KeepUserEdits undoes only the changes of the turns from t on.
+func (c *Controller[R, S]) rewindCodeLocked(ctx context.Context, s *Session, t *Turn, opts RewindOptions, out *RewindResult[R]) error {
+	var err error
+	if !opts.KeepUserEdits {
+		out.Restore, err = c.e.Restore(ctx, t.Begin, opts.DryRun)
+		return err
+	}
+	// The merge is computed from the workspace as it is; an edit made
+	// before the restore starts makes the engine scan and plan again (the
+	// restore would otherwise undo that edit).
+	msg := fmt.Sprintf("rewind session %s to turn %d, keeping user edits", s.ID, t.N)
+	meta := map[string]string{"session": s.ID, "turn": fmt.Sprint(t.N)}
+	out.Restore, err = c.e.RestoreEdited(ctx, opts.DryRun, msg, meta, func(ws *Workspace) (*Edits, error) {
+		p, err := c.planKeepEdits(ctx, ws, s, t.N)
+		if err != nil {
+			return nil, err
+		}
+		out.Conflicts, out.Kept = sortedPaths(p.conflicts), sortedPaths(p.kept)
+		return &Edits{Paths: coveringEdits(p.cur), Blobs: p.blobs}, nil
+	})
+	return err
+}
+
+func sortedPaths(set map[string]bool) []Path {
+	out := []Path{}
+	for p := range set {
+		out = append(out, Path(p))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// keepEditsPlan is the three-way plan: the paths the rewind changes (nil:
+// absent), the merged contents they name, the conflicts (the user's side
+// stays) and the paths where the user's edits are kept.
+type keepEditsPlan struct {
+	cur             map[string]*object.Entry
+	blobs           map[ID][]byte
+	conflicts, kept map[string]bool
+}
+
+// planKeepEdits computes what undoes the changes of turns n..last (each
+// part of a summary turn separately) on top of the workspace ws, from the
+// last turn back. For each path a turn changed: base is its state at the
+// turn's end, theirs at the turn's start, ours the state so far (starting
+// from the workspace now). Ours equal to base: the path goes back to
+// theirs. Ours equal to theirs: nothing to do. Both changed: a line merge
+// of text files, and anything else — a conflict, a binary file, a file the
+// user deleted or turned into a directory, a directory above the path
+// whose type the user changed — keeps ours and is reported. Directories
+// are compared by their tree ids, so a directory the user added to is
+// never replaced wholesale. It writes nothing.
+func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *Session, n int) (*keepEditsPlan, error) {
+	v := &mergeView{ctx: ctx, ws: ws, pending: map[ID][]byte{}}
+	var spans []span
+	for k := len(s.Turns); k >= n; k-- {
+		parts := s.Turns[k-1].parts()
+		for pi := len(parts) - 1; pi >= 0; pi-- {
+			part := parts[pi]
+			sp := span{end: ws.Tree}
+			if part.End != nil {
+				tr, err := c.e.Tree(ctx, *part.End)
+				if err != nil {
+					return nil, err
+				}
+				sp.end = tr
+			}
+			tr, err := c.e.Tree(ctx, part.Begin)
+			if err != nil {
+				return nil, err
+			}
+			sp.begin = tr
+			spans = append(spans, sp)
+		}
+	}
+	return v.plan(spans)
+}
+
+// span is one part of a turn the rewind undoes: the trees at its start
+// and end.
+type span struct{ begin, end ID }
+
+// mergeView reads the three sides of a rewind that keeps the user's
+// edits: the turns' trees, and the workspace now with the changes planned
+// so far.
+type mergeView struct {
+	ctx     context.Context
+	ws      *Workspace
+	pending map[ID][]byte // merged contents
+}
+
+func (v *mergeView) lookup(root ID, p string) (*object.Entry, error) {
+	e, ok, err := tree.Lookup(v.ctx, v.ws.ReadTree, root, p)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// state reads p through the changes m holds, falling back on the
+// workspace's tree.
+func (v *mergeView) state(m map[string]*object.Entry, p string) (*object.Entry, error) {
+	if e, ok := m[p]; ok {
+		return e, nil
+	}
+	for q := path.Dir(p); q != "."; q = path.Dir(q) {
+		if e, ok := m[q]; ok {
+			if e == nil || !object.IsDir(e.Mode) {
+				return nil, nil // below a file or a removed path: absent
+			}
+			return v.lookup(e.ID, p[len(q)+1:])
+		}
+	}
+	return v.lookup(v.ws.Tree, p)
+}
+
+// content reads a side's file content.
+func (v *mergeView) content(e *object.Entry, p string) ([]byte, error) {
+	if b, ok := v.pending[e.ID]; ok {
+		return b, nil
+	}
+	return v.ws.ReadFile(v.ctx, e, p)
+}
+
+// plan undoes the spans in order (newest part first) against the
+// workspace: a path the user left as a turn made it goes back, one the
+// user changed is merged three ways (the turn's end as the base), and a
+// conflict keeps the user's side. It writes nothing (merged contents wait
+// in the plan's blobs).
+func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
+	ctx := v.ctx
+	kp := &keepEditsPlan{cur: map[string]*object.Entry{}, blobs: v.pending, conflicts: map[string]bool{}, kept: map[string]bool{}}
+	cur, conflicts, kept := kp.cur, kp.conflicts, kp.kept
+	for _, sp := range spans {
+		begin, end := sp.begin, sp.end
+		// Every lookup of this part sees the state before it.
+		prev := make(map[string]*object.Entry, len(cur))
+		for p, e := range cur {
+			prev[p] = e
+		}
+		err := tree.Diff(ctx, v.ws.ReadTree, begin, end, nil, func(ch tree.Change) error {
+			p := ch.Path
+			// A directory above p whose type the user changed (a file
+			// where the turn left a directory, or the reverse): the
+			// user's side stays.
+			for q := path.Dir(p); q != "."; q = path.Dir(q) {
+				o, err := v.state(prev, q)
+				if err != nil {
+					return err
+				}
+				b, err := v.lookup(end, q)
+				if err != nil {
+					return err
+				}
+				if kindOf(o) != kindOf(b) {
+					conflicts[p], kept[p] = true, true
+					return nil
+				}
+			}
+			base, err := v.lookup(end, p)
+			if err != nil {
+				return err
+			}
+			theirs, err := v.lookup(begin, p)
+			if err != nil {
+				return err
+			}
+			ours, err := v.state(prev, p)
+			if err != nil {
+				return err
+			}
+			switch {
+			case sameEntry(ours, base): // untouched since: take it back
+				cur[p] = theirs
+			case sameEntry(ours, theirs): // already as before the turn
+			default:
+				kept[p] = true
+				merged, ok, err := merge3(p, base, ours, theirs, v.content)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					conflicts[p] = true
+					return nil // keep ours
+				}
+				id := object.Sum(merged)
+				v.pending[id] = merged
+				mode := ours.Mode
+				if ours.Mode == base.Mode {
+					mode = theirs.Mode
+				}
+				cur[p] = &object.Entry{Name: path.Base(p), Mode: mode, ID: id, Size: int64(len(merged))}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return kp, nil
+}
+
+// coveringEdits turns the planned changes into tree edits: a path set to
+// a file, symlink or directory covers everything below it.
+func coveringEdits(cur map[string]*object.Entry) map[string]*object.Entry {
+	edits := map[string]*object.Entry{}
+	for p, e := range cur {
+		covered := false
+		for q := path.Dir(p); q != "." && !covered; q = path.Dir(q) {
+			if ae, ok := cur[q]; ok && ae != nil {
+				covered = true
+			}
+		}
+		if !covered {
+			if e != nil {
+				ee := *e
+				ee.Name = path.Base(p)
+				e = &ee
+			}
+			edits[p] = e
+		}
+	}
+	return edits
+}
+
+// kindOf is an entry's kind for comparing directory structure: absent,
+// directory, or anything else (file, symlink).
+func kindOf(e *object.Entry) int {
+	switch {
+	case e == nil:
+		return 0
+	case object.IsDir(e.Mode):
+		return 1
+	}
+	return 2
+}
+
+// sameEntry compares two states of a path (a directory by its tree id).
+func sameEntry(a, b *object.Entry) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Mode == b.Mode && a.ID == b.ID
+}
+
+// merge3 merges one file: false when the two sides conflict (or are not
+// all text files).
+func merge3(p string, base, ours, theirs *object.Entry, content func(*object.Entry, string) ([]byte, error)) ([]byte, bool, error) {
+	if base == nil || ours == nil || theirs == nil ||
+		!object.IsFile(base.Mode) || !object.IsFile(ours.Mode) || !object.IsFile(theirs.Mode) {
+		return nil, false, nil
+	}
+	var texts [3]string
+	for i, e := range []*object.Entry{base, ours, theirs} {
+		b, err := content(e, p)
+		if err != nil {
+			return nil, false, err
+		}
+		if diff.IsBinary(b) {
+			return nil, false, nil // binary: no line merge
+		}
+		texts[i] = string(b)
+	}
+	merged, conflicts := diff.Merge3(texts[0], texts[1], texts[2])
+	if conflicts > 0 {
+		return nil, false, nil
+	}
+	return []byte(merged), true, nil
+}

@@ -47,6 +47,19 @@
 // tools' text responses, which the ckpt snapshot commands and the MCP tools
 // share, are words of the faces (internal/snaptext), not of this package.
 //
+// # Agent sessions
+//
+// A [Session] records a conversation with an agent as turns, each anchored
+// to the whole-workspace checkpoints taken when it began and ended, and
+// its messages. [Repo.Controller] returns the [Controller] every frontend
+// drives a session through: [Controller.BeginTurn], [Controller.EndTurn],
+// [Controller.AddMessage], and [Controller.Rewind] (code, conversation or
+// both, optionally keeping the user's edits), [Controller.Fork] and
+// [Controller.Summarize]. [Repo.Sessions], [Repo.ResolveSession],
+// [Repo.NewSession], [Repo.OpenSession] and [Repo.DeleteSession] manage
+// them. The feature is implemented in internal/session, on top of this
+// package's checkpoints and restores; its types are re-exported here.
+//
 // # Integrity and errors
 //
 // Every stored object is re-hashed when it is read; corruption is a

@@ -7,7 +7,7 @@ import (
 
 // DEFECT (mild: nothing is lost, the edit is in the rewind's pre-restore
 // checkpoint). `rewind --keep-user-edits` computes the merge from one scan
-// of the workspace (keepUserEdits, rewind.go: captureStored) and then
+// of the workspace (storeEdited, session_engine.go: captureStored) and then
 // restores the merged checkpoint with restoreLocked, which scans again
 // and plans from that second scan. A user's edit made between the two —
 // while the merge is computed, which takes as long as the turns are large

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
+	"github.com/seed1cedbf7c/ckpt/internal/hint"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/session"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -273,19 +274,7 @@ func (e *RunBusyError) Error() string {
 }
 
 // Hint returns the user-facing suggestion attached to err, if any.
-func Hint(err error) string {
-	for err != nil {
-		if h, ok := err.(interface{ Hint() string }); ok {
-			return h.Hint()
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return ""
-		}
-		err = u.Unwrap()
-	}
-	return ""
-}
+func Hint(err error) string { return hint.Of(err) }
 
 // Internal errors.
 
@@ -321,22 +310,5 @@ func (e *notFoundError) Error() string { return e.msg }
 
 func (e *notFoundError) Unwrap() error { return ErrNotFound }
 
-// hinted is an error with a suggestion for the user.
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h *hinted) Error() string { return h.err.Error() }
-
-func (h *hinted) Unwrap() error { return h.err }
-
-// Hint returns the suggestion.
-func (h *hinted) Hint() string { return h.hint }
-
-func withHint(err error, hint string) error {
-	if err == nil {
-		return nil
-	}
-	return &hinted{err: err, hint: hint}
-}
+// withHint attaches a suggestion for the user to err (read with [Hint]).
+func withHint(err error, h string) error { return hint.With(err, h) }

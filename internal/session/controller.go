@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/hint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
@@ -137,7 +138,7 @@ func (c *Controller[R, S]) EndTurn(ctx context.Context) (*Turn, error) {
 	defer unlock()
 	n := len(s.Turns)
 	if n == 0 || !s.Turns[n-1].Open() {
-		return nil, withHint(fmt.Errorf("session %s: no turn in progress", s.ID), "`ckpt turn begin -m PROMPT` starts one")
+		return nil, hint.With(fmt.Errorf("session %s: no turn in progress", s.ID), "`ckpt turn begin -m PROMPT` starts one")
 	}
 	t := s.Turns[n-1]
 	if err := c.endTurnLocked(ctx, s, t); err != nil {

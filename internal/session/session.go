@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/hint"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
@@ -232,7 +233,7 @@ func Resolve(ctx context.Context, tbl store.Sessions, id string) (*Session, erro
 	}
 	if id == "" {
 		if len(all) == 0 {
-			return nil, withHint(ErrNoSession, "`ckpt session new` starts one (agent hooks start them by themselves)")
+			return nil, hint.With(ErrNoSession, "`ckpt session new` starts one (agent hooks start them by themselves)")
 		}
 		return all[0], nil
 	}
@@ -247,7 +248,7 @@ func Resolve(ctx context.Context, tbl store.Sessions, id string) (*Session, erro
 	}
 	switch len(found) {
 	case 0:
-		return nil, withHint(fmt.Errorf("session %s: %w", id, store.ErrNotFound), "`ckpt session list` lists the sessions")
+		return nil, hint.With(fmt.Errorf("session %s: %w", id, store.ErrNotFound), "`ckpt session list` lists the sessions")
 	case 1:
 		return found[0], nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/hint"
+	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/session"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -35,8 +36,8 @@ var (
 	// ErrNothingToUndo / ErrNothingToRedo: the timeline has no step that way.
 	ErrNothingToUndo = errors.New("nothing to undo")
 	ErrNothingToRedo = errors.New("nothing to redo")
-	// ErrIntegrity is wrapped by [*IntegrityError].
-	ErrIntegrity = errors.New("integrity check failed")
+	// ErrIntegrity is wrapped by [*IntegrityError] and [*RunStoppedError].
+	ErrIntegrity = restore.ErrIntegrity
 )
 
 // ErrNotGit is returned by git-backend methods on other backends.

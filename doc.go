@@ -60,6 +60,17 @@
 // them. The feature is implemented in internal/session, on top of this
 // package's checkpoints and restores; its types are re-exported here.
 //
+// # Guarded runs
+//
+// [Repo.Process] runs the messages of .decree/inbox the way Decree does,
+// and [Repo.Run] one command: a checkpoint before the run, the changes of
+// every attempt as a diff, retries, and — when every attempt failed — a
+// verified revert to that checkpoint and a dead letter. [Repo.Runs],
+// [Repo.RunShow] and [Repo.RevertRun] read and undo runs. The flow is
+// internal/decree's, over this package's checkpoints; these methods are its
+// entry points, and a run that cannot be put back stops processing with a
+// [*RunStoppedError].
+//
 // # Integrity and errors
 //
 // Every stored object is re-hashed when it is read; corruption is a

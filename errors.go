@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/decree"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/hint"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
@@ -236,43 +237,12 @@ func (e *RevisionError) Hint() string {
 // RunStoppedError: a run's changes could not be undone — neither its
 // changes.diff reversed nor its checkpoint restored — so the workspace is
 // not the tree before the run, and processing stopped: no other message
-// runs on it. The message is dead-lettered with the reason.
-type RunStoppedError struct {
-	ID string
-	// Checkpoint is the run's checkpoint: the state before it.
-	Checkpoint string
-	// Revert and Restore are why each way failed.
-	Revert, Restore error
-}
-
-func (e *RunStoppedError) Error() string {
-	return fmt.Sprintf("run %s: the workspace could not be put back to the state before the run (revert: %v; restore of checkpoint %s: %v); processing stopped",
-		e.ID, e.Revert, shortRev(e.Checkpoint), e.Restore)
-}
-
-// Unwrap returns both causes ([ErrIntegrity] is among them when either was
-// an integrity failure).
-func (e *RunStoppedError) Unwrap() []error { return []error{e.Revert, e.Restore} }
-
-// Is makes a stopped run an integrity failure ([ErrIntegrity]): the
-// workspace is not the state the run's records say it must be back to.
-func (e *RunStoppedError) Is(target error) bool { return target == ErrIntegrity }
-
-// Hint says what to do next.
-func (e *RunStoppedError) Hint() string {
-	return "nothing is lost: the state before the run is checkpoint " + shortRev(e.Checkpoint) +
-		"; fix what blocks it (above) and run `ckpt restore " + shortRev(e.Checkpoint) + "`, then `ckpt process` again"
-}
+// runs on it. The message is dead-lettered with the reason. It is an
+// integrity failure: errors.Is(err, [ErrIntegrity]) holds.
+type RunStoppedError = decree.StoppedError
 
 // RunBusyError: a run is being run by another ckpt process.
-type RunBusyError struct {
-	ID  string
-	PID int
-}
-
-func (e *RunBusyError) Error() string {
-	return fmt.Sprintf("run %s is being run by another ckpt (pid %d)", e.ID, e.PID)
-}
+type RunBusyError = decree.BusyError
 
 // Hint returns the user-facing suggestion attached to err, if any.
 func Hint(err error) string { return hint.Of(err) }

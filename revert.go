@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
@@ -575,56 +573,6 @@ func putBlob(tx store.Tx, data []byte) (object.ID, error) {
 		return id, err
 	}
 	return id, w.Commit(id)
-}
-
-// runMark is what a run's record says once its revert is done. A revert
-// carries it in its journal, so the record is written before the journal
-// is cleared — by the revert, or by the recovery that finishes it.
-type runMark struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
-	// Result is the state the revert left (a checkpoint id).
-	Result string `json:"result,omitempty"`
-	// Ended, if set, is when the run ended (a dead letter).
-	Ended time.Time `json:"ended,omitzero"`
-	// Inbox is the message file that moves to inbox/dead.
-	Inbox string `json:"inbox,omitempty"`
-}
-
-// set updates rec as m says.
-func (m *runMark) set(rec *RunRecord) {
-	rec.Status, rec.Reason, rec.Result = m.Status, m.Reason, m.Result
-	rec.Owner, rec.Current, rec.Unreverted = nil, nil, false // the tree is back
-	if !m.Ended.IsZero() {
-		rec.Ended = m.Ended
-	}
-}
-
-// finishRun writes what m says into the run's record and moves its message
-// to inbox/dead if m says so. Doing it again changes nothing. A run whose
-// directory is gone has nothing to finish.
-func (r *Repo) finishRun(m *runMark) error {
-	if !run.ValidID(m.ID) || m.Inbox != "" && !run.PlainName(m.Inbox) {
-		return &store.CorruptError{Kind: "journal", Detail: fmt.Sprintf("the run mark of a revert names run %q, message %q", m.ID, m.Inbox)}
-	}
-	dir := run.RunDir(r.root, m.ID)
-	rec, err := run.LoadRecord(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	m.set(rec)
-	if m.Inbox != "" {
-		if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(run.InboxDir), m.Inbox)); err == nil {
-			if err := r.moveMessage(m.Inbox, run.DeadDir); err != nil {
-				return err
-			}
-		}
-	}
-	return rec.Save(dir)
 }
 
 // restoreRunCheckpoint puts the workspace back to the state before a

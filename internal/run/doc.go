@@ -5,7 +5,7 @@
 // records, failure-context.md, and specs/processed-spec.md.
 //
 // The flow that ties them to checkpoints — checkpoint, run, diff, retry,
-// revert, dead letter — is in the root package (Repo.Process, Repo.Run),
-// which owns the engine. Messages and records are untrusted input: every
+// revert, dead letter — is internal/decree's, over the engine the root
+// package provides (Repo.Process and Repo.Run are its entry points). Messages and records are untrusted input: every
 // path and name read from them is validated here before use.
 package run

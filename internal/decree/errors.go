@@ -19,6 +19,7 @@ type StoppedError struct {
 	Revert, Restore error
 }
 
+// Error implements error.
 func (e *StoppedError) Error() string {
 	return fmt.Sprintf("run %s: the workspace could not be put back to the state before the run (revert: %v; restore of checkpoint %s: %v); processing stopped",
 		e.ID, e.Revert, shortRev(e.Checkpoint), e.Restore)
@@ -46,6 +47,7 @@ type BusyError struct {
 	PID int
 }
 
+// Error implements error.
 func (e *BusyError) Error() string {
 	return fmt.Sprintf("run %s is being run by another ckpt (pid %d)", e.ID, e.PID)
 }

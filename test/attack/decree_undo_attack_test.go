@@ -12,7 +12,7 @@ import (
 )
 
 // Attacks on a failed run's undo (revert.go revertRun / leaveIgnored /
-// restoreRunCheckpoint, run.go undoRun / stopRun / checkUnreverted): the
+// restoreRunCheckpoint; internal/decree undoRun / stopRun / checkUnreverted): the
 // invariant is that after ckpt process the tree is the tree before every
 // dead run (or processing stopped with exit 3 and nothing else ran), and
 // nothing the user had, ignored files included, is lost.

@@ -58,7 +58,8 @@ func (p *ProcessResult) Dead() []*run.Record {
 // processed. Unprocessed specs/*.spec.md are queued first, as decree process
 // does; messages routines add to the inbox are run too, a chain's follow-ups
 // first. Cancelling ctx stops the running attempt (it counts as failed, its
-// diff is written) and ends processing.
+// diff is written) and ends processing. A run whose changes cannot be
+// undone stops processing ([ProcessResult.Stopped], a [*StoppedError]).
 func Process(ctx context.Context, e Engine, opts ProcessOptions) (*ProcessResult, error) {
 	f := newFlow(e)
 	cfg, err := run.LoadConfig(f.root)
@@ -85,10 +86,10 @@ func Process(ctx context.Context, e Engine, opts ProcessOptions) (*ProcessResult
 			return out, nil
 		}
 		msgs, errs := f.inbox(cfg)
-		for _, e := range errs {
-			if !tried["error:"+e.Error()] {
-				tried["error:"+e.Error()] = true
-				out.Errors = append(out.Errors, e)
+		for _, merr := range errs {
+			if !tried["error:"+merr.Error()] {
+				tried["error:"+merr.Error()] = true
+				out.Errors = append(out.Errors, merr)
 			}
 		}
 		var next *inboxMessage

@@ -58,24 +58,3 @@ func shortRev(s string) string {
 	}
 	return s
 }
-
-// hinted is an error with a suggestion for the user (read by the root
-// package's Hint, like every error with a Hint method).
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h *hinted) Error() string { return h.err.Error() }
-
-func (h *hinted) Unwrap() error { return h.err }
-
-// Hint returns the suggestion.
-func (h *hinted) Hint() string { return h.hint }
-
-func withHint(err error, hint string) error {
-	if err == nil {
-		return nil
-	}
-	return &hinted{err: err, hint: hint}
-}

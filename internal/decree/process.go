@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
+	"github.com/seed1cedbf7c/ckpt/internal/hint"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
 )
 
@@ -153,7 +154,7 @@ func (f *flow) checkUnreverted(ctx context.Context) error {
 			}
 			continue
 		}
-		return withHint(fmt.Errorf("run %s failed and its changes could not be undone, and the workspace is not the tree before it; nothing was processed", id),
+		return hint.With(fmt.Errorf("run %s failed and its changes could not be undone, and the workspace is not the tree before it; nothing was processed", id),
 			"restore the state before it (ckpt restore "+shortRev(rec.Checkpoint)+") or try its revert again (ckpt runs revert "+id+"), then run ckpt process again; to keep the workspace as it is, remove "+filepath.Join(run.RunsDir, id))
 	}
 	return nil

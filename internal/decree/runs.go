@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/hint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
 	"github.com/seed1cedbf7c/ckpt/internal/run"
@@ -47,7 +48,7 @@ func Show(ctx context.Context, e Engine, id string) (*Detail, error) {
 	f := newFlow(e)
 	full, err := run.ResolveRun(f.root, id)
 	if err != nil {
-		return nil, withHint(err, "`ckpt runs` lists the runs")
+		return nil, hint.With(err, "`ckpt runs` lists the runs")
 	}
 	dir := run.RunDir(f.root, full)
 	rec, err := run.LoadRecord(dir)
@@ -73,7 +74,7 @@ func Revert(ctx context.Context, e Engine, id string) (*run.Record, error) {
 	f := newFlow(e)
 	full, err := run.ResolveRun(f.root, id)
 	if err != nil {
-		return nil, withHint(err, "`ckpt runs` lists the runs")
+		return nil, hint.With(err, "`ckpt runs` lists the runs")
 	}
 	dir := run.RunDir(f.root, full)
 	rec, err := run.LoadRecord(dir)

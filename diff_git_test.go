@@ -55,7 +55,7 @@ func TestDiffAppliesWithGit(t *testing.T) {
 	_, patchErr := exec.LookPath("patch")
 	ctx := context.Background()
 	binaries := 0
-	for i := 0; i < trials(30); i++ {
+	for i := 0; i < testutil.Trials(30); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 0xd1ff))

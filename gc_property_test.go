@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -25,7 +26,7 @@ import (
 // state it recorded.
 func TestPropertyGCSessionsWatch(t *testing.T) {
 	ctx := context.Background()
-	for i := 0; i < trials(4); i++ {
+	for i := 0; i < testutil.Trials(4); i++ {
 		seed := uint64(i + 500)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 3))

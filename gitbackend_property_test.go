@@ -25,7 +25,7 @@ import (
 func TestPropertyGitExport(t *testing.T) {
 	testutil.NeedGit(t)
 	ctx := context.Background()
-	for i := 0; i < trials(12); i++ {
+	for i := 0; i < testutil.Trials(12); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))

@@ -364,7 +364,7 @@ func TestGCSnapshotsAndSize(t *testing.T) {
 // the state it recorded, and fsck stays clean.
 func TestPropertyHistoryOps(t *testing.T) {
 	ctx := context.Background()
-	for i := 0; i < trials(12); i++ {
+	for i := 0; i < testutil.Trials(12); i++ {
 		seed := uint64(i + 100)
 		backend := []string{BackendSQLite, BackendMemory}[i%2]
 		t.Run(fmt.Sprintf("seed%d-%s", seed, backend), func(t *testing.T) {

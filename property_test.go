@@ -4,24 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
-
-// trials returns n: a fifth of it (at least 2) in the everyday loop
-// (go test -short), ten times it under CKPT_LONG_TESTS.
-func trials(n int) int {
-	switch {
-	case os.Getenv("CKPT_LONG_TESTS") != "":
-		return n * 10
-	case testing.Short():
-		return max(2, n/5)
-	}
-	return n
-}
 
 func snapshot(t *testing.T, dir string) treegen.State {
 	t.Helper()
@@ -38,7 +26,7 @@ func snapshot(t *testing.T, dir string) treegen.State {
 // that restore gives the mutated tree exactly.
 func TestPropertyRestoreUndo(t *testing.T) {
 	ctx := context.Background()
-	for i := 0; i < trials(40); i++ {
+	for i := 0; i < testutil.Trials(40); i++ {
 		seed := uint64(i + 1)
 		backend := []string{BackendSQLite, BackendMemory}[i%2]
 		t.Run(fmt.Sprintf("seed%d-%s", seed, backend), func(t *testing.T) {
@@ -94,7 +82,7 @@ func TestPropertyRestoreUndo(t *testing.T) {
 // and back (binary files included).
 func TestPropertySaveSeesEverything(t *testing.T) {
 	ctx := context.Background()
-	for i := 0; i < trials(20); i++ {
+	for i := 0; i < testutil.Trials(20); i++ {
 		seed := uint64(1000 + i)
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/run"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -206,7 +207,7 @@ func randomRoutineWorkspace(t *testing.T, r *rand.Rand, exit int) (*Repo, string
 // exactly as it was before the run — and the clean-slate last attempt
 // starts from exactly that tree too.
 func TestPropertyProcessRevertsEverything(t *testing.T) {
-	for i := range trials(20) {
+	for i := range testutil.Trials(20) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 0x70c))
 			repo, ws, pre := randomRoutineWorkspace(t, r, 1)
@@ -238,7 +239,7 @@ func TestPropertyProcessRevertsEverything(t *testing.T) {
 // at random and succeeded is reverted by RevertRun to exactly the tree
 // before it.
 func TestPropertyRunsRevertEverything(t *testing.T) {
-	for i := range trials(20) {
+	for i := range testutil.Trials(20) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 0x7e7))
 			repo, ws, pre := randomRoutineWorkspace(t, r, 0)

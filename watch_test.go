@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
@@ -73,7 +74,7 @@ func randomDirs(ws string) []string {
 func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
 	ctx := context.Background()
 	reusedSaves := 0
-	for i := 0; i < trials(6); i++ {
+	for i := 0; i < testutil.Trials(6); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 99))

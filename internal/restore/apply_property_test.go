@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
@@ -23,7 +24,7 @@ import (
 // changes nothing.
 func TestPropertyApply(t *testing.T) {
 	ctx := context.Background()
-	for i := 0; i < trials(50); i++ {
+	for i := 0; i < testutil.Trials(50); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 14))
@@ -166,7 +167,7 @@ func filtered(f *tree.Filter, current, target treegen.State) treegen.State {
 // target; Verify finds nothing wrong.
 func TestPropertyApplyUncaptured(t *testing.T) {
 	ctx := context.Background()
-	for i := 0; i < trials(50); i++ {
+	for i := 0; i < testutil.Trials(50); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1414))

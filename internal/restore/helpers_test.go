@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,15 +17,6 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 	"golang.org/x/sys/unix"
 )
-
-// trials returns n, or ten times more under CKPT_LONG_TESTS (as the root
-// package's property tests do).
-func trials(n int) int {
-	if os.Getenv("CKPT_LONG_TESTS") != "" {
-		return n * 10
-	}
-	return n
-}
 
 // objects is an in-memory object store: trees by id, and blobs by id
 // (which may be made to hold the wrong content, to test verification).

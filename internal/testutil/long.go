@@ -1,6 +1,9 @@
 package testutil
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // Long marks a test that belongs to the full run only: it kills ckpt at
 // every step of an operation, drives a terminal, or repeats an operation
@@ -11,4 +14,17 @@ func Long(t testing.TB, what string) {
 	if testing.Short() {
 		t.Skipf("%s: in the full run only (go test without -short, as ./scripts/test does)", what)
 	}
+}
+
+// Trials is how many random trials a property test runs for a default of
+// n: a fifth of n (at least 2) in the everyday loop (go test -short), ten
+// times n under CKPT_LONG_TESTS, n otherwise.
+func Trials(n int) int {
+	switch {
+	case os.Getenv("CKPT_LONG_TESTS") != "":
+		return n * 10
+	case testing.Short():
+		return max(2, n/5)
+	}
+	return n
 }

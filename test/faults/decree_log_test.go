@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // A routine's log is streamed: to routine.log, to ckpt's stderr, and into
@@ -19,6 +21,7 @@ import (
 // reverted, the logs are whole on disk, and failure-context.md holds a
 // bounded tail.
 func TestDecreeHugeLog(t *testing.T) {
+	testutil.Long(t, "streams a routine log of hundreds of MiB")
 	const size = 200 << 20
 	e := newEnv(t)
 	e.Write(map[string]string{"a.txt": "a\n"})

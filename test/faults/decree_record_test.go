@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // run.json is a file in the workspace, which a routine can write; no value
@@ -41,6 +43,7 @@ func forgeRecord(t *testing.T, e *env, id string, fields map[string]any) {
 // outside the workspace, and those that act on the run refuse it, naming
 // run.json.
 func TestDecreeForgedRecord(t *testing.T) {
+	testutil.Long(t, "forges every field of a run record")
 	const id = "2026010100000000-0"
 	for name, fields := range map[string]map[string]any{
 		"id elsewhere":       {"id": "../../../escape-0"},

@@ -60,6 +60,7 @@ func checkInterrupted(t *testing.T, e *env, id string) {
 // TestDecreeSignalStuckRoutine sends SIGTERM and SIGINT to ckpt run and
 // ckpt process while their routine is stuck.
 func TestDecreeSignalStuckRoutine(t *testing.T) {
+	testutil.Long(t, "waits out routines that ignore signals")
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		for _, via := range []string{"run", "process"} {
 			t.Run(fmt.Sprintf("%v/%s", sig, via), func(t *testing.T) {

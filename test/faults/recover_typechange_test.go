@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // A restore that turns a directory tree into a file (d/lib/data/x.bin
@@ -11,6 +13,7 @@ import (
 // finishes it. (Recovery once tried to prune directories below the new
 // file and failed with "not a directory".)
 func TestRecoverAcrossDirectoryToFile(t *testing.T) {
+	testutil.Long(t, "kills a restore at every step across a type change")
 	for n := 1; n <= 14; n++ {
 		t.Run(fmt.Sprint("kill", n), func(t *testing.T) {
 			e := newEnv(t)

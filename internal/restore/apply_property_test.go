@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"path"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
@@ -207,7 +206,7 @@ func TestPropertyApplyUncaptured(t *testing.T) {
 				if r.IntN(3) == 0 {
 					p += "/ignored"
 				}
-				if collides(both, p) {
+				if treegen.Conflicts(both, p) {
 					continue
 				}
 				e := file("uncaptured " + p)
@@ -264,25 +263,6 @@ func planKept(p *Plan) []Action {
 		}
 	}
 	return out
-}
-
-// collides reports whether a file at p would clash with st: p is in st,
-// below a path of st, or above one.
-func collides(st treegen.State, p string) bool {
-	if _, ok := st[p]; ok {
-		return true
-	}
-	for d := path.Dir(p); d != "."; d = path.Dir(d) {
-		if _, ok := st[d]; ok {
-			return true
-		}
-	}
-	for q := range st {
-		if strings.HasPrefix(q, p+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // randPath returns a random path one to three names deep.

@@ -210,7 +210,7 @@ func Random(r *rand.Rand, o Options) State {
 			parts[j] = randName(r, o.Weird)
 		}
 		p := strings.Join(parts, "/")
-		if conflicts(st, p) {
+		if Conflicts(st, p) {
 			continue
 		}
 		st[p] = RandEntry(r)
@@ -218,9 +218,9 @@ func Random(r *rand.Rand, o Options) State {
 	return st
 }
 
-// conflicts reports whether adding p would need a path that is a file in st
-// (or p is a directory prefix of an existing path).
-func conflicts(st State, p string) bool {
+// Conflicts reports whether adding p would need a path that is a file in
+// st (or p is a directory prefix of an existing path).
+func Conflicts(st State, p string) bool {
 	if _, ok := st[p]; ok {
 		return true
 	}
@@ -284,7 +284,7 @@ func Mutate(r *rand.Rand, dir string, st State, n int, weird bool) (State, error
 					p = base[:i] + "/" + p
 				}
 			}
-			if conflicts(out, p) {
+			if Conflicts(out, p) {
 				continue
 			}
 			e := RandEntry(r)

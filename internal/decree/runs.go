@@ -43,14 +43,23 @@ type Detail struct {
 	Files []string `json:"files"`
 }
 
+// resolve returns the full id and the directory of the run an id (or a
+// unique id prefix) names.
+func (f *flow) resolve(id string) (full, dir string, err error) {
+	full, err = run.ResolveRun(f.root, id)
+	if err != nil {
+		return "", "", hint.With(err, "`ckpt runs` lists the runs")
+	}
+	return full, run.RunDir(f.root, full), nil
+}
+
 // Show returns the run an id (or unique id prefix) names.
 func Show(ctx context.Context, e Engine, id string) (*Detail, error) {
 	f := newFlow(e)
-	full, err := run.ResolveRun(f.root, id)
+	full, dir, err := f.resolve(id)
 	if err != nil {
-		return nil, hint.With(err, "`ckpt runs` lists the runs")
+		return nil, err
 	}
-	dir := run.RunDir(f.root, full)
 	rec, err := run.LoadRecord(dir)
 	if err != nil {
 		rec = &run.Record{ID: full, Status: "unknown", Reason: unusable(err)}
@@ -72,11 +81,10 @@ func Show(ctx context.Context, e Engine, id string) (*Detail, error) {
 // reverse).
 func Revert(ctx context.Context, e Engine, id string) (*run.Record, error) {
 	f := newFlow(e)
-	full, err := run.ResolveRun(f.root, id)
+	full, dir, err := f.resolve(id)
 	if err != nil {
-		return nil, hint.With(err, "`ckpt runs` lists the runs")
+		return nil, err
 	}
-	dir := run.RunDir(f.root, full)
 	rec, err := run.LoadRecord(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s has no ckpt record: %w", full, err)

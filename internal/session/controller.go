@@ -90,6 +90,31 @@ func (c *Controller[R, S]) lock(ctx context.Context) (*Session, func(), error) {
 	return s, unlock, nil
 }
 
+// lockForTurn takes the lock for a new turn: the session is loaded and
+// its turn in progress, if any, ended.
+func (c *Controller[R, S]) lockForTurn(ctx context.Context) (*Session, func(), error) {
+	s, unlock, err := c.lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.endOpenTurnLocked(ctx, s); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return s, unlock, nil
+}
+
+// addTurnLocked appends a new turn to the session, stores it, and records
+// the turn's prompt as its first message.
+func (c *Controller[R, S]) addTurnLocked(ctx context.Context, s *Session, t *Turn) error {
+	s.Turns = append(s.Turns, t)
+	if err := put(ctx, c.e, s); err != nil {
+		return err
+	}
+	_, err := c.appendMessage(ctx, Message{Turn: t.N, Role: "user", Content: t.Prompt})
+	return err
+}
+
 // endOpenTurnLocked ends the session's turn in progress, if there is one.
 func (c *Controller[R, S]) endOpenTurnLocked(ctx context.Context, s *Session) error {
 	if n := len(s.Turns); n > 0 && s.Turns[n-1].Open() {
@@ -102,14 +127,11 @@ func (c *Controller[R, S]) endOpenTurnLocked(ctx context.Context, s *Session) er
 // whole workspace (the state the turn starts from) and records the prompt
 // as the turn's first message. A turn still in progress is ended first.
 func (c *Controller[R, S]) BeginTurn(ctx context.Context, prompt string) (*Turn, error) {
-	s, unlock, err := c.lock(ctx)
+	s, unlock, err := c.lockForTurn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := c.endOpenTurnLocked(ctx, s); err != nil {
-		return nil, err
-	}
 	n := len(s.Turns) + 1
 	begin, err := c.e.Save(ctx, fmt.Sprintf("turn %d: %s", n, firstLine(prompt, 72)),
 		map[string]string{"session": s.ID, "turn": fmt.Sprint(n), "at": "begin"})
@@ -117,11 +139,7 @@ func (c *Controller[R, S]) BeginTurn(ctx context.Context, prompt string) (*Turn,
 		return nil, err
 	}
 	t := &Turn{N: n, Prompt: prompt, Started: c.e.Now().UTC(), Begin: begin, Files: []TurnFile{}}
-	s.Turns = append(s.Turns, t)
-	if err := put(ctx, c.e, s); err != nil {
-		return nil, err
-	}
-	if _, err := c.appendMessage(ctx, Message{Turn: n, Role: "user", Content: prompt}); err != nil {
+	if err := c.addTurnLocked(ctx, s, t); err != nil {
 		return nil, err
 	}
 	c.e.Emit(Event{Kind: EventTurnBegan, Checkpoint: t.Begin, Session: s.ID, Turn: n, Message: firstLine(prompt, 200)})

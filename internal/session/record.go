@@ -21,14 +21,11 @@ import (
 // progress is ended first. The prompt is recorded as the turn's first
 // message.
 func (c *Controller[R, S]) RecordTurn(ctx context.Context, prompt string) (*Turn, error) {
-	s, unlock, err := c.lock(ctx)
+	s, unlock, err := c.lockForTurn(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := c.endOpenTurnLocked(ctx, s); err != nil {
-		return nil, err
-	}
 	head, err := c.e.Head(ctx)
 	if err != nil {
 		return nil, err
@@ -50,11 +47,7 @@ func (c *Controller[R, S]) RecordTurn(ctx context.Context, prompt string) (*Turn
 			return nil, err
 		}
 	}
-	s.Turns = append(s.Turns, t)
-	if err := put(ctx, c.e, s); err != nil {
-		return nil, err
-	}
-	if _, err := c.appendMessage(ctx, Message{Turn: n, Role: "user", Content: prompt}); err != nil {
+	if err := c.addTurnLocked(ctx, s, t); err != nil {
 		return nil, err
 	}
 	c.e.Emit(Event{Kind: EventTurnBegan, Checkpoint: begin, Session: s.ID, Turn: n, Message: firstLine(prompt, 200)})

@@ -39,13 +39,13 @@ func TestControllerEventsForEveryFace(t *testing.T) {
 	for i, p := range []string{"one", "two", "three"} {
 		turn(t, c, p, func() { writeFile(t, ws, "f.txt", fmt.Sprint(i+1, "\n")) })
 	}
-	if _, err := c.Rewind(ctx, 3, ScopeCode, RewindOptions{DryRun: true}); err != nil {
+	if _, err := c.Rewind(ctx, 3, ScopeCode, RewindOptions{Exact: true, DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Rewind(ctx, 3, ScopeCode, RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, 3, ScopeCode, RewindOptions{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Rewind(ctx, 3, ScopeConversation, RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, 3, ScopeConversation, RewindOptions{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Summarize(ctx, 1, SummarizeUpto); err != nil {

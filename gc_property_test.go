@@ -106,7 +106,7 @@ func TestPropertyGCSessionsWatch(t *testing.T) {
 					if len(s.Turns) > 0 {
 						n := 1 + rnd.IntN(len(s.Turns))
 						scope := []Scope{ScopeCode, ScopeBoth}[rnd.IntN(2)]
-						if _, err := c.Rewind(ctx, n, scope, RewindOptions{}); err != nil {
+						if _, err := c.Rewind(ctx, n, scope, RewindOptions{Exact: true}); err != nil {
 							t.Fatalf("%v: rewind %d: %v", log, n, err)
 						}
 						log = append(log, fmt.Sprint("rewind ", n, scope))

@@ -25,7 +25,7 @@ func TestKeepUserEditsUnsavedMerge(t *testing.T) {
 	})
 	// The user edits another region; no checkpoint holds this yet.
 	writeFile(t, ws, "shared.txt", "1\nAGENT\n3\n4\n5\n6\n7\n8\nUSER\n")
-	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
 	if err != nil {
 		t.Fatalf("rewind: %v", err)
 	}
@@ -45,7 +45,7 @@ func TestKeepUserEditsMergesLatin1(t *testing.T) {
 		writeFile(t, ws, "latin1.txt", "caf\xe9\nAGENT\n3\n4\n5\n6\n7\n8\n9\n")
 	})
 	writeFile(t, ws, "latin1.txt", "caf\xe9\nAGENT\n3\n4\n5\n6\n7\n8\ncr\xe8me\n")
-	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
 	if err != nil {
 		t.Fatalf("rewind: %v", err)
 	}
@@ -67,7 +67,7 @@ func TestKeepUserEditsDirWhereTurnDeletedFile(t *testing.T) {
 		}
 	})
 	writeFile(t, ws, "x/mine.txt", "user's work\n")
-	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
 	if err != nil {
 		t.Fatalf("rewind: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestKeepUserEditsFileWhereTurnDeletedDir(t *testing.T) {
 		}
 	})
 	writeFile(t, ws, "d", "user's notes\n")
-	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
 	if err != nil {
 		t.Fatalf("rewind: %v", err)
 	}
@@ -126,7 +126,7 @@ func TestKeepUserEditsTurnReplacedFileWithDir(t *testing.T) {
 		os.Remove(filepath.Join(ws, "l"))
 		writeFile(t, ws, "l/z", "z\n")
 	})
-	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
 	if err != nil {
 		t.Fatalf("rewind: %v", err)
 	}
@@ -149,7 +149,7 @@ func TestSummarizeThenKeepUserEditsRewind(t *testing.T) {
 	if _, err := c.Summarize(ctx, 1, SummarizeFrom); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true}); err != nil {
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readAny(ws, "mine.txt"); got != "the user's own file, written between turns\n" {

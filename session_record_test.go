@@ -89,7 +89,7 @@ func TestRecordTurn(t *testing.T) {
 	if len(msgs) != 2 || msgs[1].Turn != 2 || msgs[1].Role != "user" || msgs[1].Content != "second" {
 		t.Fatalf("messages %+v", msgs)
 	}
-	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := testutil.ReadFile(t, ws, "a.txt"); got != "two\n" {

@@ -86,7 +86,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 	if err != nil || len(turns) != 2 || turns[1].Prompt != "clean up and build" || len(turns[1].Files) != 2 {
 		t.Fatalf("turns after restart: %+v %v", turns, err)
 	}
-	res, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{})
+	res, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 		t.Fatalf("messages %d", len(msgs))
 	}
 	// Conversation: back to before turn 2's prompt, which is returned.
-	res, err = c.Rewind(ctx, 2, ScopeConversation, RewindOptions{})
+	res, err = c.Rewind(ctx, 2, ScopeConversation, RewindOptions{Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 		t.Fatalf("after conversation rewind: %d messages (%d with hidden), %d turns", len(msgs), len(all), len(s.Turns))
 	}
 	// Both, to turn 1.
-	if _, err := c.Rewind(ctx, 1, ScopeBoth, RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, 1, ScopeBoth, RewindOptions{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(testutil.ReadFile(t, ws, "main.go"), "one") || testutil.ReadFile(t, ws, "bin/app") != "<absent>" {
@@ -134,7 +134,7 @@ func TestSessionTurnsPersistAndRewindShellChanges(t *testing.T) {
 	if s, _ := c.Session(ctx); len(s.Turns) != 0 {
 		t.Fatalf("%d turns left", len(s.Turns))
 	}
-	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err == nil || !strings.Contains(err.Error(), "has no turns yet") {
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{Exact: true}); err == nil || !strings.Contains(err.Error(), "has no turns yet") {
 		t.Fatalf("rewind with no turns: %v", err)
 	}
 }
@@ -160,7 +160,7 @@ func TestRewindKeepUserEdits(t *testing.T) {
 	writeFile(t, ws, "clash.txt", "x\nUSER\nz\n")
 	turn(t, c, "more agent", func() { writeFile(t, ws, "agent2.txt", "two\n") })
 
-	dry, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true, DryRun: true})
+	dry, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestRewindKeepUserEdits(t *testing.T) {
 	if len(dry.Restore.Changed()) != 4 {
 		t.Fatalf("dry run plans %v", dry.Restore.Actions)
 	}
-	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestTwoSessionsKeepUserEdits(t *testing.T) {
 	turn(t, b, "B1", func() { writeFile(t, ws, "b.txt", "b1\n"); writeFile(t, ws, "common.txt", "A\n2\n3\n4\n5\n6\n7\nB\n") })
 	turn(t, a, "A2", func() { writeFile(t, ws, "a-new.txt", "new\n") })
 	turn(t, b, "B2", func() { writeFile(t, ws, "b-new.txt", "new\n"); os.Remove(filepath.Join(ws, "a.txt")) })
-	if _, err := a.Rewind(ctx, 1, ScopeCode, RewindOptions{KeepUserEdits: true}); err != nil {
+	if _, err := a.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -283,7 +283,7 @@ func TestForkAndSummarize(t *testing.T) {
 		t.Fatalf("messages after summary: %+v", msgs)
 	}
 	// Rewinding to the summary turn still goes to the first turn's start.
-	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
 	if testutil.ReadFile(t, ws, "f.txt") != "0\n" {
@@ -392,7 +392,7 @@ func TestSessionRetention(t *testing.T) {
 	if len(res.Removed) != 0 {
 		t.Fatalf("gc removed %d checkpoint(s) a session needs", len(res.Removed))
 	}
-	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(40 * 24 * time.Hour)

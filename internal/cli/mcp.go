@@ -31,7 +31,7 @@ agent (Claude Code, Codex, Gemini CLI, Cursor, ...) to call. Tools:
   checkpoint_list {limit?, kind?}   checkpoint_diff {from?, to?, paths?}
   checkpoint_restore {rev, paths?}   undo {}   redo {}
   session_turns {session?}
-  session_rewind {turn, session?, scope?, keep_user_edits?, dry_run?}
+  session_rewind {turn, session?, scope?, exact?, dry_run?}
 
 The four snapshot tools answer exactly what the sandbox snapshot tools answer
 (and 'ckpt snapshot' prints); errors come back as tool errors with the text ckpt prints on stderr.

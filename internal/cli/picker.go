@@ -9,7 +9,7 @@ import (
 // prints what it did as `ckpt rewind TURN`, `ckpt fork TURN` and
 // `ckpt summarize TURN` do.
 func runPicker(e *env, ctl *ckpt.Controller, o *rewindOptions) error {
-	opts := tui.Options{KeepUserEdits: o.keep}
+	opts := tui.Options{Exact: o.exact}
 	switch {
 	case o.code:
 		opts.Item = tui.ItemCode

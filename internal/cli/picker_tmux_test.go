@@ -174,7 +174,7 @@ func TestPickerInTmux(t *testing.T) {
 	x.keys("code", "Enter")
 	x.waitFor("code", "> [code+conversation]", "[fork from here]", "Conversation: 2 message(s) of turns 2-3 leave it")
 	x.keys("code", "Down", "Down")
-	screen = x.waitFor("code", "> [code]", "Code: back to the start of turn 2, 3 file(s) to change:")
+	screen = x.waitFor("code", "> [code]", "Code: undo what turn 2 and later changed, keeping edits made between turns; 3 file(s) to change:")
 	for _, want := range []string{"  delete README.md", "  delete bin/app", "  create notes.txt", "enter rewind"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the preview does not show %q:\n%s", want, screen)

@@ -10,30 +10,32 @@ import (
 )
 
 type rewindOptions struct {
-	session                  string
-	code, conversation, both bool
-	keep, dryRun, json       bool
+	session                   string
+	code, conversation, both  bool
+	keep, exact, dryRun, json bool
 }
 
 func newRewindCmd(e *env) *cobra.Command {
 	o := &rewindOptions{}
 	c := &cobra.Command{
-		Use:   "rewind [TURN] [--code|--conversation|--both] [--keep-user-edits] [--dry-run]",
+		Use:   "rewind [TURN] [--code|--conversation|--both] [--exact] [--dry-run]",
 		Short: "Take the session back to the start of a turn: code, conversation or both",
 		Long: `Rewind takes the current session (or --session ID) back to the start of turn
 TURN (as 'ckpt session show' numbers them):
 
-  --code            the workspace as it was when the turn began: everything
-                    the turns from TURN on changed, shell side effects
-                    included, through the verified restore (default)
+  --code            undo everything the turns from TURN on changed, shell
+                    side effects included, through the verified restore
+                    (default)
   --conversation    the messages from TURN's prompt on are removed (kept,
                     hidden) and the prompt is printed, to send again
   --both            both
 
---keep-user-edits undoes only what the agent's turns changed: edits made
+A code rewind undoes only what the agent's turns changed: edits made
 between turns (by you, or by another session) survive; where both touched a
 file they are merged, and conflicting hunks keep your side (listed).
-Nothing is lost either way: the state before is checkpointed and
+--exact instead makes the whole tree what it was when turn TURN began,
+your edits between turns included. Nothing is lost either way: the state
+before is checkpointed and
 'ckpt undo' takes the rewind back. 'ckpt undo' steps the files only: after
 --both the conversation stays rewound ('ckpt session show --all' still shows
 its messages). --dry-run shows what would change.
@@ -45,11 +47,13 @@ newest first. Enter on a turn opens [code+conversation] [conversation]
 the turns it replaces and which summarizer writes it); Enter again does it
 and prints what 'ckpt rewind TURN', 'ckpt fork TURN' or 'ckpt summarize
 TURN --from|--upto' prints. Esc goes back, Esc Esc or q quits, u toggles
---keep-user-edits (the flags set where the picker starts).`,
+between keeping your edits and --exact (the flags set where the picker
+starts).`,
 		Example: `  ckpt rewind                       # the picker
   ckpt rewind 3                     # code back to the start of turn 3
   ckpt rewind 3 --both
-  ckpt rewind 2 --keep-user-edits --dry-run
+  ckpt rewind 2 --dry-run            # what it would undo, and what it keeps
+  ckpt rewind 2 --exact             # the whole tree as turn 2 began
   ckpt rewind 2 --conversation --session 3fa2`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runRewind(e, o, args) },
@@ -58,7 +62,8 @@ TURN --from|--upto' prints. Esc goes back, Esc Esc or q quits, u toggles
 	c.Flags().BoolVar(&o.code, "code", false, "rewind the workspace's files (default)")
 	c.Flags().BoolVar(&o.conversation, "conversation", false, "rewind the conversation")
 	c.Flags().BoolVar(&o.both, "both", false, "rewind code and conversation")
-	c.Flags().BoolVar(&o.keep, "keep-user-edits", false, "undo only the agent's changes; keep edits made between turns")
+	c.Flags().BoolVar(&o.exact, "exact", false, "make the whole tree what it was when the turn began, edits between turns included")
+	c.Flags().BoolVar(&o.keep, "keep-user-edits", false, "undo only the agent's changes, keep edits made between turns (the default)")
 	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would change, change nothing")
 	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
@@ -79,8 +84,13 @@ func runRewind(e *env, o *rewindOptions, args []string) error {
 	if n > 1 {
 		return usagef("choose one of --code, --conversation and --both")
 	}
-	if o.keep && scope == ckpt.ScopeConversation {
-		return usagef("--keep-user-edits applies to code; use it with --code or --both")
+	if o.keep && o.exact {
+		return usagef("choose one of --exact and --keep-user-edits (the default)")
+	}
+	for flag, on := range map[string]bool{"--keep-user-edits": o.keep, "--exact": o.exact} {
+		if on && scope == ckpt.ScopeConversation {
+			return usagef("%s applies to code; use it with --code or --both", flag)
+		}
 	}
 	ctl, err := e.controller(o.json, o.session)
 	if err != nil {
@@ -89,7 +99,7 @@ func runRewind(e *env, o *rewindOptions, args []string) error {
 	if len(args) == 0 {
 		in, ok := e.stdin.(*os.File)
 		if !ok || !isTerminal(in) || !isTerminal(e.stdout) || o.json {
-			return usagef("rewind needs a TURN when not on a terminal: ckpt rewind TURN [--code|--conversation|--both] [--keep-user-edits] (ckpt session show numbers the turns)")
+			return usagef("rewind needs a TURN when not on a terminal: ckpt rewind TURN [--code|--conversation|--both] [--exact] (ckpt session show numbers the turns)")
 		}
 		if o.dryRun {
 			return usagef("--dry-run needs a TURN: the picker shows what a rewind would change before it changes anything")
@@ -100,7 +110,7 @@ func runRewind(e *env, o *rewindOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := ctl.Rewind(e.ctx, turn, scope, ckpt.RewindOptions{KeepUserEdits: o.keep, DryRun: o.dryRun})
+	res, err := ctl.Rewind(e.ctx, turn, scope, ckpt.RewindOptions{Exact: o.exact, DryRun: o.dryRun})
 	e.doneProgress()
 	if err != nil {
 		return err

@@ -191,7 +191,7 @@ func (e *env) checkTurn(t *testing.T, sessionID, agent string, want []msg) {
 	}
 	// The begin checkpoint is the state before the turn: rewinding brings
 	// back what the shell's rm deleted.
-	if _, err := ctl.Rewind(ctx, 1, ckpt.ScopeCode, ckpt.RewindOptions{}); err != nil {
+	if _, err := ctl.Rewind(ctx, 1, ckpt.ScopeCode, ckpt.RewindOptions{Exact: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(e.ws, "notes.txt")); err != nil || string(b) != "unused\n" {

@@ -391,3 +391,50 @@ func TestSessionTools(t *testing.T) {
 	s.wantErr("session_rewind", args{"turn": 1}, "ckpt: session s1 has no turns yet")
 	s.wantErr("session_rewind", args{"turn": 1, "scope": "all"}, `ckpt: rewind: unknown scope "all" (want code, conversation or both)`)
 }
+
+// session_rewind keeps the user's edits made between turns unless asked
+// for an exact rewind (exact, or keep_user_edits false from older
+// clients); asking for both is an error.
+func TestSessionRewindKeepsUserEdits(t *testing.T) {
+	ctx := context.Background()
+	ws, store := t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "b1\n"})
+	open := func(ctx context.Context, dir string) (*ckpt.Repo, error) {
+		return ckpt.Open(ctx, dir, ckpt.Options{Store: store})
+	}
+	srv := mcpserver.New(mcpserver.Options{Workspace: ws, Open: open})
+	defer srv.Close()
+	s := connect(t, srv, nil)
+	r, err := open(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := r.NewSession(ctx, ckpt.SessionOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := r.Controller(ctx, ckpt.ControllerOptions{ID: sess.ID})
+	if _, err := c.BeginTurn(ctx, "change a"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v2\n"})
+	if _, err := c.EndTurn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	// The user's edit after the turn.
+	testutil.WriteFiles(t, ws, map[string]string{"b.txt": "mine\n"})
+
+	s.want("session_rewind", args{"turn": 1, "exact": true, "dry_run": true}, "would rewind code to the start of turn 1 (2 file(s) changed):\na.txt\nb.txt")
+	s.want("session_rewind", args{"turn": 1, "keep_user_edits": false, "dry_run": true}, "would rewind code to the start of turn 1 (2 file(s) changed):\na.txt\nb.txt")
+	s.wantErr("session_rewind", args{"turn": 1, "keep_user_edits": true, "exact": true}, "ckpt: session_rewind: exact and keep_user_edits contradict each other; pass one")
+	s.want("session_rewind", args{"turn": 1, "keep_user_edits": true, "dry_run": true}, "would rewind code to the start of turn 1 (1 file(s) changed):\na.txt")
+	if got := s.ok("session_rewind", args{"turn": 1}); !strings.HasPrefix(got, "rewound code to the start of turn 1 (1 file(s) changed):\na.txt\nunsaved changes were saved first as ") {
+		t.Errorf("session_rewind: %q", got)
+	}
+	for p, want := range map[string]string{"a.txt": "v1\n", "b.txt": "mine\n"} {
+		if got := testutil.ReadFile(t, ws, p); got != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+}

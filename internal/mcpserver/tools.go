@@ -58,7 +58,8 @@ type SessionRewindArgs struct {
 	Session       string `json:"session,omitempty" jsonschema:"the session id or a unique prefix; default: the most recently active session"`
 	Turn          int    `json:"turn" jsonschema:"the turn to go back to the start of, numbered from 1 as session_turns lists them"`
 	Scope         string `json:"scope,omitempty" jsonschema:"code (the files; default), conversation (the recorded messages) or both"`
-	KeepUserEdits bool   `json:"keep_user_edits,omitempty" jsonschema:"undo only what the turns changed; keep edits made between turns (three-way merge, conflicts keep the user's side)"`
+	Exact         bool   `json:"exact,omitempty" jsonschema:"code: make the whole tree what it was when the turn began, edits made between turns included (default: undo only what the turns changed and keep those edits)"`
+	KeepUserEdits *bool  `json:"keep_user_edits,omitempty" jsonschema:"the default, kept for older clients: true keeps edits made between turns, false is exact"`
 	DryRun        bool   `json:"dry_run,omitempty" jsonschema:"only report what would change"`
 }
 
@@ -154,8 +155,8 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  "session_rewind",
 		Title: "Rewind a session to the start of a turn",
-		Description: `Take the session back to the start of a turn: scope code puts the workspace's files back as they were when the turn began (everything the turns from it on changed, shell commands included), ` +
-			`conversation hides the recorded messages from that turn's prompt on and returns the prompt, both does both. keep_user_edits keeps edits made between turns. ` +
+		Description: `Take the session back to the start of a turn: scope code puts the workspace's files back as they were when the turn began (everything the turns from it on changed, shell commands included, while edits made between turns are kept: three-way merged, conflicts keep the user's side; exact puts back the whole tree instead), ` +
+			`conversation hides the recorded messages from that turn's prompt on and returns the prompt, both does both. ` +
 			`The state before is saved, so undo takes a code rewind back. Use dry_run first to see what would change.`,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive},
 	}, handler(s, sessionRewind))
@@ -333,7 +334,14 @@ func sessionRewind(ctx context.Context, r *ckpt.Repo, in SessionRewindArgs) (str
 	if scope == "" {
 		scope = ckpt.ScopeCode
 	}
-	res, err := c.Rewind(ctx, in.Turn, scope, ckpt.RewindOptions{KeepUserEdits: in.KeepUserEdits, DryRun: in.DryRun})
+	exact := in.Exact
+	if in.KeepUserEdits != nil {
+		if *in.KeepUserEdits && exact {
+			return "", fmt.Errorf("session_rewind: exact and keep_user_edits contradict each other; pass one")
+		}
+		exact = exact || !*in.KeepUserEdits
+	}
+	res, err := c.Rewind(ctx, in.Turn, scope, ckpt.RewindOptions{Exact: exact, DryRun: in.DryRun})
 	if err != nil {
 		return "", err
 	}

@@ -115,7 +115,7 @@ func TestControllerOverEngine(t *testing.T) {
 		t.Fatalf("turns %+v", s.Turns)
 	}
 
-	rw, err := c.Rewind(ctx, 3, ScopeBoth, RewindOptions{})
+	rw, err := c.Rewind(ctx, 3, ScopeBoth, RewindOptions{Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}

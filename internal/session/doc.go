@@ -27,14 +27,16 @@
 // # Rewind, fork, summarize
 //
 // [Controller.Rewind] takes a session back to the start of a turn. Its
-// code scope restores the workspace to the turn's Begin checkpoint
-// through the engine's verified, undoable restore; with KeepUserEdits it
-// undoes only what the turns changed, newest part first, by a three-way
-// plan per path (the turn's end is the base, its start theirs, the
-// workspace ours): a path the user left alone goes back, one both changed
-// is line-merged, and anything else keeps the user's side and is reported
-// as a conflict. The plan is computed without writing; the engine stores
-// and restores it ([Engine.RestoreEdited]). The conversation scope hides
+// code scope undoes only what the turns changed, newest part first, by a
+// three-way plan per path (the turn's end is the base, its start theirs,
+// the workspace ours): a path the user left alone goes back, one both
+// changed is line-merged, and anything else keeps the user's side and is
+// reported as a conflict. The plan is computed without writing; the
+// engine stores and restores it ([Engine.RestoreEdited]). With Exact the
+// workspace is restored to the turn's Begin checkpoint instead, edits made
+// between turns included, through the engine's verified, undoable
+// restore. Either way the state before is checkpointed first, so undo
+// takes the rewind back. The conversation scope hides
 // the messages from the turn's prompt on and moves the turns to Rewound.
 //
 // [Controller.Fork] starts a new session from a turn: the conversation

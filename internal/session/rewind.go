@@ -24,11 +24,12 @@ const (
 
 // RewindOptions configure [Controller.Rewind].
 type RewindOptions struct {
-	// KeepUserEdits undoes only what the agent's turns changed: edits made
-	// between turns (by the user or another session) survive; where both
-	// touched a file the three are merged, and conflicting hunks keep the
-	// user's side.
-	KeepUserEdits bool
+	// Exact makes the workspace exactly what it was when the turn began,
+	// edits made between turns included. Without it a code rewind undoes
+	// only what the agent's turns changed: edits made between turns (by
+	// the user or another session) survive; where both touched a file the
+	// three are merged, and conflicting hunks keep the user's side.
+	Exact bool
 	// DryRun reports what the rewind would do and changes nothing.
 	DryRun bool
 }
@@ -109,11 +110,12 @@ func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, op
 	return out, nil
 }
 
-// rewindCodeLocked restores the workspace to the turn's start, or with
-// KeepUserEdits undoes only the changes of the turns from t on.
+// rewindCodeLocked undoes the changes of the turns from t on, keeping
+// the user's edits between turns, or with Exact restores the workspace to
+// the turn's start.
 func (c *Controller[R, S]) rewindCodeLocked(ctx context.Context, s *Session, t *Turn, opts RewindOptions, out *RewindResult[R]) error {
 	var err error
-	if !opts.KeepUserEdits {
+	if opts.Exact {
 		out.Restore, err = c.e.Restore(ctx, t.Begin, opts.DryRun)
 		return err
 	}
@@ -153,7 +155,9 @@ type keepEditsPlan struct {
 
 // planKeepEdits computes what undoes the changes of turns n..last (each
 // part of a summary turn separately) on top of the workspace ws, from the
-// last turn back. For each path a turn changed: base is its state at the
+// last turn back. Turns a conversation rewind removed that began after
+// turn n did count: their changes are the agent's, not the user's, even
+// though the conversation no longer shows them. For each path a turn changed: base is its state at the
 // turn's end, theirs at the turn's start, ours the state so far (starting
 // from the workspace now). Ours equal to base: the path goes back to
 // theirs. Ours equal to theirs: nothing to do. Both changed: a line merge
@@ -165,8 +169,9 @@ type keepEditsPlan struct {
 func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *Session, n int) (*keepEditsPlan, error) {
 	v := &mergeView{ctx: ctx, ws: ws, pending: map[ID][]byte{}}
 	var spans []span
-	for k := len(s.Turns); k >= n; k-- {
-		parts := s.Turns[k-1].parts()
+	turns := undoneTurns(s, n)
+	for k := len(turns) - 1; k >= 0; k-- {
+		parts := turns[k].parts()
 		for pi := len(parts) - 1; pi >= 0; pi-- {
 			part := parts[pi]
 			sp := span{end: ws.Tree}
@@ -186,6 +191,22 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 		}
 	}
 	return v.plan(spans)
+}
+
+// undoneTurns returns the turns a code rewind to turn n undoes, oldest
+// first: turn n and every later one, and the turns conversation rewinds
+// removed that began at or after turn n and had ended.
+func undoneTurns(s *Session, n int) []*Turn {
+	from := s.Turns[n-1].Started
+	turns := append([]*Turn{}, s.Turns[n-1:]...)
+	for _, t := range s.Rewound {
+		// One removed while in progress has no end to undo from.
+		if t.End != nil && !t.Started.Before(from) {
+			turns = append(turns, t)
+		}
+	}
+	sort.SliceStable(turns, func(i, j int) bool { return turns[i].Started.Before(turns[j].Started) })
+	return turns
 }
 
 // span is one part of a turn the rewind undoes: the trees at its start

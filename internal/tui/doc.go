@@ -16,7 +16,8 @@
 // turn up to it), their messages and which summarizer will write it — the
 // summarizer itself runs only on Enter. Enter again does it; Esc goes back
 // to the list; Esc Esc, q or Ctrl-C quit (Ctrl-C while an action runs
-// stops it). The key u toggles --keep-user-edits.
+// stops it). The key u toggles between keeping the user's edits between
+// turns (the default) and an exact rewind (--exact).
 //
 // Like every frontend it drives the session only through the engine's
 // [ckpt.Controller]; it never prints. [Run] runs it on a terminal and

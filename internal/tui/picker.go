@@ -74,9 +74,11 @@ const EscInterval = time.Second
 
 // Options configure the picker.
 type Options struct {
-	// KeepUserEdits is the toggle's initial state: code rewinds undo only
-	// what the agent's turns changed (see [ckpt.RewindOptions]).
-	KeepUserEdits bool
+	// Exact starts the picker with the keep-user-edits toggle off: code
+	// rewinds make the whole tree what it was when the turn began. By
+	// default they undo only what the agent's turns changed (see
+	// [ckpt.RewindOptions]).
+	Exact bool
 	// Item is the action the menu highlights first (default ItemBoth).
 	Item Item
 	// Now returns the current time, for the Esc Esc timing (nil: time.Now).
@@ -251,7 +253,7 @@ func New(ctx context.Context, ctl *ckpt.Controller, opts Options) *Model {
 	}
 	return &Model{
 		ctx: ctx, cancel: cancel, ctl: ctl, opts: opts, st: newStyles(opts.Renderer), calls: &inflight{},
-		item: opts.Item, keep: opts.KeepUserEdits, width: 80, height: 24,
+		item: opts.Item, keep: !opts.Exact, width: 80, height: 24,
 		previews: map[previewKey]*preview{},
 	}
 }
@@ -486,7 +488,7 @@ func (m *Model) perform() tea.Cmd {
 		case item.Direction() != "":
 			d.summary, d.err = ctl.Summarize(ctx, turn, item.Direction())
 		default:
-			d.rewind, d.err = ctl.Rewind(ctx, turn, item.Scope(), ckpt.RewindOptions{KeepUserEdits: keep})
+			d.rewind, d.err = ctl.Rewind(ctx, turn, item.Scope(), ckpt.RewindOptions{Exact: !keep})
 		}
 		return d
 	})
@@ -534,7 +536,7 @@ func (m *Model) ensurePreview() tea.Cmd {
 		case ItemSummarizeFrom, ItemSummarizeUpto:
 			p.summary, p.err = previewSummary(ctx, ctl, k.turn, k.item.Direction())
 		default:
-			p.rewind, p.err = ctl.Rewind(ctx, k.turn, k.item.Scope(), ckpt.RewindOptions{KeepUserEdits: k.keep, DryRun: true})
+			p.rewind, p.err = ctl.Rewind(ctx, k.turn, k.item.Scope(), ckpt.RewindOptions{Exact: !k.keep, DryRun: true})
 		}
 		return previewMsg{key: k, p: p}
 	})

@@ -244,7 +244,7 @@ func (f *fixture) unchanged() {
 
 func TestListNewestFirst(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	if m.state != stateList {
 		t.Fatalf("state %d, want the list", m.state)
 	}
@@ -260,7 +260,7 @@ func TestListNewestFirst(t *testing.T) {
 
 func TestNavigation(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	for _, c := range []struct {
 		key  string
 		want int // the turn under the cursor
@@ -298,7 +298,7 @@ func TestNavigation(t *testing.T) {
 
 func TestMenuShowsWhatWillChange(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter")
 	if m.state != stateMenu || m.item != ItemBoth {
 		t.Fatalf("state %d item %s, want the menu on %s", m.state, m.item, ItemBoth)
@@ -325,7 +325,7 @@ func TestMenuKeepUserEdits(t *testing.T) {
 	// The user edits a file turn 3 created, and one no turn touched.
 	f.write("README.md", "# demo\n\nmy notes\n")
 	f.write("mine.txt", "mine\n")
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "down", "down") // turn 2, [code]
 	off := m.View()
 	f.press(m, "u")
@@ -354,9 +354,23 @@ func TestMenuKeepUserEdits(t *testing.T) {
 	}
 }
 
-func TestEscGoesBackFromMenu(t *testing.T) {
+// TestPickerKeepsUserEditsByDefault: without Exact the picker starts
+// with the toggle on, as a code rewind keeps the user's edits by default.
+func TestPickerKeepsUserEditsByDefault(t *testing.T) {
 	f := newFixture(t, 3)
 	m := f.picker(100, 30, Options{})
+	if !m.keep {
+		t.Fatal("the picker started with keep-user-edits off")
+	}
+	f.press(m, "down", "enter", "down", "down") // turn 2, [code]
+	if !strings.Contains(m.View(), "u keep user edits: on") {
+		t.Errorf("the menu does not say edits are kept:\n%s", m.View())
+	}
+}
+
+func TestEscGoesBackFromMenu(t *testing.T) {
+	f := newFixture(t, 3)
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "down", "esc")
 	if m.state != stateList {
 		t.Fatalf("state %d after esc in the menu, want the list", m.state)
@@ -375,7 +389,7 @@ func TestEscGoesBackFromMenu(t *testing.T) {
 
 func TestEscEscQuits(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "esc")
 	if m.state != stateList || !m.escHint {
 		t.Fatalf("one esc: state %d, hint %v; want the list with the hint", m.state, m.escHint)
@@ -391,7 +405,7 @@ func TestEscEscQuits(t *testing.T) {
 
 func TestEscEscSlowDoesNotQuit(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "esc")
 	f.keys = f.keys.Add(EscInterval + time.Millisecond)
 	f.press(m, "esc")
@@ -424,7 +438,7 @@ func TestQuitKeys(t *testing.T) {
 	for _, keys := range [][]string{{"q"}, {"ctrl+c"}, {"enter", "q"}, {"enter", "ctrl+c"}, {"down", "enter", "end", "enter"}} {
 		t.Run(strings.Join(keys, ","), func(t *testing.T) {
 			f := newFixture(t, 3)
-			m := f.picker(100, 30, Options{})
+			m := f.picker(100, 30, Options{Exact: true})
 			f.press(m, keys...)
 			if m.state != stateDone || !m.result.Cancelled || m.result.Rewind != nil || m.result.Fork != nil || m.result.Summary != nil {
 				t.Fatalf("state %d, result %+v; want quit, cancelled", m.state, m.result)
@@ -436,7 +450,7 @@ func TestQuitKeys(t *testing.T) {
 
 func TestRewindCode(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "down", "down", "enter")
 	r := m.Result()
 	if r.Cancelled || r.Rewind == nil || r.Turn != 2 || r.Item != ItemCode || r.Err != nil {
@@ -464,7 +478,7 @@ func TestRewindCode(t *testing.T) {
 
 func TestRewindConversation(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "down", "enter")
 	r := m.Result()
 	if r.Rewind == nil || r.Rewind.Scope != ckpt.ScopeConversation || r.Turn != 2 {
@@ -487,7 +501,7 @@ func TestRewindConversation(t *testing.T) {
 
 func TestRewindBoth(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "end", "enter", "enter") // turn 1, [code+conversation]
 	r := m.Result()
 	if r.Rewind == nil || r.Rewind.Scope != ckpt.ScopeBoth || r.Turn != 1 {
@@ -503,7 +517,7 @@ func TestRewindBoth(t *testing.T) {
 
 func TestFork(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "end", "up", "up", "up", "enter") // turn 2, [fork from here]
 	r := m.Result()
 	if r.Fork == nil || r.Item != ItemFork || r.Turn != 2 || r.Rewind != nil {
@@ -553,7 +567,7 @@ func (f *fixture) unchangedFiles() {
 
 func TestSummarizeFrom(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "end", "up", "up") // turn 2, [summarize from here]
 	if m.item != ItemSummarizeFrom {
 		t.Fatalf("%s highlighted, want %s", m.item, ItemSummarizeFrom)
@@ -581,7 +595,7 @@ func TestSummarizeFrom(t *testing.T) {
 
 func TestSummarizeUpto(t *testing.T) {
 	f := newFixture(t, 3)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "end", "up", "enter") // turn 2, [summarize up to here]
 	r := m.Result()
 	if r.Err != nil || r.Summary == nil || r.Item != ItemSummarizeUpto || r.Turn != 2 {
@@ -633,7 +647,7 @@ func TestSummarizerErrors(t *testing.T) {
 			if f.ctl, _, err = r.Controller(context.Background(), ckpt.ControllerOptions{ID: "s1"}); err != nil {
 				t.Fatal(err)
 			}
-			m := f.picker(100, 30, Options{})
+			m := f.picker(100, 30, Options{Exact: true})
 			f.press(m, "down", "enter", "end", "up", "up")
 			if v := m.View(); !strings.Contains(v, "Your summarizer writes it, on Enter: "+cmd) {
 				t.Errorf("the preview does not name the summarizer:\n%s", v)
@@ -723,7 +737,7 @@ func TestControllerErrorShownAndReturned(t *testing.T) {
 
 func TestNoTurns(t *testing.T) {
 	f := newFixture(t, 0)
-	m := f.picker(100, 30, Options{})
+	m := f.picker(100, 30, Options{Exact: true})
 	if m.state != stateEmpty {
 		t.Fatalf("state %d, want the no-turns message", m.state)
 	}

@@ -17,7 +17,7 @@ import (
 // terminal.
 func TestProgramRewindsCode(t *testing.T) {
 	f := newFixture(t, 3)
-	m := New(context.Background(), f.ctl, Options{Location: time.UTC, Renderer: plainRenderer()})
+	m := New(context.Background(), f.ctl, Options{Exact: true, Location: time.UTC, Renderer: plainRenderer()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	wait := func(what string) {
 		t.Helper()
@@ -47,7 +47,7 @@ func TestProgramRewindsCode(t *testing.T) {
 // turns, Enter runs the summarizer, and the result is the summary.
 func TestProgramSummarizes(t *testing.T) {
 	f := newFixture(t, 3)
-	m := New(context.Background(), f.ctl, Options{Location: time.UTC, Renderer: plainRenderer()})
+	m := New(context.Background(), f.ctl, Options{Exact: true, Location: time.UTC, Renderer: plainRenderer()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	wait := func(what string) {
 		t.Helper()
@@ -80,7 +80,7 @@ func TestProgramSummarizes(t *testing.T) {
 // once no Controller call runs (the caller closes the repository next).
 func TestProgramQuitWhileComputing(t *testing.T) {
 	f := newFixture(t, 3)
-	m := New(context.Background(), f.ctl, Options{Location: time.UTC, Renderer: plainRenderer()})
+	m := New(context.Background(), f.ctl, Options{Exact: true, Location: time.UTC, Renderer: plainRenderer()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("rename one to two")) },
 		teatest.WithDuration(20*time.Second))

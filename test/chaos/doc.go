@@ -7,7 +7,7 @@
 // something to save or lose), then runs one operation through the ckpt CLI
 // as a child process — save, restore REV, restore REV -- PATH..., undo,
 // redo, switch (and branch), gc, turn begin/end and session new, rewind
-// (--code, --both, --keep-user-edits, --conversation), ckpt run (a shell
+// (--code, --both, --exact, --keep-user-edits, --conversation), ckpt run (a shell
 // command changing the workspace, failing at times so ckpt reverts it),
 // runs revert, watch on and off. In about a third of the rounds a mutator
 // races the operation: edits in place and by rename, new files, renames of

@@ -41,25 +41,32 @@ unique prefix) names another.`,
 	}
 	jsonFlag(list, &asJSON, "")
 
-	var all bool
+	var all, stat bool
 	show := &cobra.Command{
 		Use:   "show [ID]",
 		Short: "Show a session's turns and conversation",
 		Long: `Show prints the session's turns, numbered from 1 (the numbers rewind, fork and
 summarize take), each with its time, the files it changed and its prompt, then
-the conversation. --all also shows messages a rewind or summary hid.`,
-		Example: "  ckpt session show\n  ckpt session show 3fa2 --all\n  ckpt session show --json",
+the conversation. --all also shows messages a rewind or summary hid.
+
+--stat says who changed what, exactly (every turn has a checkpoint at both
+ends): under each turn, the lines the agent changed in it, and the lines
+changed between it and the turn before (by you, or another session); then
+the totals. Lines are counted as git diff --stat counts them; binary files
+count as files only.`,
+		Example: "  ckpt session show\n  ckpt session show 3fa2 --all\n  ckpt session show --stat\n  ckpt session show --json --stat",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
 			if len(args) == 1 {
 				id = args[0]
 			}
-			return showSession(e, id, asJSON, all)
+			return showSession(e, id, asJSON, all, stat)
 		},
 	}
-	jsonFlag(show, &asJSON, "print JSON: {session, messages}")
+	jsonFlag(show, &asJSON, "print JSON: {session, messages} (and stat, with --stat)")
 	show.Flags().BoolVar(&all, "all", false, "include messages hidden by rewinds and summaries")
+	show.Flags().BoolVar(&stat, "stat", false, "count the lines the agent changed in each turn, and those changed between turns")
 
 	var title, id, agent string
 	newc := &cobra.Command{
@@ -147,7 +154,7 @@ func listSessions(e *env, asJSON bool) error {
 		})
 }
 
-func showSession(e *env, id string, asJSON, all bool) error {
+func showSession(e *env, id string, asJSON, all, withStat bool) error {
 	ctl, err := e.controller(asJSON, id)
 	if err != nil {
 		return err
@@ -160,11 +167,22 @@ func showSession(e *env, id string, asJSON, all bool) error {
 	if err != nil {
 		return err
 	}
+	var stat *ckpt.SessionStat
+	if withStat {
+		r, err := e.open(asJSON) // the repository the controller drives
+		if err != nil {
+			return err
+		}
+		if stat, err = r.SessionStat(e.ctx, s); err != nil {
+			return err
+		}
+	}
 	if asJSON {
 		return e.printJSON(struct {
-			Session  *ckpt.Session   `json:"session"`
-			Messages []*ckpt.Message `json:"messages"`
-		}{s, msgs})
+			Session  *ckpt.Session     `json:"session"`
+			Messages []*ckpt.Message   `json:"messages"`
+			Stat     *ckpt.SessionStat `json:"stat,omitempty"`
+		}{s, msgs, stat})
 	}
 	e.printf("session %s: %s\n", s.ID, s.Title)
 	if s.Agent != "" {
@@ -177,12 +195,23 @@ func showSession(e *env, id string, asJSON, all bool) error {
 	if len(s.Turns) == 0 {
 		e.printf("  (none yet)\n")
 	}
-	for _, t := range s.Turns {
+	for i, t := range s.Turns {
 		state := ckpt.FormatTurnFiles(t.Files)
 		if t.Open() {
 			state = "in progress"
 		}
 		e.printf("  %2d  %s  %-12s %s\n", t.N, fmtTime(t.Started), state, oneLine(t.Prompt))
+		if stat != nil {
+			ts := stat.Turns[i]
+			if ts.UserBefore.Files > 0 {
+				e.printf("        before it, between turns: %s\n", formatLines(ts.UserBefore))
+			}
+			e.printf("        the agent: %s\n", formatLines(ts.Agent))
+		}
+	}
+	if stat != nil && len(s.Turns) > 0 {
+		e.printf("who changed what:\n  the agent, in its turns: %s\n  between turns (you, or another session): %s\n",
+			formatLines(stat.Agent), formatLines(stat.User))
 	}
 	e.printf("conversation:\n")
 	for _, m := range msgs {
@@ -197,4 +226,16 @@ func showSession(e *env, id string, asJSON, all bool) error {
 		e.printf("  [%d] %s: %s\n", m.Turn, who, text)
 	}
 	return nil
+}
+
+// formatLines is "+I -D lines in N file(s)" (and how many are binary).
+func formatLines(c ckpt.LineCount) string {
+	if c.Files == 0 {
+		return "no changes"
+	}
+	out := fmt.Sprintf("+%d -%d lines in %d file(s)", c.Insertions, c.Deletions, c.Files)
+	if c.Binary > 0 {
+		out += fmt.Sprintf(", %d binary", c.Binary)
+	}
+	return out
 }

@@ -24,10 +24,10 @@ type hookOptions struct {
 }
 
 type hookInstallOptions struct {
-	project, user bool
-	command       string
-	asyncStop     bool
-	json          bool
+	local, project, user bool
+	command              string
+	asyncStop            bool
+	json                 bool
 }
 
 var hookAgentLong = map[string]string{
@@ -43,7 +43,9 @@ hook's JSON on stdin and acts by hook_event_name:
   SessionEnd         end a turn still in progress (an interrupted one)
   PreCompact         note the compaction in the conversation
 
-'ckpt hook claude-code install' adds these hooks to .claude/settings.json.`,
+'ckpt hook claude-code install' adds these hooks to .claude/settings.local.json
+(this machine's settings for the workspace; --project for the shared
+.claude/settings.json, --user for every project).`,
 	hooks.Gemini: `'ckpt hook gemini' is the hook program Gemini CLI runs: it reads the hook's
 JSON on stdin and acts by hook_event_name:
 
@@ -77,11 +79,13 @@ the agent is a session turn in ckpt: a whole-tree checkpoint when it begins
 changed, the prompt and the replies — for 'ckpt rewind', 'ckpt session show'
 and the rest.
 
-  ckpt hook claude-code install [--project|--user]   add the hooks to the settings
+  ckpt hook claude-code install [--local|--project|--user]
+                                     add the hooks to the settings
   ckpt hook gemini install [--project|--user]
-  ckpt hook codex install                            set Codex's notify program
-  ckpt hook AGENT uninstall [--project|--user]       remove exactly what install added
-  ckpt hook status                                   what is installed where
+  ckpt hook codex install            set Codex's notify program
+  ckpt hook AGENT uninstall [--local|--project|--user]
+                                     remove exactly what install added
+  ckpt hook status                   what is installed where
 
 A hook never fails or blocks the agent: errors (a malformed payload, a
 store it cannot open, a store another ckpt holds longer than --lock-timeout)
@@ -246,7 +250,7 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 		short = "Add ckpt's hooks to " + agentName(agent) + "'s settings"
 	}
 	file := map[string]string{
-		hooks.ClaudeCode: "the workspace's .claude/settings.json\n(--project, the default) or ~/.claude/settings.json (--user;\n$CLAUDE_CONFIG_DIR/settings.json if set)",
+		hooks.ClaudeCode: "the workspace's .claude/settings.local.json\n(--local, the default: this machine's settings, not committed — the entries\nname this machine's ckpt), its shared .claude/settings.json (--project),\nor ~/.claude/settings.json (--user; $CLAUDE_CONFIG_DIR/settings.json if set)",
 		hooks.Gemini:     "the workspace's .gemini/settings.json\n(--project, the default) or ~/.gemini/settings.json (--user)",
 		hooks.Codex:      "~/.codex/config.toml\n($CODEX_HOME/config.toml if set)",
 	}[agent]
@@ -302,7 +306,13 @@ nothing else changes (another notify program is left alone).`, file)
 		c.Use = verb
 		c.Example = fmt.Sprintf("  ckpt hook codex %[1]s\n  ckpt hook codex %[1]s --json", verb)
 	} else {
-		c.Flags().BoolVar(&o.project, "project", false, "the workspace's settings (default)")
+		if agent == hooks.ClaudeCode {
+			c.Use = verb + " [--local|--project|--user]"
+			c.Flags().BoolVar(&o.local, "local", false, "the workspace's settings on this machine: .claude/settings.local.json (default)")
+			c.Flags().BoolVar(&o.project, "project", false, "the workspace's shared settings: .claude/settings.json")
+		} else {
+			c.Flags().BoolVar(&o.project, "project", false, "the workspace's settings (default)")
+		}
 		c.Flags().BoolVar(&o.user, "user", false, "the user's settings, for every project")
 	}
 	if install {
@@ -316,21 +326,24 @@ nothing else changes (another notify program is left alone).`, file)
 }
 
 func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) error {
-	if o.project && o.user {
+	scope, n := hooks.DefaultScope(agent), 0
+	for _, f := range []struct {
+		on    bool
+		scope hooks.Scope
+	}{{o.local, hooks.ScopeLocal}, {o.project, hooks.ScopeProject}, {o.user, hooks.ScopeUser}} {
+		if f.on {
+			scope, n = f.scope, n+1
+		}
+	}
+	if n > 1 {
+		if agent == hooks.ClaudeCode {
+			return usagef("choose one of --local, --project and --user")
+		}
 		return usagef("choose one of --project and --user")
 	}
-	scope := hooks.DefaultScope(agent)
-	if o.user {
-		scope = hooks.ScopeUser
-	} else if o.project {
-		scope = hooks.ScopeProject
-	}
-	ws := ""
-	if scope == hooks.ScopeProject {
-		var err error
-		if ws, err = e.workspaceDir(); err != nil {
-			return err
-		}
+	ws, wsErr := e.workspaceDir()
+	if scope.InWorkspace() && wsErr != nil {
+		return wsErr
 	}
 	file, err := hooks.SettingsFile(agent, scope, ws)
 	if err != nil {
@@ -346,7 +359,29 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	if err != nil {
 		return err
 	}
-	return e.result(o.json, ch, "", func() { printHookChange(e, agent, file, install, ch) })
+	// Hooks in another settings file too: the agent runs both.
+	var also []*hooks.Installed
+	for _, sc := range hooks.Scopes(agent) {
+		if sc == scope || sc.InWorkspace() && wsErr != nil {
+			continue
+		}
+		if f, err := hooks.SettingsFile(agent, sc, ws); err == nil {
+			if in := hooks.Status(agent, sc, f); len(in.Events) > 0 {
+				also = append(also, in)
+			}
+		}
+	}
+	return e.result(o.json, ch, "", func() {
+		printHookChange(e, agent, file, install, ch)
+		for _, in := range also {
+			if install {
+				e.warnf("ckpt's hooks are also in %s: %s runs both, so every event would run ckpt twice; keep one (ckpt hook %s uninstall --%s)",
+					in.File, agentName(agent), agent, in.Scope)
+			} else if !ch.Changed {
+				e.printf("  ckpt's hooks are in %s: ckpt hook %s uninstall --%s removes them\n", in.File, agent, in.Scope)
+			}
+		}
+	})
 }
 
 // printHookChange says what hook install or uninstall changed in file.
@@ -422,8 +457,8 @@ func runHookStatus(e *env, asJSON bool) error {
 	lf, lfErr := hooks.LastFailure("")
 	out.LastFailure = lf
 	for _, agent := range hooks.Agents {
-		for _, scope := range []hooks.Scope{hooks.ScopeProject, hooks.ScopeUser} {
-			if scope == hooks.ScopeProject && wsErr != nil {
+		for _, scope := range hooks.Scopes(agent) {
+			if scope.InWorkspace() && wsErr != nil {
 				continue
 			}
 			file, err := hooks.SettingsFile(agent, scope, ws)

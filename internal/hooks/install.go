@@ -22,30 +22,60 @@ import (
 // Scope says which settings file an agent's hooks go in.
 type Scope string
 
-// Scopes.
+// Scopes, named as Claude Code names its settings files.
 const (
-	// ScopeProject: the workspace's own settings (.claude/settings.json,
-	// .gemini/settings.json), for everyone who works in it.
+	// ScopeLocal: the workspace's settings for this machine only (Claude
+	// Code's .claude/settings.local.json, which is not meant to be
+	// committed) — the default for Claude Code, as the command in them is
+	// this machine's path to ckpt.
+	ScopeLocal Scope = "local"
+	// ScopeProject: the workspace's shared settings (.claude/settings.json,
+	// .gemini/settings.json), committed for everyone who works in it.
 	ScopeProject Scope = "project"
 	// ScopeUser: the user's settings (~/.claude/settings.json,
 	// ~/.gemini/settings.json, ~/.codex/config.toml), for every project.
 	ScopeUser Scope = "user"
 )
 
-// DefaultScope is the scope install uses when none is given: the project
-// for Claude Code and Gemini CLI; the user for Codex, whose notify program
-// is set in the user's config.toml.
+// DefaultScope is the scope install uses when none is given: the local
+// settings for Claude Code; the project for Gemini CLI, which has no local
+// settings file; the user for Codex, whose notify program is set in the
+// user's config.toml.
 func DefaultScope(agent string) Scope {
-	if agent == Codex {
+	switch agent {
+	case Codex:
 		return ScopeUser
+	case ClaudeCode:
+		return ScopeLocal
 	}
 	return ScopeProject
 }
+
+// Scopes lists the scopes an agent reads hooks from, narrowest first.
+func Scopes(agent string) []Scope {
+	switch agent {
+	case Codex:
+		return []Scope{ScopeUser}
+	case ClaudeCode:
+		return []Scope{ScopeLocal, ScopeProject, ScopeUser}
+	}
+	return []Scope{ScopeProject, ScopeUser}
+}
+
+// InWorkspace reports whether the scope's settings file lies in the
+// workspace.
+func (s Scope) InWorkspace() bool { return s == ScopeLocal || s == ScopeProject }
 
 // SettingsFile returns the file an agent reads its hooks from: for the
 // project scope, under the workspace; for the user scope, under the home
 // directory ($CLAUDE_CONFIG_DIR and $CODEX_HOME are honored).
 func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
+	if scope == ScopeLocal {
+		if agent == ClaudeCode {
+			return filepath.Join(workspace, ".claude", "settings.local.json"), nil
+		}
+		return "", fmt.Errorf("%s has no local settings file: use --project or --user", agent)
+	}
 	if scope == ScopeProject {
 		switch agent {
 		case ClaudeCode:
@@ -58,7 +88,7 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 		return "", fmt.Errorf("unknown agent %q", agent)
 	}
 	if scope != ScopeUser {
-		return "", fmt.Errorf("unknown scope %q (want project or user)", scope)
+		return "", fmt.Errorf("unknown scope %q (want local, project or user)", scope)
 	}
 	home, err := os.UserHomeDir()
 	switch agent {
@@ -394,9 +424,25 @@ func parseSettings(src []byte, file string) (*jsonNode, error) {
 }
 
 func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]byte, error) {
-	if len(bytes.TrimSpace(src)) == 0 {
-		src = []byte("{}\n")
+	if len(bytes.TrimSpace(src)) > 0 {
+		return jsonMerge(src, agent, opts, ch)
 	}
+	// A file ckpt makes is formatted as the agents write theirs
+	// (JSON.stringify(settings, null, 2)).
+	out, err := jsonMerge([]byte("{}\n"), agent, opts, ch)
+	if err != nil {
+		return nil, err
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, out, "", "  "); err != nil {
+		return out, nil
+	}
+	return append(bytes.TrimRight(pretty.Bytes(), "\n"), '\n'), nil
+}
+
+// jsonMerge adds ckpt's entries to a settings file's content, editing only
+// the spans it adds or changes.
+func jsonMerge(src []byte, agent string, opts InstallOptions, ch *Change) ([]byte, error) {
 	st := detectStyle(src)
 	want := hookCommand(opts.Command, agent)
 	for _, event := range Events[agent] {
@@ -547,7 +593,7 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 // the file changes while being edited, it starts over.
 func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([]byte, error)) error {
 	project := ""
-	if ch.Scope == ScopeProject {
+	if ch.Scope.InWorkspace() {
 		project = opts.Project
 		if project == "" {
 			project = filepath.Dir(filepath.Dir(file)) // WS/.claude/settings.json

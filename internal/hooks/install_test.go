@@ -485,3 +485,47 @@ func TestInstallAsyncStop(t *testing.T) {
 		t.Fatal("not restored")
 	}
 }
+
+// TestLocalScope: Claude Code's hooks go by default in the workspace's
+// settings.local.json (Gemini CLI and Codex have none), and a settings
+// file install creates is two-space-indented JSON, as the agents write
+// theirs.
+func TestLocalScope(t *testing.T) {
+	ws := t.TempDir()
+	if got := DefaultScope(ClaudeCode); got != ScopeLocal {
+		t.Errorf("DefaultScope(claude-code) = %s, want local", got)
+	}
+	if got := DefaultScope(Gemini); got != ScopeProject {
+		t.Errorf("DefaultScope(gemini) = %s, want project", got)
+	}
+	file, err := SettingsFile(ClaudeCode, ScopeLocal, ws)
+	if err != nil || file != filepath.Join(ws, ".claude", "settings.local.json") {
+		t.Fatalf("SettingsFile(claude-code, local) = %q, %v", file, err)
+	}
+	for _, agent := range []string{Gemini, Codex} {
+		if _, err := SettingsFile(agent, ScopeLocal, ws); err == nil || !strings.Contains(err.Error(), "has no local settings file") {
+			t.Errorf("SettingsFile(%s, local): %v, want a refusal", agent, err)
+		}
+	}
+	if !ScopeLocal.InWorkspace() || !ScopeProject.InWorkspace() || ScopeUser.InWorkspace() {
+		t.Error("InWorkspace: want local and project only")
+	}
+	opts := InstallOptions{Command: "/opt/ckpt", BackupDir: t.TempDir(), Project: ws}
+	if _, err := Install(ClaudeCode, ScopeLocal, file, opts); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "{\n  \"hooks\": {\n    \"SessionStart\": [\n      {\n") || !strings.HasSuffix(string(b), "\n}\n") {
+		t.Errorf("a new settings file is not two-space-indented JSON:\n%s", b)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if in := Status(ClaudeCode, ScopeLocal, file); len(in.Events) != len(Events[ClaudeCode]) {
+		t.Errorf("status: %+v", in)
+	}
+}

@@ -13,7 +13,8 @@ import (
 )
 
 // installEnv is a project with its .claude directory, the ckpt command
-// named for installed entries, and a home directory of its own.
+// named for installed entries, and a home directory of its own; settings
+// is the shared settings file (--project), whose edits the tests attack.
 func installEnv(t *testing.T) (e *env, settings string) {
 	e = newEnv(t)
 	if err := os.MkdirAll(filepath.Join(e.WS, ".claude"), 0o755); err != nil {
@@ -39,11 +40,11 @@ func TestInstallLeavesTheUsersOwnCommand(t *testing.T) {
 	if err := os.WriteFile(settings, []byte(orig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.Must("hook", "claude-code", "uninstall")
+	e.Must("hook", "claude-code", "uninstall", "--project")
 	if got := readFile(t, settings); got != orig {
 		t.Fatalf("uninstall changed the user's command:\n%s", got)
 	}
-	out := e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	out := e.Must("hook", "claude-code", "install", "--project", "--command", "/opt/bin/ckpt")
 	if !strings.Contains(out, "left as it is, your own command that runs ckpt's hook: Stop: ckpt hook claude-code && notify-send done") {
 		t.Errorf("install did not say it left the user's command:\n%s", out)
 	}
@@ -51,7 +52,7 @@ func TestInstallLeavesTheUsersOwnCommand(t *testing.T) {
 	if strings.Count(got, "hook claude-code") != 4 || !strings.Contains(got, "notify-send done") {
 		t.Fatalf("after install (want the user's Stop and ckpt's three others):\n%s", got)
 	}
-	e.Must("hook", "claude-code", "uninstall")
+	e.Must("hook", "claude-code", "uninstall", "--project")
 	if got := readFile(t, settings); got != orig {
 		t.Fatalf("install then uninstall:\n%s\nwant\n%s", got, orig)
 	}
@@ -107,6 +108,11 @@ func TestInstallNeverWritesThroughALinkOutOfTheProject(t *testing.T) {
 			must(t, os.Remove(filepath.Join(ws, ".claude")))
 			must(t, os.Symlink(filepath.Dir(outside), filepath.Join(ws, ".claude")))
 		},
+		// The default install writes .claude/settings.local.json: the
+		// same refusal.
+		"local": func(t *testing.T, ws, outside string) {
+			must(t, os.Symlink(outside, filepath.Join(ws, ".claude", "settings.local.json")))
+		},
 	}
 	for name, setup := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -116,7 +122,11 @@ func TestInstallNeverWritesThroughALinkOutOfTheProject(t *testing.T) {
 			must(t, os.WriteFile(outside, []byte(secret), 0o600))
 			setup(t, e.WS, outside)
 			before := dirState(t, filepath.Dir(outside))
-			for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+			scope := "--project"
+			if name == "local" {
+				scope, settings = "--local", filepath.Join(e.WS, ".claude", "settings.local.json")
+			}
+			for _, args := range [][]string{{"install", scope, "--command", "/opt/bin/ckpt"}, {"uninstall", scope}} {
 				code, _, errs := e.Run(append([]string{"hook", "claude-code"}, args...)...)
 				if args[0] == "install" && (code == 0 || !strings.Contains(errs, settings+" leads out of the project")) {
 					t.Errorf("%s: exit %d, stderr %q; want a refusal naming %s", args[0], code, errs, settings)
@@ -132,7 +142,7 @@ func TestInstallNeverWritesThroughALinkOutOfTheProject(t *testing.T) {
 	e, settings := installEnv(t)
 	must(t, os.WriteFile(filepath.Join(e.WS, "claude.json"), []byte("{}\n"), 0o644))
 	must(t, os.Symlink("../claude.json", settings))
-	e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	e.Must("hook", "claude-code", "install", "--project", "--command", "/opt/bin/ckpt")
 	if fi, err := os.Lstat(settings); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the link was replaced: %v", err)
 	}
@@ -142,7 +152,7 @@ func TestInstallNeverWritesThroughALinkOutOfTheProject(t *testing.T) {
 	// A link that leads nowhere is refused (replacing it would break it).
 	e, settings = installEnv(t)
 	must(t, os.Symlink(filepath.Join(e.WS, "nowhere.json"), settings))
-	if code, _, errs := e.Run("hook", "claude-code", "install", "--command", "/opt/bin/ckpt"); code == 0 || !strings.Contains(errs, "leads nowhere") {
+	if code, _, errs := e.Run("hook", "claude-code", "install", "--project", "--command", "/opt/bin/ckpt"); code == 0 || !strings.Contains(errs, "leads nowhere") {
 		t.Fatalf("dangling link: exit %d, %s", code, errs)
 	}
 }
@@ -174,7 +184,7 @@ func TestInstallKeepsOwnerAndMode(t *testing.T) {
 		uid, gid = 4242, 4343 // a user's file, installed into by root
 		must(t, os.Chown(settings, uid, gid))
 	}
-	for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+	for _, args := range [][]string{{"install", "--project", "--command", "/opt/bin/ckpt"}, {"uninstall", "--project"}} {
 		verb := args[0]
 		e.Must(append([]string{"hook", "claude-code"}, args...)...)
 		fi, err := os.Stat(settings)
@@ -199,8 +209,8 @@ func TestInstallSettingsSpecialFiles(t *testing.T) {
 	e.Extra = append(e.Extra, "CLAUDE_CONFIG_DIR="+userDir)
 	must(t, os.Symlink("/dev/zero", filepath.Join(userDir, "settings.json")))
 	for _, args := range [][]string{
-		{"hook", "claude-code", "install", "--command", "/opt/bin/ckpt"},
-		{"hook", "claude-code", "uninstall"},
+		{"hook", "claude-code", "install", "--project", "--command", "/opt/bin/ckpt"},
+		{"hook", "claude-code", "uninstall", "--project"},
 		{"hook", "claude-code", "install", "--user", "--command", "/opt/bin/ckpt"},
 		{"hook", "claude-code", "uninstall", "--user"},
 	} {
@@ -226,7 +236,7 @@ func TestInstallKilledAnywhere(t *testing.T) {
 	e, settings := installEnv(t)
 	orig := "{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Read\"]}\n}\n"
 	must(t, os.WriteFile(settings, []byte(orig), 0o644))
-	e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	e.Must("hook", "claude-code", "install", "--project", "--command", "/opt/bin/ckpt")
 	installed := readFile(t, settings)
 	rounds := 40
 	if testing.Short() {
@@ -235,7 +245,7 @@ func TestInstallKilledAnywhere(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range rounds {
 		must(t, os.WriteFile(settings, []byte(orig), 0o644))
-		c := e.Cmd("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+		c := e.Cmd("hook", "claude-code", "install", "--project", "--command", "/opt/bin/ckpt")
 		must(t, c.Start())
 		time.Sleep(time.Duration(rng.IntN(15000)) * time.Microsecond)
 		c.Process.Kill()
@@ -250,7 +260,7 @@ func TestInstallKilledAnywhere(t *testing.T) {
 	stale := filepath.Join(e.WS, ".claude", fmt.Sprintf(".settings.json.ckpt-tmp-%d-1234", dead.Process.Pid))
 	must(t, os.WriteFile(stale, []byte("{half"), 0o600))
 	must(t, os.WriteFile(settings, []byte(orig), 0o644))
-	e.Must("hook", "claude-code", "install", "--command", "/opt/bin/ckpt")
+	e.Must("hook", "claude-code", "install", "--project", "--command", "/opt/bin/ckpt")
 	if left, _ := filepath.Glob(filepath.Join(e.WS, ".claude", ".settings.json.ckpt-tmp-*")); len(left) > 0 {
 		t.Fatalf("temporary files left: %v", left)
 	}
@@ -269,7 +279,7 @@ func TestInstallRefusesDuplicateKeys(t *testing.T) {
 		"{\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"/opt/bin/ckpt hook claude-code\", \"command\": \"rm -rf ~\"}]}]}}\n",
 	} {
 		must(t, os.WriteFile(settings, []byte(bad), 0o644))
-		for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+		for _, args := range [][]string{{"install", "--project", "--command", "/opt/bin/ckpt"}, {"uninstall", "--project"}} {
 			code, _, errs := e.Run(append([]string{"hook", "claude-code"}, args...)...)
 			if code == 0 || !strings.Contains(errs, "duplicate key") {
 				t.Errorf("%s into %q: exit %d, %s", args[0], bad, code, errs)
@@ -284,7 +294,7 @@ func TestInstallRefusesDuplicateKeys(t *testing.T) {
 	conf := filepath.Join(codexHome, "config.toml")
 	bad := "notify = [\"/opt/bin/ckpt\", \"hook\", \"codex\"]\nnotify = [\"say\", \"done\"]\n"
 	must(t, os.WriteFile(conf, []byte(bad), 0o644))
-	for _, args := range [][]string{{"install", "--command", "/opt/bin/ckpt"}, {"uninstall"}} {
+	for _, args := range [][]string{{"install", "--project", "--command", "/opt/bin/ckpt"}, {"uninstall", "--project"}} {
 		if code, _, errs := e.Run(append([]string{"hook", "codex"}, args...)...); code == 0 || readFile(t, conf) != bad {
 			t.Errorf("codex %s: exit %d, %s", args[0], code, errs)
 		}

@@ -433,16 +433,25 @@ func newHookStatusCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "status",
 		Short: "Show which agents' settings have ckpt's hooks, and where the hook log is",
-		Long: `Status reads each agent's project and user settings and shows which have
-ckpt's hooks, for which events, with which command; where the hook log is;
-and the last hook call that failed — when, which agent and event, the error
-and what to do — until a later hook call succeeds.`,
+		Long: `Status reads each agent's settings (Claude Code's local, project and user
+ones) and shows which have ckpt's hooks, for which events, with which
+command; each agent's command found on PATH and its version (from
+--version); the last call of each hook event in the hook log, when, whether
+it succeeded and how long it took; where the hook log is; and the last hook
+call that failed — when, which agent and event, the error and what to do —
+until a later hook call succeeds.`,
 		Example: "  ckpt hook status\n  ckpt hook status --json",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return runHookStatus(e, asJSON) },
 	}
-	jsonFlag(c, &asJSON, "print JSON: {installed, log, last_failure}")
+	jsonFlag(c, &asJSON, "print JSON: {installed, log, last_failure, agents}")
 	return c
+}
+
+// agentStatus is an agent as hook status shows it.
+type agentStatus struct {
+	*hooks.Agent
+	LastRuns []hooks.LastRun `json:"last_runs"`
 }
 
 func runHookStatus(e *env, asJSON bool) error {
@@ -453,7 +462,10 @@ func runHookStatus(e *env, asJSON bool) error {
 		// LastFailure is the last hook call that failed, until a later
 		// one succeeds (null: none).
 		LastFailure *hooks.Failure `json:"last_failure"`
-	}{Installed: []*hooks.Installed{}, Log: hooks.LogPath()}
+		// Agents are the agents' commands found on PATH, with their
+		// versions and the last call of each hook event in the log.
+		Agents []agentStatus `json:"agents"`
+	}{Installed: []*hooks.Installed{}, Log: hooks.LogPath(), Agents: []agentStatus{}}
 	lf, lfErr := hooks.LastFailure("")
 	out.LastFailure = lf
 	for _, agent := range hooks.Agents {
@@ -467,6 +479,14 @@ func runHookStatus(e *env, asJSON bool) error {
 			}
 			out.Installed = append(out.Installed, hooks.Status(agent, scope, file))
 		}
+	}
+	runs, runsErr := hooks.LastRuns(out.Log)
+	for _, agent := range hooks.Agents {
+		a := agentStatus{Agent: hooks.FindAgent(e.ctx, agent, 3*time.Second), LastRuns: runs[agent]}
+		if a.LastRuns == nil {
+			a.LastRuns = []hooks.LastRun{}
+		}
+		out.Agents = append(out.Agents, a)
 	}
 	if asJSON {
 		return e.printJSON(out)
@@ -492,7 +512,33 @@ func runHookStatus(e *env, asJSON bool) error {
 		}
 		e.printf("%-12s %-8s %s\n    %s\n", in.Agent, in.Scope, in.File, state)
 	}
+	for _, a := range out.Agents {
+		found := "not found on PATH"
+		if a.Path != "" {
+			found = a.Path
+			if a.Version != "" {
+				found += ", " + a.Version
+			}
+			if a.Error != "" {
+				found += " (" + a.Error + ")"
+			}
+		}
+		e.printf("%-12s %s\n", a.Agent.Agent, found)
+		if len(a.LastRuns) == 0 {
+			e.printf("    no hook call in the log\n")
+		}
+		for _, r := range a.LastRuns {
+			state := "ok"
+			if !r.OK {
+				state = "failed"
+			}
+			e.printf("    last %-18s %s  %s, %d ms\n", r.Event, fmtTime(r.Time), state, r.Millis)
+		}
+	}
 	e.printf("log: %s\n", out.Log)
+	if runsErr != nil {
+		e.warnf("hook log: %v", runsErr)
+	}
 	printHookFailure(e.stdout, lf, "")
 	if lfErr != nil {
 		e.warnf("hook failure record: %v", lfErr)

@@ -148,7 +148,7 @@ func runExitCode(err error, code int) int {
 // AGENT ..., not its install or uninstall), or "".
 func hookCall(args []string) string {
 	for i := 0; i+1 < len(args); i++ {
-		if args[i] != "hook" || !slices.Contains(hooks.Agents, args[i+1]) {
+		if args[i] != "hook" || !slices.Contains(hooks.Programs, args[i+1]) {
 			continue
 		}
 		if i+2 < len(args) && (args[i+2] == "install" || args[i+2] == "uninstall") {

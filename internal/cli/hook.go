@@ -58,6 +58,30 @@ JSON on stdin and acts by hook_event_name:
   PreCompress    note the compaction in the conversation
 
 'ckpt hook gemini install' adds these hooks to .gemini/settings.json.`,
+	hooks.Generic: `'ckpt hook generic' drives a session from any agent, script or in-house
+harness, the way the agents' hooks do: one JSON object per call on stdin.
+
+  {"event": "session_start", "session_id": "run-42", "agent": "my-harness"}
+  {"event": "turn_begin", "session_id": "run-42", "prompt": "fix the tests"}
+  {"event": "turn_end", "session_id": "run-42",
+   "messages": [{"role": "assistant", "content": "Fixed."},
+                {"role": "tool", "tool": "Edit", "content": "src/a.go"}]}
+  {"event": "session_end", "session_id": "run-42"}
+
+  session_start  open (or resume) the session
+  turn_begin     begin a turn: checkpoint the whole workspace, the prompt as
+                 the turn's label
+  turn_end       end the turn: checkpoint again, record the files it changed
+                 and the messages given (roles user, assistant, tool, system)
+  turn           a whole turn after the fact (prompt and messages): it
+                 begins at the workspace's last checkpoint
+  session_end    end a turn still in progress
+  compact        note a compaction in the conversation
+
+cwd, if given, is where the workspace is looked for (default: the current
+directory); agent labels a session the call creates; reason is kept with
+session_end and compact. Like every hook it never fails the caller unless
+--strict. See docs/hooks.md.`,
 	hooks.Codex: `'ckpt hook codex' is the notify program Codex runs when a turn is over, with
 the notification JSON as its argument (or on stdin). Codex notifies only at the
 end of a turn, so the turn is recorded after the fact: it begins at the
@@ -104,7 +128,7 @@ See docs/hooks.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	for _, agent := range hooks.Agents {
+	for _, agent := range hooks.Programs {
 		c.AddCommand(newHookAgentCmd(e, agent))
 	}
 	c.AddCommand(newHookStatusCmd(e))
@@ -114,13 +138,19 @@ See docs/hooks.md.`,
 func newHookAgentCmd(e *env, agent string) *cobra.Command {
 	o := &hookOptions{}
 	use, args, example := agent, cobra.NoArgs, fmt.Sprintf("  ckpt hook %[1]s install\n  ckpt hook %[1]s uninstall\n  ckpt hook %[1]s < payload.json", agent)
-	if agent == hooks.Codex {
+	short := "The " + agentName(agent) + " hook program (and install, uninstall)"
+	switch agent {
+	case hooks.Codex:
 		use, args = agent+" [NOTIFICATION-JSON]", cobra.MaximumNArgs(1)
 		example = "  ckpt hook codex install\n  ckpt hook codex uninstall\n  ckpt hook codex '{\"type\": \"agent-turn-complete\", ...}'"
+	case hooks.Generic:
+		short = "The hook program for any other agent, script or harness (ckpt's own protocol)"
+		example = `  echo '{"event": "turn_begin", "session_id": "run-42", "prompt": "fix the tests"}' | ckpt hook generic
+  echo '{"event": "turn_end", "session_id": "run-42", "messages": [{"role": "assistant", "content": "Fixed."}]}' | ckpt hook generic`
 	}
 	c := &cobra.Command{
 		Use:     use,
-		Short:   "The " + agentName(agent) + " hook program (and install, uninstall)",
+		Short:   short,
 		Long:    hookAgentLong[agent],
 		Example: example,
 		Args:    args,
@@ -132,7 +162,9 @@ func newHookAgentCmd(e *env, agent string) *cobra.Command {
 	f.DurationVar(&o.timeout, "timeout", hooks.DefaultTimeout, "give up on the event after `DUR`")
 	f.BoolVar(&o.noMessages, "no-messages", false, "do not record the assistant's replies and tool calls")
 	f.BoolVar(&o.noWatch, "no-watch", false, "do not start a watcher (ckpt watch) for the workspace")
-	c.AddCommand(newHookInstallCmd(e, agent, true), newHookInstallCmd(e, agent, false))
+	if agent != hooks.Generic {
+		c.AddCommand(newHookInstallCmd(e, agent, true), newHookInstallCmd(e, agent, false))
+	}
 	return c
 }
 

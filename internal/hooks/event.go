@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/seed1cedbf7c/ckpt"
 )
 
 // Agent names, as `ckpt hook AGENT` takes them and sessions record them.
@@ -16,6 +18,14 @@ const (
 
 // Agents lists the supported agents.
 var Agents = []string{ClaudeCode, Gemini, Codex}
+
+// Generic is the hook program for any other agent, script or harness: it
+// takes ckpt's own protocol (see [parseGeneric]) and has nothing to
+// install.
+const Generic = "generic"
+
+// Programs lists every `ckpt hook NAME` program: the agents and Generic.
+var Programs = append(append([]string{}, Agents...), Generic)
 
 // Kind says what ckpt does for an event.
 type Kind string
@@ -55,6 +65,12 @@ type Event struct {
 	// StopHookActive: the agent is continuing because a stop hook asked it
 	// to (Claude Code's stop_hook_active, Gemini's AfterAgent retry).
 	StopHookActive bool `json:"stop_hook_active,omitempty"`
+	// Label names the agent on a session the event creates, when the
+	// payload says (the generic protocol's "agent").
+	Label string `json:"label,omitempty"`
+	// Messages are the turn's messages, when the payload carries them
+	// (the generic protocol's turn_end and turn).
+	Messages []ckpt.Message `json:"messages,omitempty"`
 }
 
 // ParseError is a payload ckpt cannot read.
@@ -84,8 +100,10 @@ func Parse(agent string, payload []byte) (*Event, error) {
 		return parseGemini(payload)
 	case Codex:
 		return parseCodex(payload)
+	case Generic:
+		return parseGeneric(payload)
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s)", agent, strings.Join(Agents, ", "))
+	return nil, fmt.Errorf("unknown agent %q (want %s)", agent, strings.Join(Programs, ", "))
 }
 
 // common holds the fields Claude Code and Gemini CLI send with every event.

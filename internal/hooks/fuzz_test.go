@@ -35,8 +35,12 @@ func addFiles(f *testing.F, pattern string, add func(data []byte)) {
 // payload, so they are bounded by it (invalid UTF-8 is replaced by U+FFFD:
 // at most three bytes for one).
 func eventSize(ev *Event) int {
-	return len(ev.Agent) + len(ev.Name) + len(string(ev.Kind)) + len(ev.SessionID) + len(ev.Cwd) + len(ev.Prompt) +
-		len(ev.Transcript) + len(ev.Assistant) + len(ev.Detail)
+	n := len(ev.Agent) + len(ev.Name) + len(string(ev.Kind)) + len(ev.SessionID) + len(ev.Cwd) + len(ev.Prompt) +
+		len(ev.Transcript) + len(ev.Assistant) + len(ev.Detail) + len(ev.Label)
+	for _, m := range ev.Messages {
+		n += len(m.Role) + len(m.Tool) + len(m.Content)
+	}
+	return n
 }
 
 func fuzzParse(f *testing.F, agent, seeds string) {
@@ -66,6 +70,9 @@ func FuzzParseClaudeCode(f *testing.F) { fuzzParse(f, ClaudeCode, "claude-code/*
 
 // FuzzParseGemini: Gemini CLI's hook payloads.
 func FuzzParseGemini(f *testing.F) { fuzzParse(f, Gemini, "gemini/*.json") }
+
+// FuzzParseGeneric: ckpt's own protocol (ckpt hook generic).
+func FuzzParseGeneric(f *testing.F) { fuzzParse(f, Generic, "generic/*.json") }
 
 // FuzzParseCodex: Codex's notify payloads.
 func FuzzParseCodex(f *testing.F) { fuzzParse(f, Codex, "codex/*.json") }

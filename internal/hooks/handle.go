@@ -183,7 +183,11 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		if ev.Kind == KindPrompt || ev.Kind == KindTurnComplete {
 			title = firstLine(ev.Prompt, 60)
 		}
-		return r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true, Create: &ckpt.SessionOptions{Agent: ev.Agent, Title: title}})
+		agent := ev.Agent
+		if ev.Label != "" {
+			agent = ev.Label
+		}
+		return r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true, Create: &ckpt.SessionOptions{Agent: agent, Title: title}})
 	}
 	switch ev.Kind {
 	case KindSessionStart:

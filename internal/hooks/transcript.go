@@ -33,6 +33,10 @@ const (
 func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 	var msgs []ckpt.Message
 	var err error
+	if ev.Agent == Generic {
+		// The turn's own messages, as the caller sent them.
+		msgs = append(msgs, ev.Messages...)
+	}
 	if ev.Transcript != "" {
 		switch ev.Agent {
 		case ClaudeCode:

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/hooks"
 	"github.com/spf13/cobra"
 )
 
@@ -115,7 +116,35 @@ func runRewind(e *env, o *rewindOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	return printRewind(e, o.json, res)
+	out := &rewindOutput{RewindResult: res}
+	if res.Scope != ckpt.ScopeCode {
+		out.AgentResume, out.agentNote = agentResume(e, ctl, res)
+	}
+	// With -q only the prompt, to send again.
+	return e.result(o.json, out, res.Prompt, func() { printRewindText(e, out) })
+}
+
+// rewindOutput is a rewind's result, and how to resume the agent's own
+// conversation before the turn.
+type rewindOutput struct {
+	*ckpt.RewindResult
+	AgentResume *hooks.AgentResume `json:"agent_resume,omitempty"`
+	agentNote   string
+}
+
+// agentResume says how the agent's own conversation goes on from before
+// the rewound turn: a command for Claude Code, a note for an agent whose
+// conversation ckpt cannot fork.
+func agentResume(e *env, ctl *ckpt.Controller, res *ckpt.RewindResult) (*hooks.AgentResume, string) {
+	s, err := ctl.Session(e.ctx)
+	if err != nil || s.Agent == "" {
+		return nil, ""
+	}
+	ar, err := hooks.ResumeBefore(s, res.Prompt)
+	if err != nil {
+		return nil, fmt.Sprintf("%s's own conversation still holds the rewound turns: %v", agentName(s.Agent), err)
+	}
+	return ar, ""
 }
 
 func parseTurn(s string) (int, error) {
@@ -128,10 +157,11 @@ func parseTurn(s string) (int, error) {
 
 func printRewind(e *env, asJSON bool, res *ckpt.RewindResult) error {
 	// With -q only the prompt, to send again.
-	return e.result(asJSON, res, res.Prompt, func() { printRewindText(e, res) })
+	return e.result(asJSON, res, res.Prompt, func() { printRewindText(e, &rewindOutput{RewindResult: res}) })
 }
 
-func printRewindText(e *env, res *ckpt.RewindResult) {
+func printRewindText(e *env, out *rewindOutput) {
+	res := out.RewindResult
 	would := ""
 	if res.DryRun {
 		would = "would "
@@ -188,5 +218,13 @@ func printRewindText(e *env, res *ckpt.RewindResult) {
 		}
 		e.printf("%s the conversation to before turn %d (%d message(s), %d turn(s) removed); its prompt, to send again:\n%s\n",
 			verb, res.Turn, res.Messages, res.Turns, res.Prompt)
+		switch ar := out.AgentResume; {
+		case ar != nil && ar.At == "":
+			e.warnf("%s's own conversation is unchanged; turn %d was its first, so a new conversation (%s) starts before it", agentName(ar.Agent), res.Turn, ar)
+		case ar != nil:
+			e.warnf("%s's own conversation is unchanged; to go on from before turn %d (a fork; the original stays):\n  %s", agentName(ar.Agent), res.Turn, ar)
+		case out.agentNote != "":
+			e.warnf("%s", out.agentNote)
+		}
 	}
 }

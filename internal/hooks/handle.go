@@ -204,9 +204,9 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	case KindPrompt:
 		// The session is usually there already: look it up without
 		// writing (BeginTurn makes it the current one).
-		ctl, _, err := r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true})
+		ctl, s, err := r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true})
 		if errors.Is(err, ckpt.ErrNotFound) {
-			ctl, _, err = open()
+			ctl, s, err = open()
 		}
 		if err != nil {
 			return res, err
@@ -214,6 +214,13 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		t, err := ctl.BeginTurn(ctx, ev.Prompt)
 		if err != nil {
 			return res, err
+		}
+		if filepath.IsAbs(ev.Transcript) && s.Transcript != ev.Transcript {
+			// Where a conversation rewind finds the agent's own
+			// conversation to resume.
+			if err := ctl.SetTranscript(ctx, ev.Transcript); err != nil {
+				res.notef("transcript: %v", err)
+			}
 		}
 		res.Action, res.Turn, res.Checkpoint = fmt.Sprintf("began turn %d", t.N), t.N, t.Begin.Short()
 		return res, nil

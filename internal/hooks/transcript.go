@@ -162,6 +162,8 @@ func findTurn[T any](path string, parse func([]byte) (T, bool), start func([]byt
 
 type claudeLine struct {
 	Type        string          `json:"type"`
+	UUID        string          `json:"uuid"`
+	ParentUUID  string          `json:"parentUuid"`
 	IsSidechain bool            `json:"isSidechain"`
 	IsMeta      bool            `json:"isMeta"`
 	Message     json.RawMessage `json:"message"`

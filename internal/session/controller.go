@@ -123,6 +123,20 @@ func (c *Controller[R, S]) endOpenTurnLocked(ctx context.Context, s *Session) er
 	return nil
 }
 
+// SetTranscript records the agent's own transcript file on the session.
+func (c *Controller[R, S]) SetTranscript(ctx context.Context, path string) error {
+	s, unlock, err := c.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.Transcript == path {
+		return nil
+	}
+	s.Transcript = path
+	return put(ctx, c.e, s)
+}
+
 // BeginTurn starts a turn labelled with the prompt: it checkpoints the
 // whole workspace (the state the turn starts from) and records the prompt
 // as the turn's first message. A turn still in progress is ended first.

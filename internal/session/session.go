@@ -32,6 +32,10 @@ type Session struct {
 	Turns    []*Turn `json:"turns"`
 	// Rewound are turns a conversation rewind removed, kept for the record.
 	Rewound []*Turn `json:"rewound,omitempty"`
+	// Transcript is the agent's own transcript file, as its hooks name it
+	// (Claude Code's transcript_path): where a conversation rewind finds
+	// the point to resume the agent's conversation from.
+	Transcript string `json:"transcript,omitempty"`
 }
 
 // Turn is one user prompt and what followed it.

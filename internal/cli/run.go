@@ -114,7 +114,10 @@ func printRunLine(e *env, rec *ckpt.RunRecord) {
 		a := rec.Attempts[n-1]
 		line += fmt.Sprintf(", last %s, %s", a.Exit, ckpt.FormatCounts(a.Added, a.Modified, a.Deleted))
 	}
-	if rec.Status == "dead" {
+	switch {
+	case rec.Status == "dead" && rec.Unreverted:
+		line += ", not reverted" // its changes are still in the workspace
+	case rec.Status == "dead":
 		line += ", reverted"
 	}
 	if rec.Reason != "" && rec.Status != "done" {

@@ -292,6 +292,16 @@ func (h *harness) doRound() {
 		problems = append(problems, fmt.Sprintf("integrity failure (exit 3): %v", res))
 	}
 
+	// A restore that failed and whose rollback failed too leaves its
+	// journal (and its rollback's stage, .ckpt-tmp-*-back) for the next
+	// command, as its hint says; recover first, as a user would. (No
+	// random draw here: the seed's operations stay the same.)
+	if !res.killed && strings.Contains(res.errOut, "run `ckpt recover`") {
+		if rr := e.run("recover"); rr.code != 0 {
+			problems = append(problems, fmt.Sprintf("recover after a failed rollback failed: %v", rr))
+		}
+	}
+
 	// Recovery: sometimes killed too, at its first or second change.
 	if res.killed {
 		if h.r.IntN(3) == 0 {

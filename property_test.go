@@ -46,12 +46,23 @@ func TestPropertyRestoreUndo(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := snapshot(t, ws)
-			mutated, err := treegen.Mutate(r, ws, orig, 1+r.IntN(25), true)
-			if err != nil {
-				t.Fatal(err)
+			// A mutation can undo itself (a file changed back): mutate
+			// until the tree differs, or there is nothing to undo.
+			var wantMutated treegen.State
+			cur := orig
+			for try := 0; ; try++ {
+				mutated, err := treegen.Mutate(r, ws, cur, 1+r.IntN(25), true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cur = mutated
+				if wantMutated = snapshot(t, ws); treegen.Diff(want, wantMutated) != "" {
+					break
+				}
+				if try == 10 {
+					t.Fatalf("seed %d: ten mutations left the tree as it was", seed)
+				}
 			}
-			_ = mutated
-			wantMutated := snapshot(t, ws)
 			if _, err := repo.Restore(ctx, a.Checkpoint.ID.String(), RestoreOptions{}); err != nil {
 				t.Fatalf("restore: %v", err)
 			}

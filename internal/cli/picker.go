@@ -29,7 +29,12 @@ func runPicker(e *env, ctl *ckpt.Controller, o *rewindOptions) error {
 	case res.NoTurns:
 		e.warnf("session %s has no turns yet: nothing to rewind", ctl.ID())
 	case res.Rewind != nil:
-		return printRewind(e, false, res.Rewind)
+		out := &rewindOutput{RewindResult: res.Rewind}
+		if res.Rewind.Scope != ckpt.ScopeCode {
+			out.AgentResume, out.agentNote = agentResume(e, ctl, res.Rewind)
+		}
+		// With -q only the prompt, to send again.
+		return e.result(false, out, res.Rewind.Prompt, func() { printRewindText(e, out) })
 	case res.Fork != nil:
 		printFork(e, ctl.ID(), res.Turn, res.Fork)
 	case res.Summary != nil:

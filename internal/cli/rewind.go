@@ -155,11 +155,6 @@ func parseTurn(s string) (int, error) {
 	return n, nil
 }
 
-func printRewind(e *env, asJSON bool, res *ckpt.RewindResult) error {
-	// With -q only the prompt, to send again.
-	return e.result(asJSON, res, res.Prompt, func() { printRewindText(e, &rewindOutput{RewindResult: res}) })
-}
-
 func printRewindText(e *env, out *rewindOutput) {
 	res := out.RewindResult
 	would := ""

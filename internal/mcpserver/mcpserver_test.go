@@ -348,29 +348,48 @@ func testRoots(t *testing.T, version string) {
 	mu.Unlock()
 }
 
+// sessionServer is an MCP server on a new workspace holding files, and
+// the workspace opened in this process on the same store (close it
+// before the server is called: the server opens its own).
+func sessionServer(t *testing.T, files map[string]string, now func() time.Time) (*session, string, *ckpt.Repo) {
+	t.Helper()
+	ws, store := t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, ws, files)
+	open := func(ctx context.Context, dir string) (*ckpt.Repo, error) {
+		return ckpt.Open(ctx, dir, ckpt.Options{Store: store, Now: now})
+	}
+	srv := mcpserver.New(mcpserver.Options{Workspace: ws, Open: open})
+	t.Cleanup(func() { srv.Close() })
+	s := connect(t, srv, nil)
+	r, err := open(context.Background(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return s, ws, r
+}
+
+// newSession starts session id and returns its controller.
+func newSession(t *testing.T, r *ckpt.Repo, id string) *ckpt.Controller {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := r.NewSession(ctx, ckpt.SessionOptions{ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := r.Controller(ctx, ckpt.ControllerOptions{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // session_turns and session_rewind drive the session controller.
 func TestSessionTools(t *testing.T) {
 	ctx := context.Background()
-	ws, store := t.TempDir(), t.TempDir()
-	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "keep\n"})
 	clk := testutil.NewClock("2026-04-23T12:00:00Z")
-	open := func(ctx context.Context, dir string) (*ckpt.Repo, error) {
-		return ckpt.Open(ctx, dir, ckpt.Options{Store: store, Now: clk.Now})
-	}
-	srv := mcpserver.New(mcpserver.Options{Workspace: ws, Open: open})
-	defer srv.Close()
-	s := connect(t, srv, nil)
+	s, ws, r := sessionServer(t, map[string]string{"a.txt": "v1\n", "b.txt": "keep\n"}, clk.Now)
 	s.wantErr("session_turns", args{}, "ckpt: no session\nckpt: hint: `ckpt session new` starts one (agent hooks start them by themselves)")
-
-	r, err := open(ctx, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := r.NewSession(ctx, ckpt.SessionOptions{ID: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, _ := r.Controller(ctx, ckpt.ControllerOptions{ID: sess.ID})
+	c := newSession(t, r, "s1")
 	if _, err := c.BeginTurn(ctx, "change a\nand more"); err != nil {
 		t.Fatal(err)
 	}
@@ -397,23 +416,8 @@ func TestSessionTools(t *testing.T) {
 // clients); asking for both is an error.
 func TestSessionRewindKeepsUserEdits(t *testing.T) {
 	ctx := context.Background()
-	ws, store := t.TempDir(), t.TempDir()
-	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "v1\n", "b.txt": "b1\n"})
-	open := func(ctx context.Context, dir string) (*ckpt.Repo, error) {
-		return ckpt.Open(ctx, dir, ckpt.Options{Store: store})
-	}
-	srv := mcpserver.New(mcpserver.Options{Workspace: ws, Open: open})
-	defer srv.Close()
-	s := connect(t, srv, nil)
-	r, err := open(ctx, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := r.NewSession(ctx, ckpt.SessionOptions{ID: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, _ := r.Controller(ctx, ckpt.ControllerOptions{ID: sess.ID})
+	s, ws, r := sessionServer(t, map[string]string{"a.txt": "v1\n", "b.txt": "b1\n"}, nil)
+	c := newSession(t, r, "s1")
 	if _, err := c.BeginTurn(ctx, "change a"); err != nil {
 		t.Fatal(err)
 	}

@@ -32,15 +32,19 @@
 //	             SessionEnd                    end a turn still in progress
 //	             PreCompact                    note the compaction in the conversation
 //	gemini       SessionStart, BeforeAgent, AfterAgent, SessionEnd, PreCompress (the same)
-//	codex        agent-turn-complete (argv)    record the whole turn after the fact
+//	codex        SessionStart, UserPromptSubmit, Stop, SessionEnd (the same, native hooks)
+//	             agent-turn-complete (argv)    legacy notify: record the whole turn after the fact
 //
-// Codex's notify program runs only when a turn is over, so a Codex turn
-// begins at the workspace's last checkpoint (see [ckpt.Controller.RecordTurn]).
+// Codex's legacy notify program runs only when a turn is over, so such a
+// turn begins at the workspace's last checkpoint (see
+// [ckpt.Controller.RecordTurn]); `ckpt hook codex` tells the two payloads
+// apart by their content.
 //
 // # Installing
 //
 // [Install] and [Uninstall] merge ckpt's entries into an agent's settings
-// file (JSON for Claude Code and Gemini CLI, TOML for Codex) by editing
+// file (JSON for Claude Code, Gemini CLI and Codex's hooks.json; TOML for
+// the trust Codex requires of each hook and its legacy notify) by editing
 // only the spans they add or remove, so everything else in the file —
 // other hooks, unknown keys, their order, formatting and comments — stays
 // byte for byte as it was.

@@ -85,9 +85,9 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s payload: %v", e.Age
 // Unwrap returns the decoding error.
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// Parse reads an agent's hook payload: the JSON Claude Code and Gemini CLI
-// write on the hook's stdin, or the JSON argument Codex passes its notify
-// program.
+// Parse reads an agent's hook payload: the JSON Claude Code, Gemini CLI
+// and Codex write on the hook's stdin, or the JSON argument Codex passes
+// its legacy notify program.
 func Parse(agent string, payload []byte) (*Event, error) {
 	payload = bytes.TrimSpace(payload)
 	if len(payload) == 0 {
@@ -186,8 +186,8 @@ func parseGemini(payload []byte) (*Event, error) {
 	return ev, nil
 }
 
-// codexNotification is what Codex passes its notify program (the last
-// argument): kebab-case keys, one type so far.
+// codexNotification is what Codex passes its legacy notify program (the
+// last argument): kebab-case keys, one type so far.
 type codexNotification struct {
 	Type                 string   `json:"type"`
 	ThreadID             string   `json:"thread-id"`
@@ -198,19 +198,40 @@ type codexNotification struct {
 	LastAssistantMessage *string  `json:"last-assistant-message"`
 }
 
+// codexHook is what Codex (0.169 and later) writes on a native hook's
+// stdin: Claude Code's common fields, turn_id on turn-scoped events.
+type codexHook struct {
+	common
+	TurnID string `json:"turn_id"`
+}
+
+// parseCodex reads either of Codex's payloads, told apart by content: a
+// native hook's JSON (hook_event_name) or the legacy notify program's
+// notification (type).
 func parseCodex(payload []byte) (*Event, error) {
-	var n codexNotification
-	if err := decodeObject(Codex, payload, &n); err != nil {
+	var h codexHook
+	if err := decodeObject(Codex, payload, &h); err != nil {
 		return nil, err
 	}
+	if h.HookEventName != "" {
+		return codexHookEvent(&h), nil
+	}
+	var n codexNotification
+	if err := json.Unmarshal(payload, &n); err != nil {
+		return nil, &ParseError{Codex, err}
+	}
 	if n.Type == "" {
-		return nil, &ParseError{Codex, fmt.Errorf("no type")}
+		return nil, &ParseError{Codex, fmt.Errorf("neither hook_event_name (a hook) nor type (a notification)")}
 	}
 	ev := &Event{Agent: Codex, Name: n.Type, SessionID: n.ThreadID, Cwd: n.Cwd, Detail: n.TurnID}
 	switch n.Type {
 	case "agent-turn-complete":
 		ev.Kind = KindTurnComplete
-		ev.Prompt = strings.Join(n.InputMessages, "\n\n")
+		// input-messages holds every user message of the thread so far,
+		// not only this turn's: the last one is this turn's prompt.
+		if k := len(n.InputMessages); k > 0 {
+			ev.Prompt = n.InputMessages[k-1]
+		}
 		if n.LastAssistantMessage != nil {
 			ev.Assistant = *n.LastAssistantMessage
 		}
@@ -218,6 +239,28 @@ func parseCodex(payload []byte) (*Event, error) {
 		ev.Kind = KindIgnore
 	}
 	return ev, nil
+}
+
+// codexHookEvent maps a native hook's payload: SessionStart (source),
+// UserPromptSubmit (prompt: exactly this turn's), Stop
+// (last_assistant_message) and SessionEnd (reason); turn_id is the
+// Detail of the turn's events.
+func codexHookEvent(h *codexHook) *Event {
+	ev := &Event{Agent: Codex, Name: h.HookEventName, SessionID: h.SessionID, Cwd: h.Cwd,
+		Transcript: h.TranscriptPath, StopHookActive: h.StopHookActive}
+	switch h.HookEventName {
+	case "SessionStart":
+		ev.Kind, ev.Detail = KindSessionStart, h.Source
+	case "UserPromptSubmit":
+		ev.Kind, ev.Prompt, ev.Detail = KindPrompt, h.Prompt, h.TurnID
+	case "Stop":
+		ev.Kind, ev.Assistant, ev.Detail = KindStop, h.LastAssistantMessage, h.TurnID
+	case "SessionEnd":
+		ev.Kind, ev.Detail = KindSessionEnd, h.Reason
+	default:
+		ev.Kind = KindIgnore
+	}
+	return ev
 }
 
 // clip shortens s to at most max bytes (on a rune boundary), marking the cut.

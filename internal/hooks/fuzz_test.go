@@ -43,8 +43,10 @@ func eventSize(ev *Event) int {
 	return n
 }
 
-func fuzzParse(f *testing.F, agent, seeds string) {
-	addFiles(f, seeds, func(data []byte) { f.Add(data) })
+func fuzzParse(f *testing.F, agent string, seeds ...string) {
+	for _, pattern := range seeds {
+		addFiles(f, pattern, func(data []byte) { f.Add(data) })
+	}
 	f.Add([]byte(`{"hook_event_name":"Stop","session_id":"\ud800","transcript_path":"/dev/zero"}`))
 	f.Add([]byte(`{"type":"agent-turn-complete","input-messages":["","",""],"thread-id":"t"}`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
@@ -74,8 +76,9 @@ func FuzzParseGemini(f *testing.F) { fuzzParse(f, Gemini, "gemini/*.json") }
 // FuzzParseGeneric: ckpt's own protocol (ckpt hook generic).
 func FuzzParseGeneric(f *testing.F) { fuzzParse(f, Generic, "generic/*.json") }
 
-// FuzzParseCodex: Codex's notify payloads.
-func FuzzParseCodex(f *testing.F) { fuzzParse(f, Codex, "codex/*.json") }
+// FuzzParseCodex: Codex's payloads, its native hooks' and its legacy
+// notify program's.
+func FuzzParseCodex(f *testing.F) { fuzzParse(f, Codex, "codex/*.json", "codex-hooks/*.json") }
 
 // fuzzTranscript reads a transcript's turn: at most maxMessages messages,
 // each clipped, whatever the transcript holds.

@@ -443,6 +443,11 @@ func TestParseEvents(t *testing.T) {
 		{Gemini, "gemini/pre_compress.json", KindCompact, "auto"},
 		{Gemini, "gemini/before_tool.json", KindIgnore, ""},
 		{Codex, "codex/agent_turn_complete.json", KindTurnComplete, "019a7c3f-0a12-7e93-b5c4-8d1e2f6a9b30"},
+		{Codex, "codex-hooks/session_start.json", KindSessionStart, "startup"},
+		{Codex, "codex-hooks/user_prompt_submit.json", KindPrompt, "019abb61-33b3-7801-8b1a-5e5d10eda0af"},
+		{Codex, "codex-hooks/stop.json", KindStop, "019abb61-33b3-7801-8b1a-5e5d10eda0af"},
+		{Codex, "codex-hooks/session_end.json", KindSessionEnd, "other"},
+		{Codex, "codex-hooks/pre_tool_use.json", KindIgnore, ""},
 	}
 	for _, c := range cases {
 		data, err := os.ReadFile(filepath.Join("testdata", c.fixture))
@@ -462,6 +467,51 @@ func TestParseEvents(t *testing.T) {
 		if c.kind == KindStop && !strings.HasPrefix(ev.Assistant, "Done:") {
 			t.Errorf("%s: assistant %q", c.fixture, ev.Assistant)
 		}
+		if strings.HasPrefix(c.fixture, "codex-hooks/") && (ev.Transcript == "" || ev.Name == "") {
+			t.Errorf("%s: %+v", c.fixture, ev)
+		}
+	}
+}
+
+// Codex's legacy notification holds every prompt of the thread so far:
+// the turn's prompt is the last one.
+func TestCodexNotifyLastPrompt(t *testing.T) {
+	ev, err := Parse(Codex, []byte(`{"type":"agent-turn-complete","thread-id":"t","turn-id":"2","cwd":"/w","input-messages":["first prompt","second prompt"],"last-assistant-message":"ok"}`))
+	if err != nil || ev.Kind != KindTurnComplete || ev.Prompt != "second prompt" || ev.Assistant != "ok" {
+		t.Fatalf("%+v, %v", ev, err)
+	}
+	ev, err = Parse(Codex, []byte(`{"type":"agent-turn-complete","thread-id":"t","input-messages":[]}`))
+	if err != nil || ev.Prompt != "" {
+		t.Fatalf("%+v, %v", ev, err)
+	}
+	if _, err := Parse(Codex, []byte(`{"thread-id":"t"}`)); err == nil || !strings.Contains(err.Error(), "neither hook_event_name") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// Codex's native hooks drive a turn as Claude Code's do: a checkpoint
+// when the prompt is submitted, another at Stop, which Codex waits for.
+func TestCodexHooks(t *testing.T) {
+	e := newEnv(t)
+	const sid = "019abb61-3395-7e83-ae16-be1e83938813"
+	e.mustRun(t, Codex, "codex-hooks/session_start.json", "opened session")
+	res := e.mustRun(t, Codex, "codex-hooks/user_prompt_submit.json", "began turn 1")
+	if res.Session != sid || res.Checkpoint == "" {
+		t.Fatalf("result %+v", res)
+	}
+	e.editAndRemove(t)
+	res = e.mustRun(t, Codex, "codex-hooks/stop.json", "ended turn 1")
+	if res.Files != 2 || res.Messages != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	e.mustRun(t, Codex, "codex-hooks/session_end.json", "closed session")
+	e.checkTurn(t, sid, Codex, []msg{
+		{"user", "", prompt},
+		{"assistant", "", `Done: main.go now prints "hello", and notes.txt is gone.`},
+	})
+	res, stderr, err := e.run(t, Codex, e.payload(t, "codex-hooks/pre_tool_use.json"))
+	if err != nil || res.Action != "ignored" || !strings.Contains(stderr, "ckpt does nothing for codex PreToolUse") {
+		t.Fatalf("PreToolUse: %+v, %v, %q", res, err, stderr)
 	}
 }
 

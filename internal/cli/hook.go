@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +29,7 @@ type hookInstallOptions struct {
 	local, project, user bool
 	command              string
 	asyncStop            bool
+	notify               bool
 	json                 bool
 }
 
@@ -82,15 +85,26 @@ cwd, if given, is where the workspace is looked for (default: the current
 directory); agent labels a session the call creates; reason is kept with
 session_end and compact. Like every hook it never fails the caller unless
 --strict. See docs/hooks.md.`,
-	hooks.Codex: `'ckpt hook codex' is the notify program Codex runs when a turn is over, with
-the notification JSON as its argument (or on stdin). Codex notifies only at the
-end of a turn, so the turn is recorded after the fact: it begins at the
-workspace's last checkpoint (normally the end of the previous turn, so edits
-made in between count as the turn's) and ends with a checkpoint taken now;
-its prompt and last reply are its messages.
+	hooks.Codex: `'ckpt hook codex' is the hook program Codex (0.169 and later) runs: it reads
+the hook's JSON on stdin and acts by hook_event_name:
 
-'ckpt hook codex install' sets notify in ~/.codex/config.toml; it refuses to
-replace a notify program that is not ckpt's (Codex runs only one).`,
+  SessionStart       open (or resume) the session with Codex's thread id
+  UserPromptSubmit   begin a turn: checkpoint the whole workspace, the prompt
+                     (this turn's only) as the turn's label
+  Stop               end the turn: checkpoint again, record the files it
+                     changed and the last reply (Codex waits for it)
+  SessionEnd         end a turn still in progress
+
+'ckpt hook codex install' adds these hooks to ~/.codex/hooks.json and records
+in ~/.codex/config.toml that you trust them, as Codex's /hooks does (Codex
+skips a hook it has no trust for). It replaces ckpt's legacy notify line.
+
+It is also Codex's legacy notify program (install --notify, for a Codex
+without hooks): the notification JSON as its argument (or on stdin), sent
+only when a turn is over. Such a turn is recorded after the fact: it begins
+at the workspace's last checkpoint and ends with a checkpoint taken now; its
+prompt (the last of input-messages) and last reply are its messages. The
+two payloads are told apart by their content.`,
 }
 
 func newHookCmd(e *env) *cobra.Command {
@@ -106,7 +120,7 @@ and the rest.
   ckpt hook claude-code install [--local|--project|--user]
                                      add the hooks to the settings
   ckpt hook gemini install [--project|--user]
-  ckpt hook codex install            set Codex's notify program
+  ckpt hook codex install            add the hooks to ~/.codex/hooks.json, trusted
   ckpt hook AGENT uninstall [--local|--project|--user]
                                      remove exactly what install added
   ckpt hook status                   what is installed where
@@ -142,7 +156,7 @@ func newHookAgentCmd(e *env, agent string) *cobra.Command {
 	switch agent {
 	case hooks.Codex:
 		use, args = agent+" [NOTIFICATION-JSON]", cobra.MaximumNArgs(1)
-		example = "  ckpt hook codex install\n  ckpt hook codex uninstall\n  ckpt hook codex '{\"type\": \"agent-turn-complete\", ...}'"
+		example = "  ckpt hook codex install\n  ckpt hook codex uninstall\n  ckpt hook codex < payload.json    # what Codex runs\n  ckpt hook codex '{\"type\": \"agent-turn-complete\", ...}'    # the legacy notify"
 	case hooks.Generic:
 		short = "The hook program for any other agent, script or harness (ckpt's own protocol)"
 		example = `  echo '{"event": "turn_begin", "session_id": "run-42", "prompt": "fix the tests"}' | ckpt hook generic
@@ -284,7 +298,7 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 	file := map[string]string{
 		hooks.ClaudeCode: "the workspace's .claude/settings.local.json\n(--local, the default: this machine's settings, not committed — the entries\nname this machine's ckpt), its shared .claude/settings.json (--project),\nor ~/.claude/settings.json (--user; $CLAUDE_CONFIG_DIR/settings.json if set)",
 		hooks.Gemini:     "the workspace's .gemini/settings.json\n(--project, the default) or ~/.gemini/settings.json (--user)",
-		hooks.Codex:      "~/.codex/config.toml\n($CODEX_HOME/config.toml if set)",
+		hooks.Codex:      "~/.codex/hooks.json\n($CODEX_HOME/hooks.json if set)",
 	}[agent]
 	var long string
 	if install {
@@ -313,8 +327,18 @@ prompt's hook never ends that next turn. Needs a Claude Code with async hooks.`
 		if agent == hooks.Codex {
 			long += `
 
-Codex runs one notify program: if config.toml already sets another, install
-refuses and says so rather than replace it.`
+Codex runs a hook from hooks.json only if config.toml beside it records that
+you trust it: a [hooks.state."<hooks.json>:<event>:<group>:<handler>"] table
+whose trusted_hash is the hash of the hook as declared — what Codex's /hooks
+writes when you trust a hook there. Install appends those tables for ckpt's
+entries only (nothing else in config.toml changes) and removes ckpt's legacy
+notify line, which would record every turn a second time. A notify of yours
+that runs 'ckpt hook codex' keeps install from adding the hooks.
+
+--notify installs the legacy notify program in config.toml instead, for a
+Codex without hooks (before 0.169): turns are then recorded only when they
+are over. Codex runs one notify program: if config.toml already sets another,
+install refuses and says so rather than replace it.`
 		}
 	} else {
 		long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s,
@@ -322,8 +346,10 @@ and the lists and objects they leave empty; nothing else changes. An entry
 is ckpt's only if its command is exactly what install writes: a command of
 yours that runs 'ckpt hook' among other things is left as it is.`, file)
 		if agent == hooks.Codex {
-			long = fmt.Sprintf(`Uninstall removes the notify line that runs ckpt from %s;
-nothing else changes (another notify program is left alone).`, file)
+			long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s, their
+trust from config.toml beside it and ckpt's legacy notify line; nothing
+else changes (another notify program, the trust of other hooks, is left
+alone).`, file)
 		}
 	}
 	c := &cobra.Command{
@@ -337,6 +363,9 @@ nothing else changes (another notify program is left alone).`, file)
 	if agent == hooks.Codex {
 		c.Use = verb
 		c.Example = fmt.Sprintf("  ckpt hook codex %[1]s\n  ckpt hook codex %[1]s --json", verb)
+		if install {
+			c.Example = "  ckpt hook codex install\n  ckpt hook codex install --json\n  ckpt hook codex install --notify    # a Codex without hooks: the legacy notify"
+		}
 	} else {
 		if agent == hooks.ClaudeCode {
 			c.Use = verb + " [--local|--project|--user]"
@@ -352,6 +381,9 @@ nothing else changes (another notify program is left alone).`, file)
 	}
 	if install && agent == hooks.ClaudeCode {
 		c.Flags().BoolVar(&o.asyncStop, "async-stop", false, "run the Stop hook in the background: the end-of-turn checkpoint off the agent's path")
+	}
+	if install && agent == hooks.Codex {
+		c.Flags().BoolVar(&o.notify, "notify", false, "set the legacy notify program in config.toml instead (a Codex without hooks)")
 	}
 	jsonFlag(c, &o.json, "")
 	return c
@@ -381,7 +413,7 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 	if err != nil {
 		return usagef("%v", err)
 	}
-	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop, Project: ws}
+	opts := hooks.InstallOptions{Command: o.command, AsyncStop: o.asyncStop, Notify: o.notify, Project: ws}
 	var ch *hooks.Change
 	if install {
 		ch, err = hooks.Install(agent, scope, file, opts)
@@ -404,7 +436,7 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 		}
 	}
 	return e.result(o.json, ch, "", func() {
-		printHookChange(e, agent, file, install, ch)
+		printHookChange(e, agent, install, ch)
 		for _, in := range also {
 			if install {
 				e.warnf("ckpt's hooks are also in %s: %s runs both, so every event would run ckpt twice; keep one (ckpt hook %s uninstall --%s)",
@@ -417,13 +449,28 @@ func runHookInstall(e *env, o *hookInstallOptions, agent string, install bool) e
 }
 
 // printHookChange says what hook install or uninstall changed in file.
-func printHookChange(e *env, agent, file string, install bool, ch *hooks.Change) {
+func printHookChange(e *env, agent string, install bool, ch *hooks.Change) {
+	file := ch.File
+	notify := slices.Contains(ch.Removed, "notify")
 	switch {
-	case agent == hooks.Codex && install && len(ch.Added) > 0:
+	case agent == hooks.Codex && install && slices.Contains(ch.Added, "notify"):
 		e.printf("codex: set notify in %s\n", file)
 		e.printf("  command: %s\n", ch.Command)
+		if len(ch.Removed) > 0 {
+			e.printf("  removed ckpt's hooks for %s from %s\n", strings.Join(ch.Removed, ", "), hooksJSON(ch))
+		}
 	case agent == hooks.Codex && !install && ch.Changed:
-		e.printf("codex: removed the notify line from %s\n", file)
+		if evs := slices.DeleteFunc(slices.Clone(ch.Removed), func(s string) bool { return s == "notify" }); len(evs) > 0 {
+			e.printf("codex: removed ckpt's hooks for %s from %s\n", strings.Join(evs, ", "), file)
+		}
+		if len(ch.Untrusted) > 0 {
+			e.printf("  and their trust from %s\n", ch.Config)
+		}
+		if notify {
+			e.printf("codex: removed the notify line from %s\n", codexConfig(ch))
+		}
+	case agent == hooks.Codex && install && !ch.Changed && len(ch.Kept) > 0:
+		e.printf("codex: nothing installed: your notify program already runs ckpt's hook (the hooks would record every turn twice)\n")
 	case install && !ch.Changed:
 		e.printf("%s: ckpt's hooks are already in %s\n", agent, file)
 	case install:
@@ -434,6 +481,12 @@ func printHookChange(e *env, agent, file string, install bool, ch *hooks.Change)
 			e.printf("%s: updated ckpt's hooks for %s in %s\n", agent, strings.Join(ch.Updated, ", "), file)
 		}
 		e.printf("  command: %s\n", ch.Command)
+		if len(ch.Trusted) > 0 {
+			e.printf("  trusted %s in %s (as Codex's /hooks does)\n", strings.Join(ch.Trusted, ", "), ch.Config)
+		}
+		if agent == hooks.Codex && notify {
+			e.printf("  removed ckpt's legacy notify line from %s\n", ch.Config)
+		}
 	case !ch.Changed:
 		e.printf("%s: no ckpt hooks in %s\n", agent, file)
 	default:
@@ -445,9 +498,21 @@ func printHookChange(e *env, agent, file string, install bool, ch *hooks.Change)
 	if ch.Backup != "" {
 		e.printf("  previous file kept in %s\n", ch.Backup)
 	}
+	if ch.ConfigBackup != "" {
+		e.printf("  previous %s kept in %s\n", filepath.Base(ch.Config), ch.ConfigBackup)
+	}
 	if install && ch.Changed {
 		e.printf("  restart %s for the hooks to take effect\n", agentName(agent))
 	}
+}
+
+// hooksJSON and codexConfig name Codex's two files, whichever ch.File is.
+func hooksJSON(ch *hooks.Change) string {
+	return filepath.Join(filepath.Dir(ch.File), "hooks.json")
+}
+
+func codexConfig(ch *hooks.Change) string {
+	return filepath.Join(filepath.Dir(ch.File), "config.toml")
 }
 
 // workspaceDir finds the workspace (-C DIR or the current directory) the
@@ -536,6 +601,12 @@ func runHookStatus(e *env, asJSON bool) error {
 			state += "; runs " + strings.Join(in.Commands, " | ")
 			if len(in.Background) > 0 {
 				state += "; in the background: " + strings.Join(in.Background, ", ")
+			}
+			if len(in.Trusted) > 0 {
+				state += "; trusted in " + in.Config + ": " + strings.Join(in.Trusted, ", ")
+			}
+			if len(in.Untrusted) > 0 {
+				state += "; NOT trusted (Codex skips them): " + strings.Join(in.Untrusted, ", ") + " (ckpt hook codex install, or Codex's /hooks, trusts them)"
 			}
 		case in.Other != "":
 			state = "not installed; notify runs " + in.Other

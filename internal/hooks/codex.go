@@ -11,8 +11,9 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Codex runs one notify program, set by the top-level key `notify` in its
-// config.toml, with the notification JSON as its last argument. Install
+// Codex runs one legacy notify program, set by the top-level key `notify`
+// in its config.toml, with the notification JSON as its last argument
+// (`ckpt hook codex install --notify`, for a Codex without hooks). Install
 // adds that key as one line and Uninstall removes that line; both check
 // by decoding the file before and after that nothing else changed. A
 // notify program that is not ckpt's is never replaced: Codex runs only
@@ -208,23 +209,24 @@ func formatNotify(v any) string {
 	return fmt.Sprint(v)
 }
 
-func codexStatus(src []byte, in *Installed) {
-	m, err := decodeTOML(src, in.File)
-	if err != nil {
-		in.Error = err.Error()
-		in.Missing = append(in.Missing, "notify")
-		return
+// codexNotifyInstall sets ckpt's legacy notify program in the config.toml
+// beside hooks.json (for a Codex without hooks), and takes ckpt's hooks
+// out of hooks.json, which Codex would otherwise run too.
+func codexNotifyInstall(file string, opts InstallOptions, ch *Change) error {
+	ch.Command = strings.Join(codexArgv(opts.Command), " ")
+	conf := codexConfigFile(file)
+	ch.File = conf
+	if err := editFile(conf, opts, ch, func(src []byte) ([]byte, error) { return codexInstall(src, opts.Command, ch) }); err != nil {
+		return err
 	}
-	v, ok := m["notify"]
-	if !ok {
-		in.Missing = append(in.Missing, "notify")
-		return
+	hc := &Change{Agent: Codex, Scope: ch.Scope, File: file}
+	if err := codexHooksUninstall(file, opts, hc, true); err != nil {
+		return err
 	}
-	if argv, ok := notifyArgv(v); ok && isCkptHook(argv, Codex) {
-		in.Events = append(in.Events, "notify")
-		in.Commands = append(in.Commands, strings.Join(argv, " "))
-		return
+	if hc.Changed {
+		ch.Changed = true
+		ch.Removed = append(ch.Removed, hc.Removed...)
+		ch.Untrusted = hc.Untrusted
 	}
-	in.Other = formatNotify(v)
-	in.Missing = append(in.Missing, "notify")
+	return nil
 }

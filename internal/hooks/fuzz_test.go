@@ -178,3 +178,48 @@ func FuzzCodexConfig(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCodexTrust: recording and removing the trust of ckpt's hooks in
+// any config.toml. Both fail or give a file that decodes to the same
+// settings plus (or minus) the trust entries; removing what was recorded
+// gives back the same settings.
+func FuzzCodexTrust(f *testing.F) {
+	addFiles(f, "settings/*.toml", func(data []byte) { f.Add(data) })
+	f.Add([]byte("[hooks.state.\"/h/hooks.json:stop:0:0\"]\nenabled = false\n"))
+	f.Add([]byte("[hooks]\nstate = 1\n"))
+	entries := []codexTrust{
+		{Event: "Stop", Key: "/h/hooks.json:stop:0:0", Hash: "sha256:aa"},
+		{Event: "SessionEnd", Key: "/h/hooks.json:session_end:1:0", Hash: "sha256:bb"},
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		before, err := decodeTOML(src, "config.toml")
+		if err != nil {
+			return
+		}
+		out, err := setTrust(append([]byte(nil), src...), entries, &Change{File: "config.toml"})
+		if err != nil {
+			return
+		}
+		m, err := decodeTOML(out, "config.toml")
+		if err != nil {
+			t.Fatalf("trust made a file that does not decode: %v\n%s", err, out)
+		}
+		for _, e := range entries {
+			if h, _ := trustedHash(m, e.Key); h != e.Hash {
+				t.Fatalf("no trust for %s:\n%s", e.Key, out)
+			}
+		}
+		back, err := removeTrust(out, entries, &Change{File: "config.toml"})
+		if err != nil {
+			t.Fatalf("removing the trust recorded: %v\n%s", err, out)
+		}
+		if !checkTOML(back, before, "config.toml") {
+			for _, e := range entries {
+				if _, had := trustedHash(before, e.Key); had {
+					return // a table of the user's for the key: its other keys stay
+				}
+			}
+			t.Fatalf("trust then untrust changed the settings:\n%s\n->\n%s", src, back)
+		}
+	})
+}

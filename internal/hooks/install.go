@@ -33,14 +33,14 @@ const (
 	// .gemini/settings.json), committed for everyone who works in it.
 	ScopeProject Scope = "project"
 	// ScopeUser: the user's settings (~/.claude/settings.json,
-	// ~/.gemini/settings.json, ~/.codex/config.toml), for every project.
+	// ~/.gemini/settings.json, ~/.codex/hooks.json), for every project.
 	ScopeUser Scope = "user"
 )
 
 // DefaultScope is the scope install uses when none is given: the local
 // settings for Claude Code; the project for Gemini CLI, which has no local
-// settings file; the user for Codex, whose notify program is set in the
-// user's config.toml.
+// settings file; the user for Codex, whose hooks (and the trust they need)
+// are the user's ($CODEX_HOME).
 func DefaultScope(agent string) Scope {
 	switch agent {
 	case Codex:
@@ -68,7 +68,9 @@ func (s Scope) InWorkspace() bool { return s == ScopeLocal || s == ScopeProject 
 
 // SettingsFile returns the file an agent reads its hooks from: for the
 // project scope, under the workspace; for the user scope, under the home
-// directory ($CLAUDE_CONFIG_DIR and $CODEX_HOME are honored).
+// directory ($CLAUDE_CONFIG_DIR and $CODEX_HOME are honored). For Codex
+// it is hooks.json; the config.toml beside it holds the hooks' trust and
+// the legacy notify program.
 func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 	if scope == ScopeLocal {
 		if agent == ClaudeCode {
@@ -83,7 +85,7 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 		case Gemini:
 			return filepath.Join(workspace, ".gemini", "settings.json"), nil
 		case Codex:
-			return "", fmt.Errorf("codex reads its notify program from the user's config.toml only: use --user")
+			return "", fmt.Errorf("ckpt installs Codex's hooks for the user only ($CODEX_HOME/hooks.json, trusted in its config.toml): use --user")
 		}
 		return "", fmt.Errorf("unknown agent %q", agent)
 	}
@@ -107,12 +109,12 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 		return filepath.Join(home, ".gemini", "settings.json"), nil
 	case Codex:
 		if d := os.Getenv("CODEX_HOME"); d != "" {
-			return filepath.Join(d, "config.toml"), nil
+			return filepath.Join(d, "hooks.json"), nil
 		}
 		if err != nil {
 			return "", err
 		}
-		return filepath.Join(home, ".codex", "config.toml"), nil
+		return filepath.Join(home, ".codex", "hooks.json"), nil
 	}
 	return "", fmt.Errorf("unknown agent %q", agent)
 }
@@ -121,7 +123,7 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 var Events = map[string][]string{
 	ClaudeCode: {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
 	Gemini:     {"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"},
-	Codex:      {"notify"},
+	Codex:      {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
 }
 
 // hookTimeout is the time the installed entries give a hook, in seconds:
@@ -162,7 +164,11 @@ func handlerFor(agent, event, command string, opts InstallOptions) any {
 		return geminiHandler{Name: "ckpt-" + event, Type: "command", Command: command,
 			Timeout: hookTimeout * 1000, Description: geminiDescriptions[event]}
 	}
-	return claudeHandler{Type: "command", Command: command, Timeout: hookTimeout, Async: asyncStop(agent, event, opts)}
+	timeout := hookTimeout
+	if agent == Codex && event == "SessionEnd" {
+		timeout = codexSessionEndTimeout
+	}
+	return claudeHandler{Type: "command", Command: command, Timeout: timeout, Async: asyncStop(agent, event, opts)}
 }
 
 func asyncStop(agent, event string, opts InstallOptions) bool {
@@ -185,6 +191,9 @@ type InstallOptions struct {
 	// ("async": true), so the end-of-turn checkpoint is off the agent's
 	// path (see docs/hooks.md for what that trades).
 	AsyncStop bool
+	// Notify installs Codex's legacy notify program in config.toml (for
+	// a Codex without hooks) instead of its hooks.
+	Notify bool
 }
 
 // Change is what [Install] or [Uninstall] did to a settings file.
@@ -206,6 +215,13 @@ type Change struct {
 	Changed bool `json:"changed"`
 	// Backup is the copy of the file as it was before.
 	Backup string `json:"backup,omitempty"`
+	// Config is Codex's config.toml, when it changed too: Trusted are
+	// the events whose hooks' trust install recorded there, Untrusted
+	// those whose trust uninstall removed; ConfigBackup is its copy.
+	Config       string   `json:"config,omitempty"`
+	ConfigBackup string   `json:"config_backup,omitempty"`
+	Trusted      []string `json:"trusted,omitempty"`
+	Untrusted    []string `json:"untrusted,omitempty"`
 }
 
 // DefaultCommand returns the command installed hooks run: the absolute
@@ -386,9 +402,12 @@ func Install(agent string, scope Scope, file string, opts InstallOptions) (*Chan
 		opts.Command = c
 	}
 	ch := &Change{Agent: agent, Scope: scope, File: file, Command: opts.Command, Added: []string{}, Updated: []string{}, Removed: []string{}}
+	if agent == Codex && opts.Notify {
+		return ch, codexNotifyInstall(file, opts, ch)
+	}
 	if agent == Codex {
-		ch.Command = strings.Join(codexArgv(opts.Command), " ")
-		return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return codexInstall(src, opts.Command, ch) })
+		ch.Command = hookCommand(opts.Command, agent)
+		return ch, codexHooksInstall(file, opts, ch)
 	}
 	if _, ok := Events[agent]; !ok {
 		return nil, fmt.Errorf("unknown agent %q", agent)
@@ -400,11 +419,11 @@ func Install(agent string, scope Scope, file string, opts InstallOptions) (*Chan
 // containers (an event's list, the hooks object) that are left empty.
 func Uninstall(agent string, scope Scope, file string, opts InstallOptions) (*Change, error) {
 	ch := &Change{Agent: agent, Scope: scope, File: file, Added: []string{}, Updated: []string{}, Removed: []string{}}
+	if agent == Codex {
+		return ch, codexHooksUninstall(file, opts, ch, false)
+	}
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		return ch, nil
-	}
-	if agent == Codex {
-		return ch, editFile(file, opts, ch, func(src []byte) ([]byte, error) { return codexUninstall(src, ch) })
 	}
 	if _, ok := Events[agent]; !ok {
 		return nil, fmt.Errorf("unknown agent %q", agent)
@@ -850,15 +869,24 @@ type Installed struct {
 	// Background are events whose ckpt hook the agent runs in the
 	// background ("async": true).
 	Background []string `json:"background,omitempty"`
-	// Other is another notify program Codex runs (ckpt's is then not
-	// installed).
+	// Other is another notify program Codex runs.
 	Other string `json:"other,omitempty"`
-	Error string `json:"error,omitempty"`
+	// Config is Codex's config.toml, where it records which hooks it
+	// trusts: Trusted are the events whose ckpt hook it trusts (the
+	// recorded hash matches), Untrusted those it skips.
+	Config    string   `json:"config,omitempty"`
+	Trusted   []string `json:"trusted,omitempty"`
+	Untrusted []string `json:"untrusted,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // Status reports ckpt's entries in an agent's settings file.
 func Status(agent string, scope Scope, file string) *Installed {
 	in := &Installed{Agent: agent, Scope: scope, File: file, Events: []string{}, Commands: []string{}, Missing: []string{}}
+	if agent == Codex {
+		codexHooksStatus(in)
+		return in
+	}
 	src, _, err := readSettings(file)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -868,10 +896,18 @@ func Status(agent string, scope Scope, file string) *Installed {
 		return in
 	}
 	in.Exists = true
-	if agent == Codex {
-		codexStatus(src, in)
-		return in
+	have := jsonStatus(src, file, agent, in)
+	for _, e := range Events[agent] {
+		if !have[e] {
+			in.Missing = append(in.Missing, e)
+		}
 	}
+	return in
+}
+
+// jsonStatus adds the events and commands of ckpt's hooks in a JSON
+// settings file to in, and returns the events that have one.
+func jsonStatus(src []byte, file, agent string, in *Installed) map[string]bool {
 	have := map[string]bool{}
 	if root, err := parseSettings(src, file); err != nil {
 		in.Error = err.Error()
@@ -903,10 +939,5 @@ func Status(agent string, scope Scope, file string) *Installed {
 			}
 		}
 	}
-	for _, e := range Events[agent] {
-		if !have[e] {
-			in.Missing = append(in.Missing, e)
-		}
-	}
-	return in
+	return have
 }

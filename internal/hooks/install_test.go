@@ -320,75 +320,280 @@ func TestInstallRefusesAndFollowsSymlinks(t *testing.T) {
 	}
 }
 
+// codexFiles copies the recorded hooks.json and config.toml into a
+// CODEX_HOME of the test's own.
+func codexFiles(t *testing.T) (hooksFile string, origHooks, origConf []byte) {
+	t.Helper()
+	hooksFile, origHooks = settingsCopy(t, "codex-hooks.json", ".codex/hooks.json")
+	origConf, err := os.ReadFile(filepath.Join("testdata", "settings", "codex-config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(codexConfigFile(hooksFile), origConf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CODEX_HOME", filepath.Dir(hooksFile))
+	return hooksFile, origHooks, origConf
+}
+
+// Codex's hooks: ckpt's entries go after the user's in hooks.json, and
+// their trust — at the indexes they landed on — is appended to
+// config.toml; uninstall gives both files back byte for byte.
 func TestCodexInstall(t *testing.T) {
 	opts := installOpts(t)
-	p, orig := settingsCopy(t, "codex-config.toml", ".codex/config.toml")
+	p, origHooks, origConf := codexFiles(t)
+	conf := codexConfigFile(p)
 	ch, err := Install(Codex, ScopeUser, p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ch.Changed || !reflect.DeepEqual(ch.Added, []string{"notify"}) || ch.Command != testCommand+" hook codex" {
+	if !ch.Changed || !reflect.DeepEqual(ch.Added, Events[Codex]) || !reflect.DeepEqual(ch.Trusted, Events[Codex]) ||
+		ch.Command != testCommand+" hook codex" || ch.Config != conf || ch.ConfigBackup == "" {
 		t.Fatalf("%+v", ch)
 	}
-	once := read(t, p)
-	var m struct {
-		Notify []string
-		Model  string
-		TUI    struct{ Notifications []string } `toml:"tui"`
+	hooksOnce, confOnce := read(t, p), read(t, conf)
+	if fi, _ := os.Stat(conf); fi.Mode().Perm() != 0o600 {
+		t.Errorf("config.toml mode %v, want 0600 kept", fi.Mode().Perm())
 	}
-	if _, err := toml.Decode(string(once), &m); err != nil {
+	m := decode(t, hooksOnce)["hooks"].(map[string]any)
+	stop := m["Stop"].([]any)
+	if len(stop) != 2 || !strings.Contains(string(hooksOnce), `"command": "/opt/ckpt/bin/ckpt hook codex",`) {
+		t.Fatalf("hooks.json:\n%s", hooksOnce)
+	}
+	end := m["SessionEnd"].([]any)[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)
+	if end["timeout"] != float64(codexSessionEndTimeout) {
+		t.Fatalf("SessionEnd entry %v: want Codex's longest timeout", end)
+	}
+	// config.toml: the original bytes, then one table per hook.
+	if !strings.HasPrefix(string(confOnce), string(origConf)) {
+		t.Fatalf("config.toml was changed, not appended to:\n%s", confOnce)
+	}
+	// ckpt's four entries, at the indexes they landed on (the user's
+	// SessionStart and Stop come first), with the hashes that the rules
+	// checked against Codex 0.169 (the research's trust.py, which made
+	// hooks run in a real `codex exec`) give them.
+	var cm map[string]any
+	if _, err := toml.Decode(string(confOnce), &cm); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(m.Notify, []string{testCommand, "hook", "codex"}) || m.Model != "gpt-5.1-codex" || len(m.TUI.Notifications) != 2 {
-		t.Fatalf("%+v\n%s", m, once)
+	state := cm["hooks"].(map[string]any)["state"].(map[string]any)
+	for k, want := range map[string]string{
+		p + ":session_start:1:0":      "sha256:bf6e55f8f950612f0cb9184899ca7c8003a5998bdf5646d76c6ee9b738c8dfb5",
+		p + ":user_prompt_submit:0:0": "sha256:0ca4d0804c62d80bf982eb6479d2dcd68d79273669e153a5deeb27fcc75015b6",
+		p + ":stop:1:0":               "sha256:fe415dcc2fb669b3b763fe7baec832602e753b36d96126bea098a30498b9f0bd",
+		p + ":session_end:0:0":        "sha256:525d2a7a0a6b9938b939a6115c2287b04d3405e7992a5fd92cd8229ffd9d2906",
+	} {
+		if got, _ := state[k].(map[string]any)["trusted_hash"].(string); got != want {
+			t.Errorf("trust for %s: %q, want %q\n%s", k, got, want, confOnce)
+		}
 	}
-	if !strings.HasPrefix(string(once), "# Codex CLI configuration\nnotify = [") {
-		t.Fatalf("notify not at the top:\n%s", once)
+	if len(state) != 4 || cm["model"] != "gpt-5.1-codex" {
+		t.Fatalf("config.toml:\n%s", confOnce)
 	}
-	if st := Status(Codex, ScopeUser, p); !reflect.DeepEqual(st.Events, []string{"notify"}) {
+	st := Status(Codex, ScopeUser, p)
+	if !reflect.DeepEqual(st.Events, Events[Codex]) || !reflect.DeepEqual(st.Trusted, Events[Codex]) || len(st.Untrusted) != 0 || len(st.Missing) != 0 {
 		t.Fatalf("status %+v", st)
 	}
-	if ch, err := Install(Codex, ScopeUser, p, opts); err != nil || ch.Changed || string(read(t, p)) != string(once) {
+	if ch, err := Install(Codex, ScopeUser, p, opts); err != nil || ch.Changed || string(read(t, p)) != string(hooksOnce) || string(read(t, conf)) != string(confOnce) {
 		t.Fatalf("second install: %+v, %v", ch, err)
+	}
+
+	// A trust that no longer matches is reported, and install renews it
+	// in place.
+	stale := strings.Replace(string(confOnce), hashOf(t, confOnce, p+":stop:1:0"), "sha256:00", 1)
+	os.WriteFile(conf, []byte(stale), 0o600)
+	if st := Status(Codex, ScopeUser, p); !reflect.DeepEqual(st.Untrusted, []string{"Stop"}) {
+		t.Fatalf("status %+v", st)
+	}
+	if ch, err := Install(Codex, ScopeUser, p, opts); err != nil || !reflect.DeepEqual(ch.Trusted, []string{"Stop"}) || string(read(t, conf)) != string(confOnce) {
+		t.Fatalf("renew: %+v, %v\n%s", ch, err, read(t, conf))
+	}
+
+	ch, err = Uninstall(Codex, ScopeUser, p, opts)
+	if err != nil || !reflect.DeepEqual(ch.Removed, Events[Codex]) || !reflect.DeepEqual(ch.Untrusted, Events[Codex]) {
+		t.Fatalf("uninstall: %+v, %v", ch, err)
+	}
+	if got := read(t, p); string(got) != string(origHooks) {
+		t.Fatalf("hooks.json after install and uninstall:\n%s", got)
+	}
+	if got := read(t, conf); string(got) != string(origConf) {
+		t.Fatalf("config.toml after install and uninstall:\n%s", got)
+	}
+	if ch, err := Uninstall(Codex, ScopeUser, p, opts); err != nil || ch.Changed {
+		t.Fatalf("second uninstall: %+v, %v", ch, err)
+	}
+}
+
+// hashOf returns the trusted_hash config.toml records for key.
+func hashOf(t *testing.T, conf []byte, key string) string {
+	t.Helper()
+	m, err := decodeTOML(conf, "config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := trustedHash(m, key)
+	if h == "" {
+		t.Fatalf("no trust for %s", key)
+	}
+	return h
+}
+
+// The legacy notify program: install replaces ckpt's with the hooks, but
+// leaves another program's, and a notify of the user's that runs ckpt's
+// hook keeps install from adding hooks that would record every turn
+// twice. --notify installs it (for a Codex without hooks).
+func TestCodexNotifyInstall(t *testing.T) {
+	opts := installOpts(t)
+	p, _, origConf := codexFiles(t)
+	conf := codexConfigFile(p)
+	os.Remove(p)
+
+	// ckpt's legacy notify is replaced by the hooks.
+	withNotify := `notify = ["/usr/bin/ckpt", "hook", "codex"]` + "\n" + string(origConf)
+	os.WriteFile(conf, []byte(withNotify), 0o644)
+	ch, err := Install(Codex, ScopeUser, p, opts)
+	if err != nil || !reflect.DeepEqual(ch.Removed, []string{"notify"}) {
+		t.Fatalf("%+v, %v", ch, err)
+	}
+	if got := string(read(t, conf)); strings.Contains(got, "notify =") || !strings.HasPrefix(got, string(origConf)) {
+		t.Fatalf("config.toml:\n%s", got)
+	}
+	if !strings.HasPrefix(string(read(t, p)), "{\n  \"hooks\": {\n    \"SessionStart\": [\n") {
+		t.Fatalf("a new hooks.json is not two-space-indented JSON:\n%s", read(t, p))
+	}
+	if _, err := Uninstall(Codex, ScopeUser, p, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(read(t, conf)); got != string(origConf) {
+		t.Fatalf("config.toml after uninstall:\n%s", got)
+	}
+
+	// --notify: the legacy line, and ckpt's hooks out of hooks.json.
+	if _, err := Install(Codex, ScopeUser, p, opts); err != nil {
+		t.Fatal(err)
+	}
+	legacy := opts
+	legacy.Notify = true
+	ch, err = Install(Codex, ScopeUser, p, legacy)
+	if err != nil || !reflect.DeepEqual(ch.Added, []string{"notify"}) || ch.File != conf || !reflect.DeepEqual(ch.Removed, Events[Codex]) {
+		t.Fatalf("--notify: %+v, %v", ch, err)
+	}
+	once := read(t, conf)
+	if !strings.HasPrefix(string(once), "# Codex CLI configuration\nnotify = [\"/opt/ckpt/bin/ckpt\", \"hook\", \"codex\"]\n") ||
+		strings.Contains(string(once), "hooks.state") || strings.Contains(string(read(t, p)), "hook codex") {
+		t.Fatalf("config.toml:\n%s\nhooks.json:\n%s", once, read(t, p))
+	}
+	if st := Status(Codex, ScopeUser, p); !reflect.DeepEqual(st.Events, []string{"notify"}) || len(st.Missing) != 4 {
+		t.Fatalf("status %+v", st)
+	}
+	if ch, err := Install(Codex, ScopeUser, p, legacy); err != nil || ch.Changed {
+		t.Fatalf("second --notify install: %+v, %v", ch, err)
 	}
 	if ch, err := Uninstall(Codex, ScopeUser, p, opts); err != nil || !reflect.DeepEqual(ch.Removed, []string{"notify"}) {
 		t.Fatalf("uninstall: %+v, %v", ch, err)
 	}
-	if got := read(t, p); string(got) != string(orig) {
-		t.Fatalf("after install and uninstall:\n%s", got)
+	if got := read(t, conf); string(got) != string(origConf) {
+		t.Fatalf("after --notify and uninstall:\n%s", got)
 	}
 
-	// Another notify program is never replaced.
+	// Another notify program is never replaced; hooks go in beside it.
 	other := "notify = [\"python3\", \"/home/alice/.codex/notify.py\"]\nmodel = \"o3\"\n"
-	os.WriteFile(p, []byte(other), 0o644)
-	_, err = Install(Codex, ScopeUser, p, opts)
+	os.WriteFile(conf, []byte(other), 0o644)
+	_, err = Install(Codex, ScopeUser, p, legacy)
 	if err == nil || !strings.Contains(err.Error(), `already has a notify program: notify = ["python3", "/home/alice/.codex/notify.py"]`) {
 		t.Fatalf("err %v", err)
 	}
-	if string(read(t, p)) != other {
+	if string(read(t, conf)) != other {
 		t.Fatal("changed a config with another notify")
 	}
-	if st := Status(Codex, ScopeUser, p); st.Other == "" || len(st.Events) != 0 {
-		t.Fatalf("status %+v", st)
-	}
-	if ch, err := Uninstall(Codex, ScopeUser, p, opts); err != nil || ch.Changed {
-		t.Fatalf("uninstall removed another notify: %+v, %v", ch, err)
-	}
-
-	// No config yet; a config that does not parse.
-	p = filepath.Join(t.TempDir(), "config.toml")
 	if _, err := Install(Codex, ScopeUser, p, opts); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(read(t, p)); got != `notify = ["/opt/ckpt/bin/ckpt", "hook", "codex"]`+"\n" {
+	if st := Status(Codex, ScopeUser, p); st.Other == "" || len(st.Trusted) != 4 {
+		t.Fatalf("status %+v", st)
+	}
+	if _, err := Uninstall(Codex, ScopeUser, p, opts); err != nil || string(read(t, conf)) != other {
+		t.Fatalf("uninstall: %v\n%s", err, read(t, conf))
+	}
+
+	// The user's own notify that runs ckpt's hook: nothing is added.
+	hooksBefore := read(t, p)
+	own := "notify = [\"ckpt\", \"hook\", \"codex\", \"--no-watch\"]\n"
+	os.WriteFile(conf, []byte(own), 0o644)
+	if ch, err := Install(Codex, ScopeUser, p, opts); err != nil || ch.Changed || len(ch.Kept) != 1 {
+		t.Fatalf("%+v, %v", ch, err)
+	}
+	if string(read(t, conf)) != own || string(read(t, p)) != string(hooksBefore) {
+		t.Fatal("install changed a config whose notify runs ckpt's hook")
+	}
+
+	// No files yet; a config that does not parse.
+	home := t.TempDir()
+	p = filepath.Join(home, "hooks.json")
+	if _, err := Install(Codex, ScopeUser, p, legacy); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(read(t, codexConfigFile(p))); got != `notify = ["/opt/ckpt/bin/ckpt", "hook", "codex"]`+"\n" {
 		t.Fatalf("%q", got)
 	}
-	os.WriteFile(p, []byte("model = \n"), 0o644)
-	if _, err := Install(Codex, ScopeUser, p, opts); err == nil {
-		t.Fatal("installed into a config that does not parse")
+	os.WriteFile(codexConfigFile(p), []byte("model = \n"), 0o644)
+	for _, o := range []InstallOptions{opts, legacy} {
+		if _, err := Install(Codex, ScopeUser, p, o); err == nil {
+			t.Fatal("installed into a config that does not parse")
+		}
+	}
+	if _, err := os.Stat(p); err == nil {
+		t.Fatal("wrote hooks.json with a config.toml it cannot record their trust in")
 	}
 	if _, err := SettingsFile(Codex, ScopeProject, "/ws"); err == nil {
 		t.Fatal("codex has a project scope")
+	}
+}
+
+// The trust hash, against the hashes the real Codex 0.169 computed: each
+// declaration below was in a hooks.json of an isolated CODEX_HOME, and the
+// hash is the currentHash Codex's app-server returned for it (hooks/list;
+// see docs/hooks.md). The last one, trusted in config.toml, made Codex
+// run that hook end to end.
+func TestCodexHookHash(t *testing.T) {
+	i64 := func(n int64) *int64 { return &n }
+	u64 := func(n uint64) *uint64 { return &n }
+	str := func(s string) *string { return &s }
+	yes := true
+	for _, c := range []struct {
+		event   string
+		matcher *string
+		decl    codexDecl
+		want    string
+	}{
+		{"Stop", nil, codexDecl{Command: "ckpt hook codex stop", Timeout: i64(60), StatusMessage: str("checkpointing")},
+			"sha256:1b80371b77f7d1e454e3f73a896143c91fb61bc242a72f9317b2b65d8aedc764"},
+		{"PreToolUse", str("Bash"), codexDecl{Command: "ckpt hook codex pre-tool-use", Async: &yes},
+			"sha256:5542cc69d7e0af28b786024ceeec89d9b0992dbc28742bf9523d4cdf3008af75"},
+		{"SessionStart", str("startup|resume"), codexDecl{Command: "ckpt hook codex session-start"},
+			"sha256:38a902629619da206af176c60a7387b734bbe0b5c3c2caaef22b420e52be2028"},
+		{"SessionEnd", nil, codexDecl{Command: "ckpt hook codex session-end"},
+			"sha256:9842e40289f2e67e173d4fa9a098e4ac0c6bb5ab9969c5d36057db6551ef8f8a"},
+		{"SessionEnd", nil, codexDecl{Command: "e", Timeout: i64(10)}, // clamped to 3
+			"sha256:1c961b1feb2ddfd034b56b57216af374518582fbf5dc0173dcebc20889d389f5"},
+		{"UserPromptSubmit", nil, codexDecl{Command: "ckpt hook codex user-prompt-submit", Timeout: i64(30)},
+			"sha256:daca3aedb133e71affda43c729791a696e58265fa557f1c70a92c0719ce38e0c"},
+		{"UserPromptSubmit", nil, codexDecl{Command: "a", AdditionalContextLimit: u64(2500)},
+			"sha256:aed49e880e6f0f325bf01279b70ae96881385dd833b37dc1c840c5c6f0137787"},
+		{"UserPromptSubmit", nil, codexDecl{Command: "b", AdditionalContextLimit: u64(7)},
+			"sha256:0b7b39f1212911a02631474a0453f12368877b3d09a14af1dc22e956b5533654"},
+		{"SessionStart", str(""), codexDecl{Command: "c"},
+			"sha256:f846310b2ff47516cb30506ce5da1e200a5ec42f6f175eee2bc1e6b1e54abef7"},
+		{"SessionStart", str("*"), codexDecl{Command: "d"},
+			"sha256:883c92a6fbf306de7c46f37241316370dbdbd683aaadda9b3e91abcde8e5166d"},
+		{"Stop", nil, codexDecl{Command: "cd \"/x y\" && ckpt save > /dev/null 2>&1 <in \u00fc\t'q'"},
+			"sha256:4c277bf3f88b6f01a1f0deb2da7c6875efe6440dac2f699d12d378e7cdfad232"},
+		{"Stop", nil, codexDecl{Command: "/root/codexlab/dump.sh Stop"},
+			"sha256:80746df517e22178ae5bbf9c2cd797da20ac52f020f349c33bb6878ccac30878"},
+	} {
+		if got := codexHookHash(c.event, c.matcher, c.decl); got != c.want {
+			t.Errorf("%s %+v: %s, want %s", c.event, c.decl, got, c.want)
+		}
 	}
 }
 

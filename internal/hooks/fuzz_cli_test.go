@@ -36,6 +36,10 @@ func FuzzHookExit(f *testing.F) {
 	}
 	for i, agent := range hooks.Agents {
 		files, _ := filepath.Glob(filepath.Join("testdata", agent, "*.json"))
+		if agent == hooks.Codex { // its native hooks' payloads too
+			native, _ := filepath.Glob(filepath.Join("testdata", "codex-hooks", "*.json"))
+			files = append(files, native...)
+		}
 		for _, p := range files {
 			data, _ := os.ReadFile(p)
 			data = bytes.ReplaceAll(data, []byte("/home/alice/src/webapp"), []byte(ws))

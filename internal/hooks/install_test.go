@@ -734,3 +734,58 @@ func TestLocalScope(t *testing.T) {
 		t.Errorf("status: %+v", in)
 	}
 }
+
+// Trust tables Codex or the user wrote: install sets the hash in the
+// table there, uninstall removes only the hash it recorded (a table that
+// holds more keeps them), and a hash that is not ckpt's stays.
+func TestCodexTrustEdits(t *testing.T) {
+	e := []codexTrust{{Event: "Stop", Key: "/h/hooks.json:stop:0:0", Hash: "sha256:aa"}}
+	header := `[hooks.state."/h/hooks.json:stop:0:0"]` + "\n"
+	for _, c := range []struct{ name, src, set, unset string }{
+		{"new", "model = \"o3\"", "model = \"o3\"\n\n" + header + "trusted_hash = \"sha256:aa\"\n", "model = \"o3\"\n"},
+		{"empty", "", header + "trusted_hash = \"sha256:aa\"\n", ""},
+		{"disabled", header + "enabled = false\n", header + "trusted_hash = \"sha256:aa\"\nenabled = false\n", header + "enabled = false\n"},
+		{"stale", header + "trusted_hash = \"sha256:00\" # old\n[tui]\n", header + "trusted_hash = \"sha256:aa\"\n[tui]\n", "[tui]\n"},
+	} {
+		out, err := setTrust([]byte(c.src), e, &Change{File: "config.toml"})
+		if err != nil || string(out) != c.set {
+			t.Errorf("%s: set: %q, %v; want %q", c.name, out, err, c.set)
+			continue
+		}
+		back, err := removeTrust(out, e, &Change{File: "config.toml"})
+		if err != nil || string(back) != c.unset {
+			t.Errorf("%s: unset: %q, %v; want %q", c.name, back, err, c.unset)
+		}
+	}
+	// Another hash under ckpt's key (the user trusted something else
+	// there) is not ckpt's to remove; a hooks key that is no table is not
+	// edited at a guess.
+	other := header + "trusted_hash = \"sha256:bb\"\n"
+	if out, err := removeTrust([]byte(other), e, &Change{File: "config.toml"}); err != nil || string(out) != other {
+		t.Errorf("removed another hash: %q, %v", out, err)
+	}
+	if _, err := setTrust([]byte("hooks = 1\n"), e, &Change{File: "config.toml"}); err == nil {
+		t.Error("recorded trust under a hooks key that is not a table")
+	}
+}
+
+// With $CODEX_HOME a symlink, Codex keys trust by the path it resolves to.
+func TestCodexTrustKeyResolvesCodexHome(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "codex")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CODEX_HOME", link)
+	p := filepath.Join(link, "hooks.json")
+	if _, err := Install(Codex, ScopeUser, p, installOpts(t)); err != nil {
+		t.Fatal(err)
+	}
+	conf := string(read(t, filepath.Join(real, "config.toml")))
+	if !strings.Contains(conf, `[hooks.state."`+filepath.Join(real, "hooks.json")+`:stop:0:0"]`) {
+		t.Fatalf("config.toml:\n%s", conf)
+	}
+	if st := Status(Codex, ScopeUser, p); len(st.Trusted) != 4 {
+		t.Fatalf("status %+v", st)
+	}
+}

@@ -390,7 +390,7 @@ func readOptional(file string) ([]byte, bool, error) {
 // both files as they are (the hooks would record every turn twice).
 func codexHooksInstall(file string, opts InstallOptions, ch *Change) error {
 	conf := codexConfigFile(file)
-	csrc, _, err := readOptional(conf)
+	csrc, cexists, err := readOptional(conf)
 	if err != nil {
 		return err
 	}
@@ -410,6 +410,9 @@ func codexHooksInstall(file string, opts InstallOptions, ch *Change) error {
 		return err
 	}
 	entries := codexTrusts(src, codexKeySource(file), false)
+	if len(entries) == 0 && !cexists {
+		return nil // nothing to trust, and no config.toml to make
+	}
 	cc := &Change{Agent: Codex, Scope: ch.Scope, File: conf}
 	err = editFile(conf, opts, cc, func(src []byte) ([]byte, error) {
 		out, err := removeOurNotify(src, cc)

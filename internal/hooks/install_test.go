@@ -789,3 +789,31 @@ func TestCodexTrustKeyResolvesCodexHome(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// Hooks of the user's own that run ckpt's hook are theirs: install adds
+// none beside them, trusts none of them, and makes no config.toml.
+func TestCodexInstallKeepsTheUsersHooks(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CODEX_HOME", dir)
+	var b strings.Builder
+	b.WriteString("{\"hooks\": {")
+	for i, ev := range Events[Codex] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`"` + ev + `": [{"hooks": [{"type": "command", "command": "ckpt hook codex --no-watch"}]}]`)
+	}
+	b.WriteString("}}\n")
+	p := filepath.Join(dir, "hooks.json")
+	os.WriteFile(p, []byte(b.String()), 0o644)
+	ch, err := Install(Codex, ScopeUser, p, installOpts(t))
+	if err != nil || ch.Changed || len(ch.Kept) != 4 {
+		t.Fatalf("%+v, %v", ch, err)
+	}
+	if _, err := os.Stat(codexConfigFile(p)); err == nil {
+		t.Fatal("made a config.toml with nothing to trust")
+	}
+	if st := Status(Codex, ScopeUser, p); len(st.Events) != 4 || !reflect.DeepEqual(st.Untrusted, Events[Codex]) {
+		t.Fatalf("status %+v", st)
+	}
+}

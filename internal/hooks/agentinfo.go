@@ -41,16 +41,42 @@ func FindAgent(ctx context.Context, agent string, timeout time.Duration) *Agent 
 	cmd := exec.CommandContext(ctx, p, "--version")
 	cmd.Stdin = nil
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	// Only the start of the output is kept: a command that prints without
+	// end is stopped once that much has come, not read into memory whole.
+	out := &headBuffer{max: 64 << 10, full: cancel}
+	cmd.Stdout = out
+	err = cmd.Run()
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out.buf)), "\n")
 	a.Version = clip(strings.TrimSpace(line), 200)
 	switch {
+	case out.over:
+		// It said enough: its first line is the version.
 	case ctx.Err() != nil:
 		a.Error = "--version did not answer within " + timeout.String()
 	case err != nil && a.Version == "":
 		a.Error = "--version: " + err.Error()
 	}
 	return a
+}
+
+// headBuffer keeps the first max bytes written to it and calls full once
+// more come; the rest is dropped.
+type headBuffer struct {
+	buf  []byte
+	max  int
+	over bool
+	full func()
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	if n := b.max - len(b.buf); n > 0 {
+		b.buf = append(b.buf, p[:min(n, len(p))]...)
+	}
+	if len(b.buf) >= b.max && !b.over {
+		b.over = true
+		b.full()
+	}
+	return len(p), nil
 }
 
 // LastRun is the last hook call of one agent's event the hook log has.
@@ -96,7 +122,30 @@ func LastRuns(logPath string) (map[string][]LastRun, error) {
 // logLine is one line of the hook log as report writes it: "TIME AGENT
 // [EVENT] [session=ID] [workspace=DIR]" then ": ACTION…" or " error: …",
 // and " (Nms)" at the end.
-var logLine = regexp.MustCompile(`^(\S+) (\S+?)(?: ([A-Za-z][\w-]*))?(?: session=(\S+?))?(?: workspace=(.+?))?(:| error:) .*\((\d+)ms\)$`)
+var logLine = regexp.MustCompile(`^(\S+) (\S+?)(?: ([A-Za-z][\w-]*))?(?: session=(\S+?))?(?: workspace=("(?:[^"\\]|\\.)*"|.+?))?(:| error:) .*\((\d+)ms\)$`)
+
+// eventRE is an event's name as the log's line names it bare.
+var eventRE = regexp.MustCompile(`^[A-Za-z][\w-]{0,63}$`)
+
+// logEvent is the event as the log's line names it: an event's name comes
+// from the agent's payload, so one of another shape is quoted (and
+// clipped), so that it cannot forge a line or be read as a run.
+func logEvent(ev string) string {
+	if eventRE.MatchString(ev) {
+		return ev
+	}
+	return strconv.Quote(clip(ev, 80))
+}
+
+// logWorkspace is the workspace as the log's line names it: quoted (Go
+// syntax) if it holds a space, a colon, a quote or a character that is
+// not printable, so that no path can end the field early or forge a line.
+func logWorkspace(ws string) string {
+	if q := strconv.Quote(ws); q != `"`+ws+`"` || strings.ContainsAny(ws, " :") || strings.HasPrefix(ws, `"`) {
+		return q
+	}
+	return ws
+}
 
 // scanLog parses the log's lines, calling fn for each.
 func scanLog(r io.Reader, fn func(agent string, run LastRun)) error {
@@ -117,7 +166,13 @@ func scanLog(r io.Reader, fn func(agent string, run LastRun)) error {
 			continue
 		}
 		ms, _ := strconv.Atoi(m[7])
-		fn(m[2], LastRun{Event: m[3], Time: t, OK: m[6] == ":", Millis: ms, Workspace: m[5]})
+		ws := m[5]
+		if strings.HasPrefix(ws, `"`) {
+			if u, err := strconv.Unquote(ws); err == nil {
+				ws = u
+			}
+		}
+		fn(m[2], LastRun{Event: m[3], Time: t, OK: m[6] == ":", Millis: ms, Workspace: ws})
 	}
 	return sc.Err()
 }

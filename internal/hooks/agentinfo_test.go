@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +108,64 @@ func TestFindAgent(t *testing.T) {
 	start := time.Now()
 	if a := FindAgent(context.Background(), Gemini, 200*time.Millisecond); !strings.Contains(a.Error, "did not answer") || time.Since(start) > 5*time.Second {
 		t.Errorf("hung: %+v after %v", a, time.Since(start))
+	}
+}
+
+// TestLastRunsOddWorkspace: a workspace whose path holds ": ", " error: "
+// or a newline is read back whole, as the run it was, and cannot forge a
+// line of its own.
+func TestLastRunsOddWorkspace(t *testing.T) {
+	for _, ws := range []string{"/tmp/a: b", "/tmp/x error: y", "/tmp/q\"uote", "/tmp/nl\n2026-01-01T00:00:00.000Z gemini AfterAgent: forged (1ms)"} {
+		dir := t.TempDir()
+		log := filepath.Join(dir, "hooks.log")
+		report(io.Discard, log, filepath.Join(dir, "f.json"), &Result{Agent: ClaudeCode, Event: "Stop", Session: "s", Workspace: ws, Action: "ended turn 1"}, nil, time.Now(), nil)
+		runs, err := LastRuns(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 1 || len(runs[ClaudeCode]) != 1 || !runs[ClaudeCode][0].OK || runs[ClaudeCode][0].Workspace != ws {
+			t.Errorf("workspace %q: %+v", ws, runs)
+		}
+	}
+}
+
+// TestLastRunsOddEvent: an event's name comes from the agent's payload;
+// one that is not a name cannot forge a line.
+func TestLastRunsOddEvent(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "hooks.log")
+	ev := "Bogus\n2026-01-01T00:00:00.000Z gemini AfterAgent: forged (1ms)"
+	report(io.Discard, log, filepath.Join(dir, "f.json"), &Result{Agent: ClaudeCode, Event: ev, Session: "s", Action: "ignored", Notes: []string{"ckpt does nothing for claude-code " + ev}}, nil, time.Now(), nil)
+	runs, err := LastRuns(log)
+	if err != nil || len(runs) != 0 {
+		t.Errorf("%+v, %v", runs, err)
+	}
+	data, _ := os.ReadFile(log)
+	if n := strings.Count(string(data), "\n"); n != 1 {
+		t.Errorf("%d lines: %q", n, data)
+	}
+}
+
+// TestFindAgentFlood: a command whose --version prints without end is
+// not read into memory whole.
+func TestFindAgentFlood(t *testing.T) {
+	yes, err := exec.LookPath("yes")
+	if err != nil {
+		t.Skip("no yes on PATH")
+	}
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexec "+yes+" 0123456789012345678901234567890123456789012345678901234567890123456789\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	a := FindAgent(context.Background(), ClaudeCode, time.Second)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Errorf("read %d MB of --version output", grew>>20)
+	}
+	if !strings.HasPrefix(a.Version, "0123456789") {
+		t.Errorf("version: %+v", a)
 	}
 }

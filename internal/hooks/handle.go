@@ -469,7 +469,7 @@ func report(stderr io.Writer, logPath, failFile string, res *Result, err error, 
 	}
 	what := res.Agent
 	if res.Event != "" {
-		what += " " + res.Event
+		what += " " + logEvent(res.Event)
 	}
 	var line strings.Builder
 	fmt.Fprintf(&line, "%s %s", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), what)
@@ -477,7 +477,7 @@ func report(stderr io.Writer, logPath, failFile string, res *Result, err error, 
 		fmt.Fprintf(&line, " session=%s", res.Session)
 	}
 	if res.Workspace != "" {
-		fmt.Fprintf(&line, " workspace=%s", res.Workspace)
+		fmt.Fprintf(&line, " workspace=%s", logWorkspace(res.Workspace))
 	}
 	if err != nil {
 		fmt.Fprintf(&line, " error: %s", flat(err.Error()))

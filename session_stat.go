@@ -7,8 +7,8 @@ import (
 )
 
 // LineCount is what a span of history changed: files, and the lines
-// inserted and deleted in text files, counted as git diff --stat counts
-// them.
+// inserted and deleted in text files, counted as git diff --numstat
+// --no-renames counts them (a rename is a deletion and an addition).
 type LineCount struct {
 	Files      int `json:"files"`
 	Insertions int `json:"insertions"`

@@ -106,10 +106,11 @@ func copyTree(t *testing.T, ws string) string {
 }
 
 // gitNumstat counts the difference of two directories with git diff
-// --no-index --numstat.
+// --no-index --numstat --no-renames (ckpt does not detect renames: a
+// renamed file is one deleted and one added).
 func gitNumstat(t *testing.T, from, to string) LineCount {
 	t.Helper()
-	out, _ := testutil.GitErr(t, t.TempDir(), "diff", "--no-index", "--numstat", from, to)
+	out, _ := testutil.GitErr(t, t.TempDir(), "diff", "--no-index", "--numstat", "--no-renames", from, to)
 	var c LineCount
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(l)
@@ -127,4 +128,65 @@ func gitNumstat(t *testing.T, from, to string) LineCount {
 		c.Deletions += del
 	}
 	return c
+}
+
+// TestLineCountOddChanges: the line counts of changes of every kind —
+// mode only, symlinks, empty files, type changes, no final newline,
+// CRLF — agree with git diff --no-index --numstat on the same trees.
+func TestLineCountOddChanges(t *testing.T) {
+	testutil.NeedGit(t)
+	ctx := context.Background()
+	cases := []struct{ name, before, after string }{
+		{"mode only", "printf 'a\\nb\\n' > f", "chmod +x f"},
+		{"empty added", ":", ": > e"},
+		{"empty deleted", ": > e", "rm e"},
+		{"empty to text", ": > e", "printf 'x\\ny\\n' > e"},
+		{"symlink added", ":", "ln -s target l"},
+		{"symlink retargeted", "ln -s t1 l", "rm l; ln -s t2 l"},
+		{"file to symlink", "printf 'a\\nb\\nc\\n' > f", "rm f; ln -s f2 f"},
+		{"symlink to file", "ln -s t f", "rm f; printf 'a\\nb\\n' > f"},
+		{"file to dir", "printf 'a\\nb\\n' > f", "rm f; mkdir f; printf 'c\\n' > f/g"},
+		{"no final newline", "printf 'a\\nb' > f", "printf 'a\\nb\\n' > f"},
+		{"crlf", "printf 'a\\r\\nb\\r\\n' > f", "printf 'a\\nb\\n' > f"},
+		{"rename", "printf 'a\\nb\\nc\\n' > f", "mv f g"},
+		{"binary to text", "printf 'a\\000b' > f", "printf 'a\\nb\\n' > f"},
+		{"text to binary", "printf 'a\\nb\\n' > f", "printf 'a\\000b' > f"},
+		{"exec symlink dir", "mkdir d; printf 'x\\n' > d/x", "rm -r d; ln -s . d"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			sh(t, ws, tc.before)
+			r, err := Open(ctx, ws, Options{Store: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			a, err := r.Save(ctx, SaveOptions{Message: "a", AllowEmpty: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			from := copyTree(t, ws)
+			sh(t, ws, tc.after)
+			b, err := r.Save(ctx, SaveOptions{Message: "b", AllowEmpty: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			to := copyTree(t, ws)
+			got, err := r.lineCount(ctx, a.Checkpoint.ID.String(), b.Checkpoint.ID.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := gitNumstat(t, from, to); got != want {
+				t.Errorf("ckpt counts %+v, git %+v", got, want)
+			}
+			wt, err := r.lineCount(ctx, a.Checkpoint.ID.String(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wt != got {
+				t.Errorf("to the working tree %+v, to the checkpoint %+v", wt, got)
+			}
+		})
+	}
 }

@@ -401,6 +401,12 @@ func Install(agent string, scope Scope, file string, opts InstallOptions) (*Chan
 		}
 		opts.Command = c
 	}
+	// ckpt knows its entries by a program named ckpt (see isOurs): an
+	// entry of another name would be doubled by every install and never
+	// removed by uninstall.
+	if base := filepath.Base(opts.Command); base != "ckpt" && base != "ckpt.exe" {
+		return nil, fmt.Errorf("the hook command %s is not a program named ckpt: ckpt would not know the entries as its own (install would add them again, uninstall would not remove them); install the binary as ckpt, or pass --command with a path to it named ckpt", opts.Command)
+	}
 	ch := &Change{Agent: agent, Scope: scope, File: file, Command: opts.Command, Added: []string{}, Updated: []string{}, Removed: []string{}}
 	if agent == Codex && opts.Notify {
 		return ch, codexNotifyInstall(file, opts, ch)

@@ -817,3 +817,23 @@ func TestCodexInstallKeepsTheUsersHooks(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// TestInstallCommandNotNamedCkpt: ckpt knows its entries by a program
+// named ckpt, so a command of another name (a binary built as ckpt-dev)
+// would be an entry that install doubles on every run and uninstall never
+// removes: install refuses it, for every agent.
+func TestInstallCommandNotNamedCkpt(t *testing.T) {
+	for _, agent := range []string{ClaudeCode, Gemini, Codex} {
+		file := filepath.Join(t.TempDir(), "settings")
+		opts := installOpts(t)
+		opts.Command = "/opt/bin/ckpt-dev"
+		for range 2 {
+			if _, err := Install(agent, ScopeProject, file, opts); err == nil || !strings.Contains(err.Error(), "ckpt-dev") {
+				t.Errorf("%s: install with a command not named ckpt: %v", agent, err)
+			}
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Errorf("%s: install wrote %s", agent, read(t, file))
+		}
+	}
+}

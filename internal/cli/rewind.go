@@ -140,7 +140,18 @@ func agentResume(e *env, ctl *ckpt.Controller, res *ckpt.RewindResult) (*hooks.A
 	if err != nil || s.Agent == "" {
 		return nil, ""
 	}
-	ar, err := hooks.ResumeBefore(s, res.Prompt)
+	// The rewound turn: still the session's in a dry run, else the
+	// first of those the rewind removed.
+	var t *ckpt.Turn
+	switch k := len(s.Rewound) - res.Turns; {
+	case res.DryRun && res.Turn <= len(s.Turns):
+		t = s.Turns[res.Turn-1]
+	case !res.DryRun && res.Turns > 0 && k >= 0:
+		t = s.Rewound[k]
+	default:
+		return nil, ""
+	}
+	ar, err := hooks.ResumeBefore(s, t)
 	if err != nil {
 		return nil, fmt.Sprintf("%s's own conversation still holds the rewound turns: %v", agentName(s.Agent), err)
 	}

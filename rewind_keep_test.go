@@ -99,6 +99,34 @@ func TestKeepUserEditsFileWhereTurnDeletedDir(t *testing.T) {
 	}
 }
 
+// The turn replaced a directory with a file; afterwards the user edited
+// that file. The path conflicts (the user's file stays), so the
+// directory's files under it must not come back: creating them would
+// replace the user's file with the directory.
+func TestKeepUserEditsFileWhereTurnReplacedDir(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"d/x": "x\n", "d/sub/y": "y\n", "other.txt": "o\n"})
+	c := newCtl(t, r, "keep")
+	turn(t, c, "agent turns d into a file", func() {
+		if err := os.RemoveAll(filepath.Join(ws, "d")); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, ws, "d", "agent's d\n")
+	})
+	writeFile(t, ws, "d", "agent's d\nand the user's line\n")
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
+	if err != nil {
+		t.Fatalf("rewind: %v", err)
+	}
+	if got := readAny(ws, "d"); got != "agent's d\nand the user's line\n" {
+		t.Fatalf("the user's file d = %q after a rewind that keeps user edits (conflicts %v, kept %v)",
+			got, res.Conflicts, res.Kept)
+	}
+	if len(res.Conflicts) == 0 || res.Conflicts[0] != "d" {
+		t.Errorf("conflicts %v, want d among them", res.Conflicts)
+	}
+}
+
 // readAny reads a file, describing a failure instead of failing the test.
 func readAny(ws, p string) string {
 	b, err := os.ReadFile(filepath.Join(ws, p))

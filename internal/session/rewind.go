@@ -271,12 +271,29 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 		for p, e := range cur {
 			prev[p] = e
 		}
-		err := tree.Diff(ctx, v.ws.ReadTree, begin, end, nil, func(ch tree.Change) error {
+		// Paths of this part whose user side stays (conflicts): what the
+		// part changed below one stays too, since putting it back would
+		// replace the user's file with a directory. Changes are taken
+		// parents first for this.
+		keptHere := map[string]bool{}
+		var changes []tree.Change
+		if err := tree.Diff(ctx, v.ws.ReadTree, begin, end, nil, func(ch tree.Change) error {
+			changes = append(changes, ch)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		sort.SliceStable(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+		handle := func(ch tree.Change) error {
 			p := ch.Path
 			// A directory above p whose type the user changed (a file
-			// where the turn left a directory, or the reverse): the
-			// user's side stays.
+			// where the turn left a directory, or the reverse), or a
+			// path above p kept as the user's: the user's side stays.
 			for q := path.Dir(p); q != "."; q = path.Dir(q) {
+				if keptHere[q] {
+					conflicts[p], kept[p], keptHere[p] = true, true, true
+					return nil
+				}
 				o, err := v.state(prev, q)
 				if err != nil {
 					return err
@@ -286,7 +303,7 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 					return err
 				}
 				if kindOf(o) != kindOf(b) {
-					conflicts[p], kept[p] = true, true
+					conflicts[p], kept[p], keptHere[p] = true, true, true
 					return nil
 				}
 			}
@@ -313,7 +330,7 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 					return err
 				}
 				if !ok {
-					conflicts[p] = true
+					conflicts[p], keptHere[p] = true, true
 					return nil // keep ours
 				}
 				id := object.Sum(merged)
@@ -325,9 +342,11 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 				cur[p] = &object.Entry{Name: path.Base(p), Mode: mode, ID: id, Size: int64(len(merged))}
 			}
 			return nil
-		})
-		if err != nil {
-			return nil, err
+		}
+		for _, ch := range changes {
+			if err := handle(ch); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return kp, nil

@@ -147,12 +147,37 @@ func logWorkspace(ws string) string {
 	return ws
 }
 
+// maxLogLine is the longest log line scanLog parses; a longer one (a torn
+// write, another program's) is skipped.
+const maxLogLine = 1 << 20
+
 // scanLog parses the log's lines, calling fn for each.
 func scanLog(r io.Reader, fn func(agent string, run LastRun)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		m := logLine.FindStringSubmatch(sc.Text())
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	long := false
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !long {
+			buf = append(buf, chunk...)
+			long = len(buf) > maxLogLine
+		}
+		if isPrefix {
+			continue
+		}
+		line := string(buf)
+		skip := long
+		buf, long = buf[:0], false
+		if skip {
+			continue
+		}
+		m := logLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -174,5 +199,4 @@ func scanLog(r io.Reader, fn func(agent string, run LastRun)) error {
 		}
 		fn(m[2], LastRun{Event: m[3], Time: t, OK: m[6] == ":", Millis: ms, Workspace: ws})
 	}
-	return sc.Err()
 }

@@ -169,3 +169,26 @@ func TestFindAgentFlood(t *testing.T) {
 		t.Errorf("version: %+v", a)
 	}
 }
+
+// TestLastRunsLongLine: a line too long to be one of report's (a torn
+// write, another program's) is skipped, not the end of the reading: the
+// runs after it are still found.
+func TestLastRunsLongLine(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "hooks.log")
+	call := func(ev string) {
+		report(io.Discard, log, filepath.Join(dir, "f.json"), &Result{Agent: ClaudeCode, Event: ev, Session: "s", Workspace: "/w", Action: "x"}, nil, time.Now(), nil)
+	}
+	call("SessionStart")
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(strings.Repeat("x", 3<<20) + "\n")
+	f.Close()
+	call("Stop")
+	runs, err := LastRuns(log)
+	if err != nil || len(runs[ClaudeCode]) != 2 {
+		t.Fatalf("%+v, %v", runs, err)
+	}
+}

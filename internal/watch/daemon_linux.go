@@ -71,6 +71,9 @@ type Daemon struct {
 	// name that was given, removed or written (see trackName).
 	names        map[nameKey]nameState
 	absentWrites int // names in state nameAbsentWrite
+	// readEnd counts the bytes of events read from the kernel; evPos is
+	// where the event being handled starts in that stream (see settle).
+	readEnd, evPos uint64
 	// unwatched: directories the stat cache holds that cannot be watched
 	// (a path longer than PATH_MAX): every answer names them as changed,
 	// so every save reads them.
@@ -315,7 +318,10 @@ func (d *Daemon) readEvents(ctx context.Context) error {
 			return err
 		}
 		d.mu.Lock()
+		base := d.readEnd
+		d.readEnd += uint64(n)
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			d.evPos = base + uint64(off)
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 			end := off + unix.SizeofInotifyEvent + int(ev.Len)
 			if end > n {

@@ -41,6 +41,19 @@ import (
 //     question): a write through a descriptor whose name was removed,
 //     which may be a link of any file; lose track.
 //
+// A look is two reads in the kernel: the name, then the file's link count.
+// A removal of the name (unlink, or a rename over it) drops the count
+// before it takes the name out of the directory cache, so a look while it
+// runs finds the name and a count without it: a link of a file with one
+// other link looks like a plain file. The removal holds the directory's
+// lock throughout and queues its event before it lets go; so after a look
+// that finds a regular file without other links, the daemon takes that
+// lock in turn (reading the directory) and notes how far the events
+// queued by then reach (settle). If the name's next event is a removal
+// within that reach, the look may have seen such a count: the daemon
+// takes the look as having found the name gone (first rule), and loses
+// track if the name had events before or was written through in between.
+//
 // Why that is enough: name events in one directory happen, and are queued,
 // in one order (the directory's lock), and the daemon handles them in that
 // order; each look sees the name as some event at or after the handled one
@@ -89,6 +102,14 @@ type nameState struct {
 	kind    nameKind
 	sampled bool
 	id      fileID
+	// until: the look that bound the name found a regular file without
+	// other links; a removal of the name queued before this position
+	// in the event stream may have been under way during that look (see
+	// settle). 0 when not.
+	until uint64
+	// known: the name had events before that look; written: a write
+	// through the name came since.
+	known, written bool
 }
 
 // fileID identifies a file: its inode and, where the file system records
@@ -102,15 +123,19 @@ type fileID struct {
 type lookResult struct {
 	ok     bool // something holds the name
 	dir    bool
+	reg    bool // a regular file
 	linked bool // a regular file with other hard links
 	id     fileID
 }
+
+// statx is unix.Statx (a test stands in for the kernel's timing).
+var statx = unix.Statx
 
 // look reads what a name (workspace-relative) holds now, without
 // following a symbolic link.
 func (d *Daemon) look(rel string) lookResult {
 	var stx unix.Statx_t
-	err := unix.Statx(unix.AT_FDCWD, d.abs(rel), unix.AT_SYMLINK_NOFOLLOW,
+	err := statx(unix.AT_FDCWD, d.abs(rel), unix.AT_SYMLINK_NOFOLLOW,
 		unix.STATX_TYPE|unix.STATX_MODE|unix.STATX_INO|unix.STATX_NLINK|unix.STATX_BTIME, &stx)
 	if err == unix.ENOSYS || err == unix.EPERM {
 		// No statx (an old kernel, a seccomp filter): lstat, no birth time.
@@ -119,7 +144,7 @@ func (d *Daemon) look(rel string) lookResult {
 			return lookResult{}
 		}
 		mode := st.Mode & unix.S_IFMT
-		return lookResult{ok: true, dir: mode == unix.S_IFDIR, linked: mode == unix.S_IFREG && st.Nlink > 1,
+		return lookResult{ok: true, dir: mode == unix.S_IFDIR, reg: mode == unix.S_IFREG, linked: mode == unix.S_IFREG && st.Nlink > 1,
 			id: fileID{dev: uint64(st.Dev), ino: st.Ino}}
 	}
 	if err != nil {
@@ -131,8 +156,36 @@ func (d *Daemon) look(rel string) lookResult {
 	}
 	mode := uint32(stx.Mode) & unix.S_IFMT
 	r.dir = mode == unix.S_IFDIR
+	r.reg = mode == unix.S_IFREG
 	r.linked = mode == unix.S_IFREG && stx.Nlink > 1
 	return r
+}
+
+// settle waits until no removal in dir that was under way is still under
+// way, and returns the position in
+// the event stream that every event queued by then comes before. On any
+// failure it returns the end of the stream: every later removal counts.
+//
+// Linux's unlink and rename hold the parent directory's lock (i_rwsem)
+// from before they drop the link count until after they queue the event;
+// reading the directory (getdents) takes that lock shared, so it waits
+// for them.
+func (d *Daemon) settle(dir string) uint64 {
+	fd, err := unix.Open(d.abs(dir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ^uint64(0)
+	}
+	var buf [512]byte
+	_, err = unix.Getdents(fd, buf[:])
+	unix.Close(fd)
+	if err != nil {
+		return ^uint64(0)
+	}
+	n, err := unix.IoctlGetInt(d.fd, unix.TIOCINQ) // FIONREAD
+	if err != nil || n < 0 {
+		return ^uint64(0)
+	}
+	return d.readEnd + uint64(n)
 }
 
 // trackName applies the rules above to one event of a name that is not a
@@ -141,6 +194,11 @@ func (d *Daemon) trackName(dir, name string, mask uint32) {
 	key := nameKey{dir, name}
 	st, known := d.names[key]
 	p := join(dir, name)
+	// lookRaced: this event removes the name (a removal, or a rename
+	// over it), and may have been under way while the daemon looked at
+	// the file the name was given (see settle).
+	lookRaced := known && st.until != 0 && d.evPos < st.until && (st.known || st.written)
+	const racedReason = " was removed while the watcher looked at it: it may have been a hard link"
 	switch {
 	case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
 		now := d.look(p)
@@ -149,6 +207,8 @@ func (d *Daemon) trackName(dir, name string, mask uint32) {
 			d.lose(p + " was written after its name was removed (through a descriptor still open): it may be a hard link of any file")
 		case known && st.kind == nameBound && st.sampled && now.ok && now.id == st.id:
 			d.lose(p + " was replaced before the watcher could look at it")
+		case mask&unix.IN_MOVED_TO != 0 && lookRaced:
+			d.lose(p + racedReason)
 		case !now.ok && !known:
 			d.setName(key, nameState{kind: nameUnseen})
 		case !now.ok || now.dir:
@@ -156,7 +216,11 @@ func (d *Daemon) trackName(dir, name string, mask uint32) {
 		case now.linked:
 			d.lose("a hard link " + p + " was made: a write through another of its links is no event in " + orDot(dir))
 		default:
-			d.setName(key, nameState{kind: nameBound, sampled: true, id: now.id})
+			ns := nameState{kind: nameBound, sampled: true, id: now.id}
+			if now.reg {
+				ns.until, ns.known = d.settle(dir), known
+			}
+			d.setName(key, ns)
 		}
 	case mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0:
 		if known && st.kind == nameBound && st.sampled {
@@ -164,6 +228,10 @@ func (d *Daemon) trackName(dir, name string, mask uint32) {
 				d.lose(p + " changed again before the watcher could look at it")
 				return
 			}
+		}
+		if mask&unix.IN_DELETE != 0 && lookRaced {
+			d.lose(p + racedReason)
+			return
 		}
 		d.setName(key, nameState{kind: nameUnbound})
 	case mask&(unix.IN_MODIFY|unix.IN_ATTRIB) != 0:
@@ -178,6 +246,9 @@ func (d *Daemon) trackName(dir, name string, mask uint32) {
 			d.lose(p + " was written, but the file it named was gone before the watcher could look at it: it may be a hard link")
 		case st.kind == nameUnbound:
 			d.lose(p + " was written after its name was removed (through a descriptor still open): it may be a hard link of any file")
+		case st.until != 0 && !st.written:
+			st.written = true
+			d.names[key] = st
 		}
 	}
 }

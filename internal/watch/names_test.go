@@ -5,11 +5,13 @@ package watch
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"golang.org/x/sys/unix"
 )
 
 // atEvent runs fn once, in the daemon, just before it handles the first
@@ -211,5 +213,86 @@ func TestWriteThroughRemovedLink(t *testing.T) {
 	f2.WriteString("through the removed name")
 	if a = query(t, sock, a.Token); !a.Full || !strings.Contains(a.Reason, "while its name was being removed") {
 		t.Fatalf("after a write through the name removed earlier: %+v", a)
+	}
+}
+
+// The kernel drops a file's link count before it takes the removed name
+// out of the directory cache: a look while `rm c/g` runs finds c/g and,
+// in the same statx, a count without c/g. For a link of a/b/f.txt that
+// count is 1, as for a plain file. Here the look is made to fall into that
+// window (the removal completes within it, as the kernel's does within
+// the directory's lock): a link made, written through and removed while
+// the daemon looked must still make it lose track.
+func TestLookDuringRemoval(t *testing.T) {
+	// The stand-in is set before the daemon starts and reset after it
+	// stopped (cleanups run last first).
+	var once sync.Once
+	statx = func(dirfd int, path string, flags, mask int, stx *unix.Statx_t) error {
+		err := unix.Statx(dirfd, path, flags, mask, stx)
+		if strings.HasSuffix(path, "/c/g") && err == nil {
+			once.Do(func() {
+				// The name was found; the removal drops the count
+				// before the count is read.
+				if err := os.Remove(path); err != nil {
+					t.Error(err)
+				}
+				stx.Nlink--
+			})
+		}
+		return err
+	}
+	t.Cleanup(func() { statx = unix.Statx })
+	root, sock := setup(t)
+	g := filepath.Join(root, "c", "g")
+	a := query(t, sock, "")
+	if a = query(t, sock, a.Token); a.Full {
+		t.Fatalf("nothing changed: %+v", a)
+	}
+	// The write comes after the link's event and before the daemon looks.
+	atEvent(t, "c/g", func() { appendFile(t, g, "through the link") })
+	if err := os.Link(filepath.Join(root, "a/b/f.txt"), g); err != nil {
+		t.Fatal(err)
+	}
+	if a = query(t, sock, a.Token); !a.Full || !strings.Contains(a.Reason, "removed while the watcher looked") {
+		t.Fatalf("a link written through while its removal ran: %+v", a)
+	}
+
+	// A plain file created, then written and removed after the daemon
+	// looked: no hard link, and the daemon vouches.
+	p := filepath.Join(root, "c", "plain")
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a = query(t, sock, a.Token)
+	appendFile(t, p, "more")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if a = query(t, sock, a.Token); a.Full {
+		t.Fatalf("a plain file written and removed after the look: %s", a.Reason)
+	}
+}
+
+// The same race with the kernel's own timing: links made, written
+// through and removed at once, the daemon looking while they go. Every
+// answer must be "full" (before the fix, about one in a thousand was not).
+func TestLinkWrittenAndRemovedAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a stress test")
+	}
+	root, sock := setup(t)
+	a := query(t, sock, "")
+	for i := range 2000 {
+		g := filepath.Join(root, "c", "g"+strconv.Itoa(i))
+		if err := os.Link(filepath.Join(root, "a/b/f.txt"), g); err != nil {
+			t.Fatal(err)
+		}
+		appendFile(t, g, "x")
+		if err := os.Remove(g); err != nil {
+			t.Fatal(err)
+		}
+		if a = query(t, sock, a.Token); !a.Full {
+			t.Fatalf("link %d made, written through and removed: the daemon vouched (dirty %v)", i, a.Dirty)
+		}
 	}
 }

@@ -480,12 +480,8 @@ func mergeConfigChange(ch, cc *Change) {
 	}
 	ch.Changed = true
 	ch.Config, ch.ConfigBackup = cc.File, cc.Backup
-	for _, e := range cc.Added {
-		ch.Trusted = append(ch.Trusted, e)
-	}
-	for _, e := range cc.Updated {
-		ch.Trusted = append(ch.Trusted, e)
-	}
+	ch.Trusted = append(ch.Trusted, cc.Added...)
+	ch.Trusted = append(ch.Trusted, cc.Updated...)
 	for _, e := range cc.Removed {
 		if e == "notify" {
 			ch.Removed = append(ch.Removed, "notify")

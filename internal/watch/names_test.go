@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -277,9 +278,7 @@ func TestLookDuringRemoval(t *testing.T) {
 // through and removed at once, the daemon looking while they go. Every
 // answer must be "full" (before the fix, about one in a thousand was not).
 func TestLinkWrittenAndRemovedAtOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a stress test")
-	}
+	testutil.Long(t, "2000 rounds against the kernel's real timing")
 	root, sock := setup(t)
 	a := query(t, sock, "")
 	for i := range 2000 {

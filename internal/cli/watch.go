@@ -154,6 +154,9 @@ func startWatcher(ctx context.Context, r *ckpt.Repo, idle time.Duration) error {
 	}
 	cmd := exec.Command(exe, "watch", "--idle", ckpt.FormatDuration(idle),
 		"--daemon-root", t.Root, "--daemon-cache", t.Cache, "--daemon-socket", t.Socket)
+	// The name ckpt was run under, as the hook guard does: a binary that
+	// acts as ckpt only under that name (a test binary) stays ckpt.
+	cmd.Args[0] = os.Args[0]
 	cmd.Env = append(os.Environ(), "CKPT_PROGRESS=none")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

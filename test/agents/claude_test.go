@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // claude is Claude Code (the real CLI, pinned) in a world of its own,
@@ -313,5 +315,85 @@ func TestClaudeCode(t *testing.T) {
 		if want := []string{"[t1]", "[t2]", "[t3]", "[t4]"}; !reflect.DeepEqual(r.Markers, want) {
 			t.Errorf("the original session sent turns %q, want %q", r.Markers, want)
 		}
+	}
+
+	// The session is now [t1], [t4] (turns 2 and 3 rewound away). A fork
+	// from turn 2: a new session with turn 1's conversation, the
+	// workspace as [t4] began (turn 3's end); then a fork from turn 1: no
+	// conversation, the workspace as the session began. The original
+	// session stays as it was.
+	fork := func(turn string) sessionJSON {
+		var fk struct {
+			Session struct {
+				ID string `json:"id"`
+			} `json:"session"`
+		}
+		if err := json.Unmarshal([]byte(c.ckpt("fork", turn, "--json", "--session", sid)), &fk); err != nil {
+			t.Fatal(err)
+		}
+		return c.session(fk.Session.ID)
+	}
+	if got := fork("2").prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project"}) {
+		t.Errorf("the fork from turn 2 has turns %q", got)
+	}
+	c.wantTree("fork 2", afterT3)
+	if got := fork("1").prompts(); len(got) != 0 {
+		t.Errorf("the fork from turn 1 has turns %q", got)
+	}
+	c.wantTree("fork 1", with(start, map[string]string{"build/out.o": "obj2\n"}))
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t4] still there?"}) {
+		t.Errorf("the original session after the forks: %q", got)
+	}
+	c.logHookTimes("Claude Code")
+}
+
+// TestClaudeCodeStoreTrouble: a store another ckpt holds locked, and one
+// that is corrupt, never fail Claude Code's turn: it exits 0, its tools'
+// changes are on disk, and the hook log says what ckpt skipped and why.
+func TestClaudeCodeStoreTrouble(t *testing.T) {
+	const sid = "5d6e7f80-1a2b-4c3d-8e9f-0a1b2c3d4e5f"
+	c := newClaude(t, nil)
+	abs := func(p string) string { return filepath.Join(c.ws, p) }
+	c.model.turns = map[string][]step{
+		"[t1]": {call("Write", map[string]any{"file_path": abs("a.txt"), "content": "a\n"})},
+		"[t2]": {call("Write", map[string]any{"file_path": abs("b.txt"), "content": "b\n"})},
+		"[t3]": {call("Write", map[string]any{"file_path": abs("c.txt"), "content": "c\n"})},
+	}
+	c.prompt(sid, true, "[t1] a")
+	store := c.storeDir()
+
+	// Locked: another process holds the store for the whole turn.
+	lock, err := os.OpenFile(filepath.Join(store, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	c.prompt(sid, false, "[t2] b")
+	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	lock.Close()
+	if c.read("b.txt") != "b\n" {
+		t.Fatalf("b.txt %q", c.read("b.txt"))
+	}
+	if log := c.hookLog(); !strings.Contains(log, "UserPromptSubmit") || !strings.Contains(log, "lock") {
+		t.Errorf("the hook log does not say the store was locked:\n%s", log)
+	}
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] a"}) {
+		t.Errorf("turns after the locked one: %q", got)
+	}
+
+	// Corrupt: the store's database overwritten with garbage.
+	c.ckpt("watch", "--stop")
+	if err := os.WriteFile(filepath.Join(store, "ckpt.db"), []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := c.hookLog()
+	c.prompt(sid, false, "[t3] c")
+	if c.read("c.txt") != "c\n" {
+		t.Fatalf("c.txt %q", c.read("c.txt"))
+	}
+	if after := strings.TrimPrefix(c.hookLog(), before); !strings.Contains(after, "UserPromptSubmit") || !strings.Contains(after, "ckpt.db") {
+		t.Errorf("the hook log does not name the corrupt store:\n%s", after)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -103,4 +104,50 @@ func (w *world) write(files map[string]string) {
 func (w *world) read(p string) string {
 	w.t.Helper()
 	return testutil.ReadFile(w.t, w.ws, p)
+}
+
+// storeDir is the workspace's store (under XDG_STATE_HOME/ckpt).
+func (w *world) storeDir() string {
+	w.t.Helper()
+	m, err := filepath.Glob(filepath.Join(w.state, "ckpt", "work-*", "ckpt.db"))
+	if err != nil || len(m) != 1 {
+		w.t.Fatalf("want one store under %s, found %q (%v)", w.state, m, err)
+	}
+	return filepath.Dir(m[0])
+}
+
+// hookTimes is the time each hook call took, per event, from the hook
+// log's lines ("… EVENT session=… : what it did (12ms)").
+func (w *world) hookTimes() map[string][]time.Duration {
+	out := map[string][]time.Duration{}
+	for _, line := range strings.Split(w.hookLog(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasSuffix(line, "ms)") {
+			continue
+		}
+		i := strings.LastIndex(line, "(")
+		d, err := time.ParseDuration(strings.TrimSuffix(line[i+1:], ")"))
+		if err != nil {
+			continue
+		}
+		out[f[2]] = append(out[f[2]], d)
+	}
+	return out
+}
+
+// logHookTimes reports the median and 95th percentile per event.
+func (w *world) logHookTimes(agent string) {
+	w.t.Helper()
+	times := w.hookTimes()
+	events := make([]string, 0, len(times))
+	for e := range times {
+		events = append(events, e)
+	}
+	sort.Strings(events)
+	for _, e := range events {
+		ds := times[e]
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		p95 := ds[min(len(ds)-1, (len(ds)*95+99)/100-1)]
+		w.t.Logf("%s hook latency %-18s n=%-3d median %-6v p95 %v", agent, e, len(ds), ds[len(ds)/2], p95)
+	}
 }

@@ -187,3 +187,60 @@ func TestSummarizeThenKeepUserEditsRewind(t *testing.T) {
 		t.Fatalf("agent's changes not taken back: a=%q b=%q", readAny(ws, "a.txt"), readAny(ws, "b.txt"))
 	}
 }
+
+// A rewind undid turn 2; the user then, by hand, makes a file exactly
+// what turn 2 had made it. A later rewind to turn 1 must not take that
+// edit back as if it were still turn 2's: a turn's changes are undone
+// once. Both with the conversation rewound too (the turn moves to the
+// removed ones) and with the code only (it stays in the conversation).
+func TestKeepUserEditsAfterRewoundTurnIsRedoneByHand(t *testing.T) {
+	for _, scope := range []Scope{ScopeBoth, ScopeCode} {
+		t.Run(string(scope), func(t *testing.T) {
+			ctx := context.Background()
+			r, ws := openTest(t, map[string]string{"f.txt": "base\n", "g.txt": "g\n"})
+			c := newCtl(t, r, "redo")
+			turn(t, c, "one", func() { writeFile(t, ws, "g.txt", "g1\n") })
+			turn(t, c, "two", func() { writeFile(t, ws, "f.txt", "agent\n") })
+			if _, err := c.Rewind(ctx, 2, scope, RewindOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := testutil.ReadFile(t, ws, "f.txt"); got != "base\n" {
+				t.Fatalf("after rewind 2: f.txt = %q", got)
+			}
+			writeFile(t, ws, "f.txt", "agent\n") // the user's own decision
+			res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := testutil.ReadFile(t, ws, "f.txt"); got != "agent\n" {
+				t.Errorf("rewind 1 took the user's f.txt back: %q (kept %v)", got, res.Kept)
+			}
+			if got := testutil.ReadFile(t, ws, "g.txt"); got != "g\n" {
+				t.Errorf("rewind 1 left turn 1's g.txt: %q", got)
+			}
+		})
+	}
+}
+
+// A rewind taken back by 'ckpt undo' no longer counts: the turns it
+// undid are the agent's again, and rewinding once more takes them back.
+func TestKeepUserEditsRewindAgainAfterUndo(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"f.txt": "base\n"})
+	c := newCtl(t, r, "again")
+	turn(t, c, "one", func() { writeFile(t, ws, "f.txt", "agent\n") })
+	for i := range 3 {
+		if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := testutil.ReadFile(t, ws, "f.txt"); got != "base\n" {
+			t.Fatalf("rewind %d: f.txt = %q", i+1, got)
+		}
+		if _, err := r.Undo(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := testutil.ReadFile(t, ws, "f.txt"); got != "agent\n" {
+			t.Fatalf("undo %d: f.txt = %q", i+1, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,28 @@ func (e sessionEngine) Head(ctx context.Context) (ID, error) {
 		return ID{}, err
 	}
 	return rec.ID, nil
+}
+
+func (e sessionEngine) LastOp(ctx context.Context) (int64, error) {
+	ops, err := e.r.st.Ops(ctx, 0)
+	if err != nil || len(ops) == 0 {
+		return 0, err
+	}
+	return ops[len(ops)-1].Seq, nil
+}
+
+func (e sessionEngine) InEffect(ctx context.Context, seqs []int64) (bool, error) {
+	ops, err := e.r.st.Ops(ctx, 0)
+	if err != nil {
+		return false, err
+	}
+	done, _ := timeline(ops)
+	for _, op := range done {
+		if slices.Contains(seqs, op.Seq) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (e sessionEngine) Tree(ctx context.Context, checkpoint ID) (ID, error) {

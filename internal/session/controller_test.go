@@ -57,6 +57,11 @@ func (f *fakeEngine) Emit(e Event) {
 func (f *fakeEngine) Head(ctx context.Context) (ID, error)        { return f.head, nil }
 func (f *fakeEngine) Tree(ctx context.Context, cp ID) (ID, error) { return cp, nil }
 func (f *fakeEngine) Summarizer() string                          { return f.summarizer }
+func (f *fakeEngine) LastOp(ctx context.Context) (int64, error) {
+	f.mustHold("LastOp")
+	return int64(f.saves), nil
+}
+func (f *fakeEngine) InEffect(ctx context.Context, ops []int64) (bool, error) { return false, nil }
 func (f *fakeEngine) RunSummarizer(ctx context.Context, tr []byte) (string, error) {
 	return fmt.Sprintf("external summary of %d bytes", len(tr)), nil
 }

@@ -53,6 +53,12 @@ type Engine[R, S any] interface {
 	// restore starts, it scans and calls plan again. A dry run stores
 	// nothing and reports what the restore would write.
 	RestoreEdited(ctx context.Context, dryRun bool, message string, meta map[string]string, plan func(*Workspace) (*Edits, error)) (*R, error)
+	// LastOp returns the sequence number of the operation log's last
+	// entry (lock held): after a Restore, the restore's own.
+	LastOp(ctx context.Context) (int64, error)
+	// InEffect reports whether any of the operations ops (LastOp's
+	// numbers) is in effect: done, and not taken back by an undo.
+	InEffect(ctx context.Context, ops []int64) (bool, error)
 	// Fork creates the history branch name at checkpoint at and switches
 	// the workspace to it (lock held; the current state is checkpointed
 	// first).

@@ -76,8 +76,23 @@ func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, op
 	}
 	out := &RewindResult[R]{Scope: scope, Turn: turn, DryRun: opts.DryRun, Conflicts: []Path{}, Kept: []Path{}}
 	if scope != ScopeConversation {
+		undone := undoneTurns(s, turn)
 		if err := c.rewindCodeLocked(ctx, s, t, opts, out); err != nil {
 			return nil, err
+		}
+		if !opts.DryRun {
+			op, err := c.e.LastOp(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, u := range undone {
+				u.UndoneBy = append(u.UndoneBy, op)
+			}
+			if scope == ScopeCode {
+				if err := put(ctx, c.e, s); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if scope != ScopeCode {
@@ -171,6 +186,15 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 	var spans []span
 	turns := undoneTurns(s, n)
 	for k := len(turns) - 1; k >= 0; k-- {
+		if by := turns[k].UndoneBy; len(by) > 0 {
+			taken, err := c.e.InEffect(ctx, by)
+			if err != nil {
+				return nil, err
+			}
+			if taken {
+				continue // taken back already
+			}
+		}
 		parts := turns[k].parts()
 		for pi := len(parts) - 1; pi >= 0; pi-- {
 			part := parts[pi]

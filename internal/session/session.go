@@ -56,6 +56,12 @@ type Turn struct {
 	// Parts are a summary turn's original turns (their checkpoints), so
 	// that edits made between them stay the user's.
 	Parts []TurnPart `json:"parts,omitempty"`
+	// UndoneBy are the code rewinds (operation-log numbers) that took the
+	// turn's changes back. While one of them is in effect a later rewind
+	// does not take them back again: what equals the turn's end then is
+	// someone else's doing (the user redoing it by hand), and stays. Once
+	// 'ckpt undo' has taken those rewinds back, the turn counts again.
+	UndoneBy []int64 `json:"undone_by,omitempty"`
 }
 
 // TurnPart is the span of one original turn within a summary turn.

@@ -272,8 +272,6 @@ var errNothingToRevert = errors.New("nothing to revert")
 // errDryRun rolls back a dry run's transaction.
 var errDryRun = errors.New("dry run")
 
-var errUnchanged = errors.New("unchanged")
-
 // notFoundError is an error that wraps [ErrNotFound] without repeating it.
 type notFoundError struct{ msg string }
 

@@ -415,11 +415,13 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 		}
 		out.Skipped, out.Scanned, out.Hashed = c.res.Skipped, c.res.Files, c.res.Hashed
 		if headRec != nil && c.res.Root == headRec.Tree && !opts.AllowEmpty {
+			// No checkpoint; the transaction still commits, with the
+			// count of cache writes the new stat cache records.
 			rec = headRec
 			if within != nil {
 				return within(tx, rec, false, c)
 			}
-			return errUnchanged
+			return nil
 		}
 		cp := &object.Checkpoint{Tree: c.res.Root, Kind: opts.Kind, Message: opts.Message, Author: opts.Author, Meta: opts.Meta}
 		rec, err = r.newCheckpoint(ctx, tx, cp, headRec, c.res.Files, c.res.Bytes, true, headRef)
@@ -439,7 +441,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errUnchanged) {
+	if err != nil {
 		c.abort()
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 // anthropicModel serves Anthropic's Messages API (POST /v1/messages,
 // streamed as server-sent events or not) from a script, for Claude Code.
-func anthropicModel(t *testing.T, turns map[string][]step) *model {
+func anthropicModel(t testing.TB, turns map[string][]step) *model {
 	var ids atomic.Int64
 	return newModel(t, turns, func(m *model, w http.ResponseWriter, r *http.Request, body []byte) {
 		if !strings.HasPrefix(r.URL.Path, "/v1/messages") {

@@ -20,7 +20,7 @@ type claude struct {
 	model *model
 }
 
-func newClaude(t *testing.T, turns map[string][]step) *claude {
+func newClaude(t testing.TB, turns map[string][]step) *claude {
 	bin := claudeCLI.install(t)
 	w := newWorld(t)
 	m := anthropicModel(t, turns)

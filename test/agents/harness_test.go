@@ -16,7 +16,7 @@ import (
 // world is one user's machine: a home directory (the agents' settings,
 // ckpt's state and store under it), a workspace, and ckpt on PATH.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	home  string
 	ws    string
 	state string
@@ -24,7 +24,7 @@ type world struct {
 	env   []string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	base := testutil.TempDir(t)
 	w := &world{t: t, home: filepath.Join(base, "home"), ws: filepath.Join(base, "work"), bin: filepath.Join(base, "bin")}
@@ -149,5 +149,13 @@ func (w *world) logHookTimes(agent string) {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 		p95 := ds[min(len(ds)-1, (len(ds)*95+99)/100-1)]
 		w.t.Logf("%s hook latency %-18s n=%-3d median %-6v p95 %v", agent, e, len(ds), ds[len(ds)/2], p95)
+	}
+}
+
+// resetHookLog empties the hook log (for timing only later calls).
+func (w *world) resetHookLog() {
+	w.t.Helper()
+	if err := os.WriteFile(filepath.Join(w.home, "hooks.log"), nil, 0o600); err != nil {
+		w.t.Fatal(err)
 	}
 }

@@ -27,7 +27,7 @@ var installMu sync.Mutex
 // install returns the agent's command, installing its pinned npm package
 // into the cache first when it is not there. In -short mode the test is
 // skipped (the full run installs); a failed install fails the test.
-func (a agentCLI) install(t *testing.T) string {
+func (a agentCLI) install(t testing.TB) string {
 	t.Helper()
 	testutil.Long(t, a.pkg+"@"+a.version+" end to end")
 	installMu.Lock()

@@ -18,6 +18,9 @@ type step struct {
 	tool  string
 	input map[string]any
 	text  string
+	// do, if set, runs when the step is chosen, before the response: a
+	// change the "agent" makes to the workspace in the middle of a turn.
+	do func()
 }
 
 func call(tool string, input map[string]any) step { return step{tool: tool, input: input} }
@@ -28,7 +31,7 @@ func say(text string) step                        { return step{text: text} }
 // responses after it. A request without tools (an agent's side request:
 // a title, a summary) gets a short text.
 type model struct {
-	t     *testing.T
+	t     testing.TB
 	mu    sync.Mutex
 	turns map[string][]step
 	log   []seen
@@ -52,7 +55,7 @@ type item struct {
 	turn bool   // a model response (text or tool call)
 }
 
-func newModel(t *testing.T, turns map[string][]step, handler func(m *model, w http.ResponseWriter, r *http.Request, body []byte)) *model {
+func newModel(t testing.TB, turns map[string][]step, handler func(m *model, w http.ResponseWriter, r *http.Request, body []byte)) *model {
 	m := &model{t: t, turns: turns}
 	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -90,6 +93,9 @@ func (m *model) next(path string, items []item, tools bool) (step, bool) {
 	}
 	steps := m.turns[last]
 	if after < len(steps) {
+		if st := steps[after]; st.do != nil {
+			st.do()
+		}
 		return steps[after], true
 	}
 	return say("Done with " + last + "."), true

@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"sort"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
 )
@@ -35,6 +36,10 @@ type TurnStat struct {
 	// turn's start (and, in a summary turn, between its original turns):
 	// edits made between turns, by the user or another session.
 	UserBefore LineCount `json:"user_before"`
+	// Removed is what turns a conversation rewind removed changed between
+	// the previous turn and this one: the agent's work, though the
+	// conversation no longer shows it.
+	Removed    LineCount `json:"removed,omitzero"`
 	InProgress bool      `json:"in_progress,omitempty"`
 }
 
@@ -48,23 +53,42 @@ type SessionStat struct {
 }
 
 // SessionStat counts, for each turn of s, the lines the agent changed in
-// it and the lines changed between it and the turn before.
+// it and the lines changed between it and the turn before. Turns a
+// conversation rewind removed count as the agent's (TurnStat.Removed of
+// the turn after them); their own spans are taken out of the changes
+// between turns.
 func (r *Repo) SessionStat(ctx context.Context, s *Session) (*SessionStat, error) {
 	out := &SessionStat{Session: s.ID, Turns: []TurnStat{}}
-	var prevEnd *ID
+	type span struct {
+		t       *Turn
+		removed bool
+	}
+	spans := make([]span, 0, len(s.Turns)+len(s.Rewound))
 	for _, t := range s.Turns {
-		ts := TurnStat{Turn: t.N, InProgress: t.Open()}
+		spans = append(spans, span{t, false})
+	}
+	for _, t := range s.Rewound {
+		if !t.Open() {
+			spans = append(spans, span{t, true})
+		}
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].t.Started.Before(spans[j].t.Started) })
+	var prevEnd *ID
+	var user, removed LineCount // since the last live turn
+	for _, sp := range spans {
+		t := sp.t
 		parts := t.Parts
 		if len(parts) == 0 {
 			parts = []TurnPart{{Begin: t.Begin, End: t.End}}
 		}
+		var agent LineCount
 		for _, p := range parts {
 			if prevEnd != nil && *prevEnd != p.Begin {
 				c, err := r.lineCount(ctx, prevEnd.String(), p.Begin.String())
 				if err != nil {
 					return nil, err
 				}
-				ts.UserBefore.add(c)
+				user.add(c)
 			}
 			to := "" // in progress: to the working tree
 			if p.End != nil {
@@ -74,13 +98,22 @@ func (r *Repo) SessionStat(ctx context.Context, s *Session) (*SessionStat, error
 			if err != nil {
 				return nil, err
 			}
-			ts.Agent.add(c)
+			agent.add(c)
 			prevEnd = p.End
 		}
+		if sp.removed {
+			removed.add(agent)
+			continue
+		}
+		ts := TurnStat{Turn: t.N, InProgress: t.Open(), Agent: agent, UserBefore: user, Removed: removed}
 		out.Agent.add(ts.Agent)
+		out.Agent.add(ts.Removed)
 		out.User.add(ts.UserBefore)
 		out.Turns = append(out.Turns, ts)
+		user, removed = LineCount{}, LineCount{}
 	}
+	out.Agent.add(removed)
+	out.User.add(user)
 	return out, nil
 }
 

@@ -190,3 +190,46 @@ func TestLineCountOddChanges(t *testing.T) {
 		})
 	}
 }
+
+// A turn a conversation rewind removed (its code kept) is still the
+// agent's work: its lines count as the agent's, in Removed of the turn
+// that follows it, not as changes made between turns.
+func TestSessionStatRemovedTurns(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a.txt": "1\n2\n3\n"})
+	c := newCtl(t, r, "removed")
+	turn(t, c, "one", func() { writeFile(t, ws, "a.txt", "1\n2\n3\n4\n") })
+	turn(t, c, "two", func() { writeFile(t, ws, "b.txt", "b1\nb2\n") })
+	if _, err := c.Rewind(ctx, 2, ScopeConversation, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, "u.txt", "user\n") // the user, between turns
+	turn(t, c, "three", func() { writeFile(t, ws, "c.txt", "c\n") })
+	s, err := c.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.SessionStat(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TurnStat{
+		{Turn: 1, Agent: LineCount{Files: 1, Insertions: 1}},
+		{Turn: 2, Agent: LineCount{Files: 1, Insertions: 1}, UserBefore: LineCount{Files: 1, Insertions: 1},
+			Removed: LineCount{Files: 1, Insertions: 2}},
+	}
+	if len(st.Turns) != len(want) {
+		t.Fatalf("turns %+v", st.Turns)
+	}
+	for i := range want {
+		if st.Turns[i] != want[i] {
+			t.Errorf("turn %d: %+v, want %+v", i+1, st.Turns[i], want[i])
+		}
+	}
+	if want := (LineCount{Files: 3, Insertions: 4}); st.Agent != want {
+		t.Errorf("agent total %+v, want %+v", st.Agent, want)
+	}
+	if want := (LineCount{Files: 1, Insertions: 1}); st.User != want {
+		t.Errorf("user total %+v, want %+v", st.User, want)
+	}
+}

@@ -203,6 +203,9 @@ func showSession(e *env, id string, asJSON, all, withStat bool) error {
 		e.printf("  %2d  %s  %-12s %s\n", t.N, fmtTime(t.Started), state, oneLine(t.Prompt))
 		if stat != nil {
 			ts := stat.Turns[i]
+			if ts.Removed.Files > 0 {
+				e.printf("        before it, turns a rewind removed from the conversation: %s\n", formatLines(ts.Removed))
+			}
 			if ts.UserBefore.Files > 0 {
 				e.printf("        before it, between turns: %s\n", formatLines(ts.UserBefore))
 			}
@@ -210,7 +213,7 @@ func showSession(e *env, id string, asJSON, all, withStat bool) error {
 		}
 	}
 	if stat != nil && len(s.Turns) > 0 {
-		e.printf("who changed what:\n  the agent, in its turns: %s\n  between turns (you, or another session): %s\n",
+		e.printf("who changed what:\n  the agent, in its turns (removed ones too): %s\n  between turns (you, another session, or a rewind): %s\n",
 			formatLines(stat.Agent), formatLines(stat.User))
 	}
 	e.printf("conversation:\n")

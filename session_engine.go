@@ -151,7 +151,7 @@ func (e sessionEngine) storeEdited(ctx context.Context, cp *object.Checkpoint, p
 		}
 		nowTree, untracked = c0.res.Root, c0.res.Untracked
 	}
-	ws := &session.Workspace{Tree: nowTree,
+	ws := &session.Workspace{Tree: nowTree, Root: r.root,
 		ReadTree: func(ctx context.Context, id object.ID) (*object.Tree, error) {
 			if data, ok := memTrees[id]; ok {
 				return object.DecodeTree(data)

@@ -168,9 +168,9 @@ func parseTurn(s string) (int, error) {
 
 func printRewindText(e *env, out *rewindOutput) {
 	res := out.RewindResult
-	would := ""
+	kept := "kept"
 	if res.DryRun {
-		would = "would "
+		kept = "would keep"
 	}
 	if rr := res.Restore; rr != nil {
 		verb := "rewound"
@@ -194,7 +194,7 @@ func printRewindText(e *env, out *rewindOutput) {
 			for _, p := range res.Kept {
 				ps = append(ps, displayPath(p))
 			}
-			e.warnf("%skept edits made between turns in: %s", would, strings.Join(ps, ", "))
+			e.warnf("%s edits made between turns in: %s", kept, strings.Join(ps, ", "))
 		}
 		if len(res.Conflicts) > 0 {
 			var ps []string
@@ -202,6 +202,13 @@ func printRewindText(e *env, out *rewindOutput) {
 				ps = append(ps, displayPath(p))
 			}
 			e.warnf("conflicts: your side %sbeen kept in: %s", map[bool]string{true: "would have ", false: "has "}[res.DryRun], strings.Join(ps, ", "))
+		}
+		if len(res.Shared) > 0 {
+			var ps []string
+			for _, p := range res.Shared {
+				ps = append(ps, displayPath(p))
+			}
+			e.warnf("%s what another session's turn, running at the same time, changed too: %s", kept, strings.Join(ps, ", "))
 		}
 		back := "ckpt undo takes the rewind back"
 		if res.Scope == ckpt.ScopeBoth {

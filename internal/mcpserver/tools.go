@@ -359,6 +359,13 @@ func sessionRewind(ctx context.Context, r *ckpt.Repo, in SessionRewindArgs) (str
 			}
 			fmt.Fprintf(&b, "\nconflicts (the user's side kept): %s", strings.Join(ps, ", "))
 		}
+		if len(res.Shared) > 0 {
+			var ps []string
+			for _, p := range res.Shared {
+				ps = append(ps, ckpt.QuotePath(string(p)))
+			}
+			fmt.Fprintf(&b, "\nkept (another session's turn, running at the same time, changed them too): %s", strings.Join(ps, ", "))
+		}
 	}
 	if res.Scope != ckpt.ScopeCode {
 		if b.Len() > 0 {

@@ -248,7 +248,22 @@ func (c *Controller[R, S]) appendMessage(ctx context.Context, m Message) (*Messa
 
 // Messages returns the conversation (hidden messages only with all).
 func (c *Controller[R, S]) Messages(ctx context.Context, all bool) ([]*Message, error) {
-	rows, err := c.e.Sessions().Messages(ctx, c.id)
+	msgs, err := messagesOf(ctx, c.e, c.id)
+	if err != nil || all {
+		return msgs, err
+	}
+	out := []*Message{}
+	for _, m := range msgs {
+		if m.Hidden == "" {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// messagesOf reads all of session id's messages, hidden ones too.
+func messagesOf[R, S any](ctx context.Context, e Engine[R, S], id string) ([]*Message, error) {
+	rows, err := e.Sessions().Messages(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -256,12 +271,9 @@ func (c *Controller[R, S]) Messages(ctx context.Context, all bool) ([]*Message, 
 	for _, row := range rows {
 		var m Message
 		if err := json.Unmarshal(row.Data, &m); err != nil {
-			return nil, &store.CorruptError{Kind: "message", Detail: fmt.Sprintf("session %s message %d: %v", c.id, row.Seq, err)}
+			return nil, &store.CorruptError{Kind: "message", Detail: fmt.Sprintf("session %s message %d: %v", id, row.Seq, err)}
 		}
 		m.Seq = row.Seq
-		if m.Hidden != "" && !all {
-			continue
-		}
 		out = append(out, &m)
 	}
 	return out, nil

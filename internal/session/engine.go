@@ -76,6 +76,8 @@ type Engine[R, S any] interface {
 type Workspace struct {
 	// Tree is its root tree.
 	Tree ID
+	// Root is its directory (absolute), for the paths agents' tools name.
+	Root string
 	// ReadTree reads a tree: one of the workspace's, or any stored one.
 	ReadTree func(ctx context.Context, id ID) (*object.Tree, error)
 	// ReadFile reads the content of the file (or symlink) e at path p:

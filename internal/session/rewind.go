@@ -47,6 +47,10 @@ type RewindResult[R any] struct {
 	Conflicts []Path `json:"conflicts"`
 	// Kept are paths whose user edits were kept (merged or untouched).
 	Kept []Path `json:"kept"`
+	// Shared are paths another session's turn, running at the same time
+	// as a rewound turn, changed too, and that cannot be shown to be the
+	// rewound turn's alone: they stay as they are.
+	Shared []Path `json:"shared"`
 	// Prompt is the rewound turn's prompt, for re-sending (conversation).
 	Prompt string `json:"prompt,omitempty"`
 	// Messages is the number of messages removed from the conversation.
@@ -74,7 +78,7 @@ func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, op
 	if err != nil {
 		return nil, err
 	}
-	out := &RewindResult[R]{Scope: scope, Turn: turn, DryRun: opts.DryRun, Conflicts: []Path{}, Kept: []Path{}}
+	out := &RewindResult[R]{Scope: scope, Turn: turn, DryRun: opts.DryRun, Conflicts: []Path{}, Kept: []Path{}, Shared: []Path{}}
 	if scope != ScopeConversation {
 		undone := undoneTurns(s, turn)
 		if err := c.rewindCodeLocked(ctx, s, t, opts, out); err != nil {
@@ -144,7 +148,7 @@ func (c *Controller[R, S]) rewindCodeLocked(ctx context.Context, s *Session, t *
 		if err != nil {
 			return nil, err
 		}
-		out.Conflicts, out.Kept = sortedPaths(p.conflicts), sortedPaths(p.kept)
+		out.Conflicts, out.Kept, out.Shared = sortedPaths(p.conflicts), sortedPaths(p.kept), sortedPaths(p.shared)
 		return &Edits{Paths: coveringEdits(p.cur), Blobs: p.blobs}, nil
 	})
 	return err
@@ -163,9 +167,9 @@ func sortedPaths(set map[string]bool) []Path {
 // absent), the merged contents they name, the conflicts (the user's side
 // stays) and the paths where the user's edits are kept.
 type keepEditsPlan struct {
-	cur             map[string]*object.Entry
-	blobs           map[ID][]byte
-	conflicts, kept map[string]bool
+	cur                     map[string]*object.Entry
+	blobs                   map[ID][]byte
+	conflicts, kept, shared map[string]bool
 }
 
 // planKeepEdits computes what undoes the changes of turns n..last (each
@@ -185,6 +189,11 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 	v := &mergeView{ctx: ctx, ws: ws, pending: map[ID][]byte{}}
 	var spans []span
 	turns := undoneTurns(s, n)
+	now := c.e.Now()
+	live := map[*Turn]bool{}
+	for _, t := range s.Turns {
+		live[t] = true
+	}
 	for k := len(turns) - 1; k >= 0; k-- {
 		if by := turns[k].UndoneBy; len(by) > 0 {
 			taken, err := c.e.InEffect(ctx, by)
@@ -195,10 +204,14 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 				continue // taken back already
 			}
 		}
+		shared, err := c.sharedPaths(ctx, ws, s, turns[k], live[turns[k]], now)
+		if err != nil {
+			return nil, err
+		}
 		parts := turns[k].parts()
 		for pi := len(parts) - 1; pi >= 0; pi-- {
 			part := parts[pi]
-			sp := span{end: ws.Tree}
+			sp := span{end: ws.Tree, shared: shared}
 			if part.End != nil {
 				tr, err := c.e.Tree(ctx, *part.End)
 				if err != nil {
@@ -235,7 +248,12 @@ func undoneTurns(s *Session, n int) []*Turn {
 
 // span is one part of a turn the rewind undoes: the trees at its start
 // and end.
-type span struct{ begin, end ID }
+type span struct {
+	begin, end ID
+	// shared are paths another session's overlapping turn changed too
+	// (see sharedPaths): they stay.
+	shared map[string]bool
+}
 
 // mergeView reads the three sides of a rewind that keeps the user's
 // edits: the turns' trees, and the workspace now with the changes planned
@@ -286,7 +304,7 @@ func (v *mergeView) content(e *object.Entry, p string) ([]byte, error) {
 // in the plan's blobs).
 func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 	ctx := v.ctx
-	kp := &keepEditsPlan{cur: map[string]*object.Entry{}, blobs: v.pending, conflicts: map[string]bool{}, kept: map[string]bool{}}
+	kp := &keepEditsPlan{cur: map[string]*object.Entry{}, blobs: v.pending, conflicts: map[string]bool{}, kept: map[string]bool{}, shared: map[string]bool{}}
 	cur, conflicts, kept := kp.cur, kp.conflicts, kp.kept
 	for _, sp := range spans {
 		begin, end := sp.begin, sp.end
@@ -310,6 +328,10 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 		sort.SliceStable(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 		handle := func(ch tree.Change) error {
 			p := ch.Path
+			if sharedHit(sp.shared, p) {
+				kp.shared[p], keptHere[p] = true, true
+				return nil
+			}
 			// A directory above p whose type the user changed (a file
 			// where the turn left a directory, or the reverse), or a
 			// path above p kept as the user's: the user's side stays.

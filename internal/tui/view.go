@@ -353,6 +353,9 @@ func (m *Model) previewLines(t ckpt.TurnInfo, room int, heading bool) []string {
 		if len(r.Conflicts) > 0 {
 			after = append(after, m.styleLines(m.st.warn, m.wrap("Conflicts, your side kept: "+joinPaths(r.Conflicts)))...)
 		}
+		if len(r.Shared) > 0 {
+			after = append(after, m.styleLines(m.st.warn, m.wrap("Kept, another session changed them at the same time: "+joinPaths(r.Shared)))...)
+		}
 		switch {
 		case short:
 		case m.item == ItemFork:

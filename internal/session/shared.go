@@ -1,0 +1,220 @@
+package session
+
+import (
+	"context"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/tree"
+)
+
+// Sessions side by side: two agents' turns running at the same time in
+// one workspace each end with a checkpoint of the whole tree, so each
+// turn's span (its start to its end) holds what the other one changed
+// meanwhile too. A rewind of one session must not undo the other's work.
+// A path a turn's span changed is "shared" when a turn of another session
+// that overlapped it in time changed that path too (or a path above or
+// below it); a shared path is the turn's only when the turn's own edit
+// tools name it and nothing the other turns did could have written it
+// (their edit tools do not name it, and they ran no tool whose effects
+// are unknown, such as a shell command). Other shared paths stay as they
+// are and are reported.
+
+// editTools are the agents' file-writing tools whose recorded message
+// content is the path they write.
+var editTools = map[string]bool{
+	"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true, // Claude Code
+	"write_file": true, "replace": true, // Gemini CLI
+}
+
+// readTools change nothing in the workspace.
+var readTools = map[string]bool{
+	"Read": true, "Glob": true, "Grep": true, "LS": true, "WebFetch": true, "WebSearch": true, "TodoWrite": true,
+	"read_file": true, "read_many_files": true, "list_directory": true, "glob": true, "search_file_content": true,
+	"google_web_search": true, "web_fetch": true,
+}
+
+// turnTools is what a turn's recorded tool calls say it wrote.
+type turnTools struct {
+	named   map[string]bool // workspace paths its edit tools name
+	unknown bool            // it may have written anything (a shell command, unrecorded tools)
+}
+
+// sharedPaths returns, for turn t of session s, the paths its span
+// changed that it cannot be shown to have written alone (nil when no
+// other session's turn overlapped it).
+func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Session, t *Turn, live bool, now time.Time) (map[string]bool, error) {
+	rows, err := c.e.Sessions().SessionList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tEnd := t.Ended
+	if t.Open() {
+		tEnd = now
+	}
+	others := map[string]bool{} // paths the overlapping turns changed
+	theirs := turnTools{named: map[string]bool{}}
+	overlap := false
+	for _, row := range rows {
+		if row.ID == s.ID {
+			continue
+		}
+		o, err := decode(row)
+		if err != nil {
+			return nil, err
+		}
+		for _, ot := range append(append([]*Turn{}, o.Turns...), o.Rewound...) {
+			oEnd := ot.Ended
+			if ot.Open() {
+				oEnd = now
+			}
+			if !ot.Started.Before(tEnd) || !t.Started.Before(oEnd) {
+				continue
+			}
+			overlap = true
+			if err := c.spanPaths(ctx, ws, ot, others); err != nil {
+				return nil, err
+			}
+			tt, err := c.toolsOf(ctx, ws, o, ot.N, true)
+			if err != nil {
+				return nil, err
+			}
+			theirs.unknown = theirs.unknown || tt.unknown
+			for p := range tt.named {
+				theirs.named[p] = true
+			}
+		}
+	}
+	if !overlap {
+		return nil, nil
+	}
+	mine := turnTools{unknown: true}
+	if live {
+		if mine, err = c.toolsOf(ctx, ws, s, t.N, false); err != nil {
+			return nil, err
+		}
+	}
+	shared := map[string]bool{}
+	for p := range others {
+		if mine.named[p] && !theirs.named[p] && !theirs.unknown {
+			continue // the turn's own write
+		}
+		shared[p] = true
+	}
+	return shared, nil
+}
+
+// spanPaths adds the paths turn t changed, from its start to its end (a
+// turn in progress: to the workspace now).
+func (c *Controller[R, S]) spanPaths(ctx context.Context, ws *Workspace, t *Turn, into map[string]bool) error {
+	for _, part := range t.parts() {
+		begin, err := c.e.Tree(ctx, part.Begin)
+		if err != nil {
+			return err
+		}
+		end := ws.Tree
+		if part.End != nil {
+			if end, err = c.e.Tree(ctx, *part.End); err != nil {
+				return err
+			}
+		}
+		if err := tree.Diff(ctx, ws.ReadTree, begin, end, nil, func(ch tree.Change) error {
+			into[ch.Path] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// toolsOf reads what session s's turn n ran: all its messages with that
+// turn number (anyHidden: removed ones too, as for another session's
+// turns, where more named paths only keep more), or only the visible
+// ones.
+func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Session, n int, anyHidden bool) (turnTools, error) {
+	out := turnTools{named: map[string]bool{}}
+	msgs, err := messagesOf(ctx, c.e, s.ID)
+	if err != nil {
+		return out, err
+	}
+	seen := false
+	for _, m := range msgs {
+		if m.Turn != n || (!anyHidden && m.Hidden != "") {
+			continue
+		}
+		if m.Role == "assistant" || m.Role == "tool" {
+			seen = true
+		}
+		if m.Role != "tool" {
+			continue
+		}
+		switch {
+		case editTools[m.Tool]:
+			if p, ok := workspacePath(ws.Root, m.Content); ok {
+				out.named[p] = true
+			} else {
+				out.unknown = true
+			}
+		case readTools[m.Tool]:
+		default:
+			out.unknown = true
+		}
+	}
+	// A turn with nothing recorded (messages off, or an agent whose hooks
+	// do not give tool calls) may have written anything.
+	if !seen {
+		out.unknown = true
+	}
+	return out, nil
+}
+
+// workspacePath turns a path a tool named (absolute, or relative to the
+// workspace) into a workspace path.
+func workspacePath(root, p string) (string, bool) {
+	if p == "" || strings.ContainsRune(p, '\n') {
+		return "", false
+	}
+	if filepath.IsAbs(p) {
+		rel, err := filepath.Rel(root, filepath.Clean(p))
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			// The agent may name it through a symlink to the workspace.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+			if err != nil {
+				return "", false
+			}
+			if rel, err = filepath.Rel(root, filepath.Join(dir, filepath.Base(p))); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return "", false
+			}
+		}
+		p = rel
+	}
+	p = path.Clean(filepath.ToSlash(p))
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
+		return "", false
+	}
+	return p, true
+}
+
+// sharedHit reports whether p, a path above it or one below it is in set.
+func sharedHit(set map[string]bool, p string) bool {
+	if len(set) == 0 {
+		return false
+	}
+	if set[p] {
+		return true
+	}
+	for q := path.Dir(p); q != "."; q = path.Dir(q) {
+		if set[q] {
+			return true
+		}
+	}
+	for q := range set {
+		if strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
 )
@@ -41,19 +43,21 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 		switch ev.Agent {
 		case ClaudeCode:
 			msgs, err = claudeTurn(ev.Transcript, prompt)
+			// Claude Code writes its transcript in the background: at
+			// Stop the turn's last lines (the reply the payload carries,
+			// and the tool calls before it) may not be in the file yet.
+			if a := clip(strings.TrimSpace(ev.Assistant), maxAssistantText); a != "" && ev.Kind == KindStop {
+				for deadline := time.Now().Add(transcriptWait); !caughtUp(msgs, a) && time.Now().Before(deadline); {
+					time.Sleep(transcriptPoll)
+					msgs, err = claudeTurn(ev.Transcript, prompt)
+				}
+			}
 		case Gemini:
 			msgs, err = geminiTurn(ev.Transcript, prompt)
 		}
 	}
 	if a := strings.TrimSpace(ev.Assistant); a != "" {
-		last := ""
-		for i := len(msgs) - 1; i >= 0; i-- {
-			if msgs[i].Role == "assistant" {
-				last = strings.TrimSpace(msgs[i].Content)
-				break
-			}
-		}
-		if last != clip(a, maxAssistantText) {
+		if lastAssistant(msgs) != clip(a, maxAssistantText) {
 			msgs = append(msgs, ckpt.Message{Role: "assistant", Content: clip(a, maxAssistantText)})
 		}
 	}
@@ -64,11 +68,42 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 	return msgs, err
 }
 
+// How long Stop waits for Claude Code's transcript to catch up with the
+// payload's last reply, and how often it looks.
+const (
+	transcriptWait = 2 * time.Second
+	transcriptPoll = 20 * time.Millisecond
+)
+
+// transcriptReads counts transcript reads (for a test that appends to a
+// transcript once it is being read).
+var transcriptReads atomic.Int64
+
+// caughtUp reports whether a transcript's turn ends with the reply a: its
+// last assistant message is a, or the end of it (a reply of several text
+// blocks is one message per block in the transcript, and all of them in
+// the payload).
+func caughtUp(msgs []ckpt.Message, a string) bool {
+	last := lastAssistant(msgs)
+	return last != "" && strings.HasSuffix(a, last)
+}
+
+// lastAssistant is the last assistant message's text, trimmed.
+func lastAssistant(msgs []ckpt.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "assistant" {
+			return strings.TrimSpace(msgs[i].Content)
+		}
+	}
+	return ""
+}
+
 // readTail reads the end of a file: whole lines, at least want bytes back
 // from the end (or the whole file), and whether it reached the start. It
 // reads a regular file only (see [ckpt.OpenRegularFile]) and never more
 // than want bytes, however the file grows meanwhile.
 func readTail(path string, want int64) ([]byte, bool, error) {
+	transcriptReads.Add(1)
 	f, fi, err := ckpt.OpenRegularFile(path)
 	if err != nil {
 		return nil, false, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,5 +116,50 @@ func TestGeminiRewindsLinear(t *testing.T) {
 	}
 	if got := strings.Join(ids, ","); got != "1,2again,4" {
 		t.Fatalf("got %s, want 1,2again,4", got)
+	}
+}
+
+// Claude Code writes its transcript in the background: when its Stop hook
+// runs, the turn's last lines may not be in the file yet (seen with two
+// sessions running at once). The payload's last_assistant_message says
+// what the transcript must end with; Stop waits a little for it, so the
+// turn's tool calls are recorded too.
+func TestClaudeStopWaitsForTheTranscript(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	head := `{"type":"user","uuid":"u1","message":{"role":"user","content":"the prompt"}}` + "\n"
+	rest := `{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"role":"assistant","id":"m1","content":[{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/a.txt","content":"x"}}]}}` + "\n" +
+		`{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}` + "\n" +
+		`{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"role":"assistant","id":"m2","content":[{"type":"text","text":"Done."}]}}` + "\n"
+	if err := os.WriteFile(p, []byte(head), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ev := &Event{Agent: ClaudeCode, Kind: KindStop, Transcript: p, Assistant: "Done."}
+	wrote := make(chan error, 1)
+	go func() {
+		// The agent's background writer catches up once the hook is
+		// reading: the first read has found the file without the turn.
+		for transcriptReads.Load() == 0 {
+			runtime.Gosched()
+		}
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(rest)
+			f.Close()
+		}
+		wrote <- err
+	}()
+	msgs, err := turnMessages(ev, "the prompt")
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Role+" "+m.Tool+" "+m.Content)
+	}
+	if want := []string{"tool Write /w/a.txt", "assistant  Done."}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("messages %q, want %q", got, want)
 	}
 }

@@ -2,7 +2,9 @@ package agents
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -396,4 +398,61 @@ func TestClaudeCodeStoreTrouble(t *testing.T) {
 	if after := strings.TrimPrefix(c.hookLog(), before); !strings.Contains(after, "UserPromptSubmit") || !strings.Contains(after, "ckpt.db") {
 		t.Errorf("the hook log does not name the corrupt store:\n%s", after)
 	}
+}
+
+// TestClaudeCodeSideBySide: two Claude Code sessions in one workspace at
+// the same time. B's turn begins while A's runs; A writes a.txt, then B
+// writes b.txt and ends; then A ends. Each turn's span holds both files.
+// Rewinding A takes back A's a.txt and keeps B's b.txt, saying so.
+func TestClaudeCodeSideBySide(t *testing.T) {
+	const sidA, sidB = "aaaaaaaa-1111-4111-8111-111111111111", "bbbbbbbb-2222-4222-8222-222222222222"
+	c := newClaude(t, nil)
+	c.write(map[string]string{"keep.txt": "k\n"})
+	abs := func(p string) string { return filepath.Join(c.ws, p) }
+	bStarted, aWrote, bDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	runB := func() {
+		cmd := exec.Command(c.bin, append([]string{"-p", "[t2] change b", "--session-id", sidB}, claudeFlags...)...)
+		cmd.Dir, cmd.Env = c.ws, append(append([]string{}, c.world.env...), c.env()...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("claude (session B): %v\n%s", err, out)
+		}
+		bDone <- err
+	}
+	var bErr error
+	c.model.turns = map[string][]step{
+		"[t1]": {
+			{tool: "Write", input: map[string]any{"file_path": abs("a.txt"), "content": "A\n"}, do: func() {
+				go runB()
+				<-bStarted // B's turn has begun
+			}},
+			{text: "Changed a.", do: func() {
+				close(aWrote)
+				bErr = <-bDone // B's turn is over
+			}},
+		},
+		"[t2]": {
+			{tool: "Write", input: map[string]any{"file_path": abs("b.txt"), "content": "B\n"}, do: func() {
+				close(bStarted)
+				<-aWrote
+			}},
+		},
+	}
+	c.prompt(sidA, true, "[t1] change a")
+	if bErr != nil {
+		t.Fatal(bErr)
+	}
+	c.wantTree("both turns", map[string]string{"a.txt": "A\n", "b.txt": "B\n", "keep.txt": "k\n"})
+	for _, sid := range []string{sidA, sidB} {
+		if got := c.session(sid).turnFiles(); !reflect.DeepEqual(got, [][]string{{"added a.txt", "added b.txt"}}) {
+			t.Fatalf("session %s: turn files %q (the turns did not overlap as planned)", sid[:8], got)
+		}
+	}
+	code, _, errs := c.ckptCode("rewind", "1", "--session", sidA)
+	if code != 0 || !strings.Contains(errs, "kept what another session's turn, running at the same time, changed too: b.txt") {
+		t.Fatalf("rewind A: exit %d\n%s", code, errs)
+	}
+	c.wantTree("A rewound", map[string]string{"b.txt": "B\n", "keep.txt": "k\n"})
+	c.ckpt("rewind", "1", "--session", sidB)
+	c.wantTree("B rewound too", map[string]string{"keep.txt": "k\n"})
 }

@@ -71,6 +71,14 @@ func newModel(t testing.TB, turns map[string][]step, handler func(m *model, w ht
 
 // next picks the step for a conversation and records the request.
 func (m *model) next(path string, items []item, tools bool) (step, bool) {
+	st, ok := m.pick(path, items, tools)
+	if st.do != nil {
+		st.do() // outside the lock: it may wait for another request
+	}
+	return st, ok
+}
+
+func (m *model) pick(path string, items []item, tools bool) (step, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var markers []string
@@ -93,9 +101,6 @@ func (m *model) next(path string, items []item, tools bool) (step, bool) {
 	}
 	steps := m.turns[last]
 	if after < len(steps) {
-		if st := steps[after]; st.do != nil {
-			st.do()
-		}
 		return steps[after], true
 	}
 	return say("Done with " + last + "."), true

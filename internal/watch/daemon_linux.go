@@ -284,15 +284,24 @@ func (d *Daemon) refreshLocked() {
 	}
 	defer c.Close()
 	d.cacheStat = id
+	var added []string
 	for _, rel := range c.DirList() {
 		if _, ok := d.paths[rel]; ok {
 			continue
 		}
 		if err := d.add(rel, false); err == nil {
-			// What happened in it before its watch was added is unknown
-			// (a hard link made, written through and removed again).
-			d.lose("directory " + orDot(rel) + " was not watched")
+			added = append(added, orDot(rel))
 		}
+	}
+	// What happened in them before their watches were added is unknown
+	// (a hard link made, written through and removed again). One line
+	// for all of them: a first checkpoint adds thousands at once.
+	switch len(added) {
+	case 0:
+	case 1:
+		d.lose("directory " + added[0] + " was not watched")
+	default:
+		d.lose(fmt.Sprintf("%d directories were not watched (%s, ...)", len(added), added[0]))
 	}
 }
 

@@ -158,3 +158,64 @@ func TestSocketPath(t *testing.T) {
 		t.Fatal(p)
 	}
 }
+
+// Directories a new stat cache lists that the watcher does not watch yet
+// (thousands after a workspace's first checkpoint) make one log line, not
+// one each.
+func TestUnwatchedDirectoriesLogOnce(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(root, ".ckptignore"), []byte("x*/\n"), 0o644)
+	for i := range 20 {
+		d := filepath.Join(root, "x"+strings.Repeat("y", i))
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "f.txt"), []byte("x"), 0o644)
+	}
+	cache := filepath.Join(state, "statcache")
+	writeCache := func() {
+		w, err := scan.NewCacheWriter(cache, 0, 1, "i", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scan.Scan(context.Background(), scan.Options{Root: root, CacheOut: w}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCache() // without the x* directories
+	sock := filepath.Join(state, "w.sock")
+	lines := make(chan string, 1000)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Root: root, Cache: cache, Socket: sock, Log: func(s string) { lines <- s }})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	var a *Answer
+	for i := 0; i < 200; i++ {
+		if _, err := GetStatus(ctx, sock); err == nil {
+			a = query(t, sock, "")
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if a == nil {
+		t.Fatal("daemon did not start")
+	}
+	os.Remove(filepath.Join(root, ".ckptignore"))
+	writeCache() // now with them
+	query(t, sock, a.Token)
+	n := 0
+	for len(lines) > 0 {
+		if l := <-lines; strings.Contains(l, "not watched") {
+			n++
+			if !strings.Contains(l, "20 directories were not watched") {
+				t.Errorf("log line %q", l)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d log lines about unwatched directories, want 1", n)
+	}
+}

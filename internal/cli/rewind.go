@@ -210,6 +210,9 @@ func printRewindText(e *env, out *rewindOutput) {
 			}
 			e.warnf("%s what another session's turn, running at the same time, changed too: %s", kept, strings.Join(ps, ", "))
 		}
+		for _, n := range res.InProgress {
+			e.warnf("turn %d had not ended: everything changed since it began %scounted as the agent's, edits made by hand since then too", n, map[bool]string{true: "would have ", false: ""}[res.DryRun])
+		}
 		back := "ckpt undo takes the rewind back"
 		if res.Scope == ckpt.ScopeBoth {
 			// Undo steps the workspace's timeline; the conversation's

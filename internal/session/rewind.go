@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
@@ -51,6 +52,10 @@ type RewindResult[R any] struct {
 	// as a rewound turn, changed too, and that cannot be shown to be the
 	// rewound turn's alone: they stay as they are.
 	Shared []Path `json:"shared"`
+	// InProgress are rewound turns that had not ended: everything changed
+	// since such a turn began counted as the agent's (edits made since
+	// then by hand too, which only 'ckpt undo' brings back).
+	InProgress []int `json:"in_progress,omitempty"`
 	// Prompt is the rewound turn's prompt, for re-sending (conversation).
 	Prompt string `json:"prompt,omitempty"`
 	// Messages is the number of messages removed from the conversation.
@@ -149,6 +154,7 @@ func (c *Controller[R, S]) rewindCodeLocked(ctx context.Context, s *Session, t *
 			return nil, err
 		}
 		out.Conflicts, out.Kept, out.Shared = sortedPaths(p.conflicts), sortedPaths(p.kept), sortedPaths(p.shared)
+		out.InProgress = p.open
 		return &Edits{Paths: coveringEdits(p.cur), Blobs: p.blobs}, nil
 	})
 	return err
@@ -170,6 +176,7 @@ type keepEditsPlan struct {
 	cur                     map[string]*object.Entry
 	blobs                   map[ID][]byte
 	conflicts, kept, shared map[string]bool
+	open                    []int // turns in progress
 }
 
 // planKeepEdits computes what undoes the changes of turns n..last (each
@@ -190,6 +197,7 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 	var spans []span
 	turns := undoneTurns(s, n)
 	now := c.e.Now()
+	var open []int
 	live := map[*Turn]bool{}
 	for _, t := range s.Turns {
 		live[t] = true
@@ -212,6 +220,9 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 		for pi := len(parts) - 1; pi >= 0; pi-- {
 			part := parts[pi]
 			sp := span{end: ws.Tree, shared: shared}
+			if part.End == nil && !slices.Contains(open, turns[k].N) {
+				open = append(open, turns[k].N)
+			}
 			if part.End != nil {
 				tr, err := c.e.Tree(ctx, *part.End)
 				if err != nil {
@@ -227,7 +238,12 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 			spans = append(spans, sp)
 		}
 	}
-	return v.plan(spans)
+	kp, err := v.plan(spans)
+	if kp != nil {
+		slices.Sort(open)
+		kp.open = open
+	}
+	return kp, err
 }
 
 // undoneTurns returns the turns a code rewind to turn n undoes, oldest

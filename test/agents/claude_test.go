@@ -456,3 +456,54 @@ func TestClaudeCodeSideBySide(t *testing.T) {
 	c.ckpt("rewind", "1", "--session", sidB)
 	c.wantTree("B rewound too", map[string]string{"keep.txt": "k\n"})
 }
+
+// TestClaudeCodeRewindBoth: code and conversation at once. The files go
+// back, ckpt's record and the Claude Code conversation it resumes lose
+// turn 2; undo brings the files back and leaves the conversation rewound.
+func TestClaudeCodeRewindBoth(t *testing.T) {
+	const sid = "c0ffee00-1234-4abc-8def-0123456789ab"
+	c := newClaude(t, nil)
+	abs := func(p string) string { return filepath.Join(c.ws, p) }
+	c.model.turns = map[string][]step{
+		"[t1]": {call("Write", map[string]any{"file_path": abs("one.txt"), "content": "1\n"})},
+		"[t2]": {call("Bash", map[string]any{"command": "echo 2 > two.txt && rm one.txt", "description": "two"})},
+		"[t3]": nil,
+	}
+	c.prompt(sid, true, "[t1] one")
+	c.prompt(sid, false, "[t2] two")
+	c.wantTree("after turn 2", map[string]string{"two.txt": "2\n"})
+	var rw struct {
+		Prompt      string `json:"prompt"`
+		Turns       int    `json:"turns"`
+		AgentResume struct {
+			Command []string `json:"command"`
+		} `json:"agent_resume"`
+	}
+	if err := json.Unmarshal([]byte(c.ckpt("rewind", "2", "--both", "--json")), &rw); err != nil {
+		t.Fatal(err)
+	}
+	c.wantTree("rewind 2 --both", map[string]string{"one.txt": "1\n"})
+	if rw.Prompt != "[t2] two" || rw.Turns != 1 {
+		t.Errorf("rewind --both: prompt %q, %d turn(s) removed", rw.Prompt, rw.Turns)
+	}
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] one"}) {
+		t.Errorf("ckpt's turns after rewind --both: %q", got)
+	}
+	cmd := rw.AgentResume.Command
+	if len(cmd) < 2 {
+		t.Fatalf("agent_resume.command %q", cmd)
+	}
+	c.model.reset()
+	c.run(c.env(), c.bin, append(append(cmd[1:], "-p", "[t3] again"), claudeFlags...)...)
+	for _, r := range c.model.requests() {
+		if want := []string{"[t1]", "[t3]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the resumed Claude Code sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	// Undo steps the files back; the conversation stays rewound.
+	c.ckpt("undo")
+	c.wantTree("undo of rewind --both", map[string]string{"two.txt": "2\n"})
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] one"}) {
+		t.Errorf("ckpt's turns after undo: %q", got)
+	}
+}

@@ -1,0 +1,346 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// gemini is Gemini CLI (the real CLI, pinned) in a world of its own,
+// talking to a scripted Gemini API model, with ckpt's hooks installed as
+// `ckpt hook gemini install` installs them (the project's
+// .gemini/settings.json).
+type gemini struct {
+	*world
+	bin   string
+	model *model
+}
+
+func newGemini(t *testing.T, turns map[string][]step) *gemini {
+	bin := geminiCLI.install(t)
+	w := newWorld(t)
+	m := geminiModel(t, turns)
+	// The user's settings: an API key, no folder trust prompt, nothing
+	// sent anywhere but the model, no update check.
+	settings := map[string]any{
+		"security": map[string]any{
+			"auth":        map[string]any{"selectedType": "gemini-api-key"},
+			"folderTrust": map[string]any{"enabled": false},
+		},
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"general": map[string]any{
+			"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
+		},
+		"ui": map[string]any{"hideBanner": true, "hideTips": true},
+	}
+	if err := os.MkdirAll(filepath.Join(w.home, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.home, ".gemini", "settings.json"), []byte(mustJSON(settings)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.ckpt("hook", "gemini", "install")
+	return &gemini{world: w, bin: bin, model: m}
+}
+
+// env points Gemini CLI at the scripted model.
+func (g *gemini) env() []string {
+	return []string{
+		"GEMINI_API_KEY=test",
+		"GOOGLE_GEMINI_BASE_URL=" + g.model.srv.URL,
+		"GEMINI_CLI_NO_RELAUNCH=true",
+	}
+}
+
+var geminiFlags = []string{"--approval-mode", "yolo", "--output-format", "json"}
+
+// prompt runs one turn non-interactively: the first starts the session
+// with --session-id, later ones --resume it.
+func (g *gemini) prompt(session string, first bool, prompt string, extra ...string) string {
+	g.t.Helper()
+	args := append([]string{"-p", prompt}, geminiFlags...)
+	if first {
+		args = append(args, "--session-id", session)
+	} else {
+		args = append(args, "--resume", session)
+	}
+	return g.run(append(g.env(), extra...), g.bin, args...)
+}
+
+// TestGemini drives a Gemini CLI session over several runs of `gemini -p`
+// (the later ones --resume it) whose tools (write_file, replace,
+// run_shell_command) change the workspace every way a shell can, with
+// the user editing between turns, and checks what the hooks recorded and
+// what each kind of rewind, undo and fork does.
+func TestGemini(t *testing.T) {
+	const sid = "1c2d3e4f-5a6b-4c7d-8e9f-a0b1c2d3e4f5"
+	g := newGemini(t, nil)
+	abs := func(p string) string { return filepath.Join(g.ws, p) }
+	g.model.turns = map[string][]step{
+		"[t1]": {
+			call("write_file", map[string]any{"file_path": abs("a.txt"), "content": "alpha\n"}),
+			call("write_file", map[string]any{"file_path": abs("run.sh"), "content": "#!/bin/sh\necho run\n"}),
+			call("run_shell_command", map[string]any{"command": "chmod +x run.sh && mkdir -p lib/deep build && printf 'bin\\000ary' > lib/deep/blob.bin && ln -s a.txt link && echo obj > build/out.o", "description": "set up"}),
+		},
+		"[t2]": {
+			call("read_file", map[string]any{"file_path": abs("src.txt")}),
+			call("replace", map[string]any{"file_path": abs("src.txt"), "instruction": "Capitalize two.", "old_string": "two", "new_string": "TWO"}),
+			call("run_shell_command", map[string]any{"command": "sed -i 's/alpha/ALPHA/' a.txt && rm lib/deep/blob.bin && echo obj2 > build/out.o", "description": "edit"}),
+		},
+		"[t3]": {
+			call("run_shell_command", map[string]any{"command": "rm link && mkdir -p new/dir && echo three > new/dir/c.txt && chmod -x run.sh", "description": "more"}),
+		},
+		"[t4]": {call("write_file", map[string]any{"file_path": abs("t4.txt"), "content": "four\n"})},
+		"[t5]": nil,
+	}
+	start := map[string]string{".gitignore": "build/\n", "src.txt": "one\ntwo\nthree\n", "keep.txt": "keep\n"}
+	g.write(start)
+
+	g.prompt(sid, true, "[t1] set up the project")
+	afterT1 := with(start, map[string]string{"a.txt": "alpha\n", "run.sh": "#!/bin/sh\necho run\n (x)",
+		"lib/deep/blob.bin": "bin\x00ary", "link": "-> a.txt", "build/out.o": "obj\n"})
+	g.wantTree("after turn 1", afterT1)
+
+	g.prompt(sid, false, "[t2] edit things")
+	afterT2 := with(afterT1, map[string]string{"src.txt": "one\nTWO\nthree\n", "a.txt": "ALPHA\n", "lib/deep/blob.bin": "", "build/out.o": "obj2\n"})
+	g.wantTree("after turn 2", afterT2)
+
+	// The user's own work between turns 2 and 3.
+	g.write(map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "src.txt": "one\nTWO\nthree\nfour\n"})
+	userT2 := with(afterT2, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "src.txt": "one\nTWO\nthree\nfour\n"})
+
+	g.prompt(sid, false, "[t3] finish")
+	afterT3 := with(userT2, map[string]string{"link": "", "new/dir/c.txt": "three\n", "run.sh": "#!/bin/sh\necho run\n"})
+	g.wantTree("after turn 3", afterT3)
+
+	// The model router's side request was answered: every main request
+	// went to the flash model it chose, each with the turns so far.
+	var markers [][]string
+	for _, r := range g.model.requests() {
+		if !strings.Contains(r.Path, "-flash:streamGenerateContent") {
+			t.Errorf("a main request to %s (the router's answer was not taken)", r.Path)
+		}
+		markers = append(markers, r.Markers)
+	}
+	t1, t12, t123 := []string{"[t1]"}, []string{"[t1]", "[t2]"}, []string{"[t1]", "[t2]", "[t3]"}
+	if want := [][]string{t1, t1, t1, t1, t12, t12, t12, t12, t123, t123}; !reflect.DeepEqual(markers, want) {
+		t.Errorf("the model saw the turns\n %q\nwant %q", markers, want)
+	}
+
+	// Every hook fired on every run, each turn begun and ended.
+	g.wantHookEvents(sid, []string{
+		"SessionStart: opened session", "BeforeAgent: began turn 1", "AfterAgent: ended turn 1", "SessionEnd: closed session",
+		"SessionStart: resumed session", "BeforeAgent: began turn 2", "AfterAgent: ended turn 2", "SessionEnd: closed session",
+		"SessionStart: resumed session", "BeforeAgent: began turn 3", "AfterAgent: ended turn 3", "SessionEnd: closed session",
+	})
+
+	s := g.session(sid)
+	if s.Session.Agent != "gemini" {
+		t.Errorf("agent %q", s.Session.Agent)
+	}
+	if got, want := s.prompts(), []string{"[t1] set up the project", "[t2] edit things", "[t3] finish"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("prompts %q, want %q", got, want)
+	}
+	// build/ is ignored: never in a turn. The user's edits are not turn 3's.
+	wantFiles := [][]string{
+		{"added a.txt", "added lib/deep/blob.bin", "added link", "added run.sh"},
+		{"modified a.txt", "deleted lib/deep/blob.bin", "modified src.txt"},
+		{"deleted link", "added new/dir/c.txt", "modified run.sh"},
+	}
+	if got := s.turnFiles(); !reflect.DeepEqual(got, wantFiles) {
+		t.Fatalf("turn files\n got %q\nwant %q", got, wantFiles)
+	}
+	chats := filepath.Join(g.home, ".gemini", "tmp", "work", "chats")
+	if filepath.Dir(s.Session.Transcript) != chats || !strings.HasSuffix(s.Session.Transcript, "-"+sid[:8]+".jsonl") {
+		t.Errorf("transcript %q, want Gemini CLI's chat file in %s", s.Session.Transcript, chats)
+	}
+	var msgs []string
+	for _, m := range s.Messages {
+		msgs = append(msgs, fmt.Sprintf("%d %s %s %s", m.Turn, m.Role, m.Tool, m.Content))
+	}
+	wantMsgs := []string{
+		"1 user  [t1] set up the project",
+		"1 tool write_file " + abs("a.txt"),
+		"1 tool write_file " + abs("run.sh"),
+		"1 tool run_shell_command chmod +x run.sh && mkdir -p lib/deep build && printf 'bin\\000ary' > lib/deep/blob.bin && ln -s a.txt link && echo obj > build/out.o",
+		"1 assistant  Done with [t1].",
+		"2 user  [t2] edit things",
+		"2 tool read_file " + abs("src.txt"),
+		"2 tool replace " + abs("src.txt"),
+		"2 tool run_shell_command sed -i 's/alpha/ALPHA/' a.txt && rm lib/deep/blob.bin && echo obj2 > build/out.o",
+		"2 assistant  Done with [t2].",
+		"3 user  [t3] finish",
+		"3 tool run_shell_command rm link && mkdir -p new/dir && echo three > new/dir/c.txt && chmod -x run.sh",
+		"3 assistant  Done with [t3].",
+	}
+	if !reflect.DeepEqual(msgs, wantMsgs) {
+		t.Errorf("messages\n got %q\nwant %q", msgs, wantMsgs)
+	}
+
+	// Rewind turn 2 on: the agent's changes of turns 2 and 3 undone, the
+	// user's edits between them kept (src.txt: the agent's line undone,
+	// the user's kept); ignored build output untouched.
+	rw := g.rewind("2", "--session", sid)
+	if rw.Scope != "code" || rw.Turn != 2 || rw.Restore == nil || !reflect.DeepEqual(rw.Kept, []string{"src.txt"}) || len(rw.Conflicts) != 0 {
+		t.Errorf("rewind 2: %+v", rw)
+	}
+	g.wantTree("rewind 2", with(afterT1, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "src.txt": "one\ntwo\nthree\nfour\n", "build/out.o": "obj2\n"}))
+	g.ckpt("undo")
+	g.wantTree("undo of rewind 2", afterT3)
+
+	// --exact: the whole tree as turn 2 began, the user's edits too.
+	rw = g.rewind("2", "--exact", "--session", sid)
+	if rw.Scope != "code" || rw.Turn != 2 || len(rw.Kept) != 0 {
+		t.Errorf("rewind 2 --exact: %+v", rw)
+	}
+	g.wantTree("rewind 2 --exact", with(afterT1, map[string]string{"build/out.o": "obj2\n"}))
+	g.ckpt("undo")
+	g.wantTree("undo of rewind 2 --exact", afterT3)
+
+	// --both: turn 3's changes and its conversation gone; undo brings
+	// the code back, the conversation stays rewound.
+	rw = g.rewind("3", "--both", "--session", sid)
+	if rw.Scope != "both" || rw.Turn != 3 || rw.Prompt != "[t3] finish" || rw.Turns != 1 || rw.Messages != 3 || rw.AgentResume != nil {
+		t.Errorf("rewind 3 --both: %+v", rw)
+	}
+	g.wantTree("rewind 3 --both", userT2)
+	if got := g.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t2] edit things"}) {
+		t.Errorf("after rewind 3 --both, ckpt's turns %q", got)
+	}
+	g.ckpt("undo")
+	g.wantTree("undo of rewind 3 --both", afterT3)
+	if got := g.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t2] edit things"}) {
+		t.Errorf("after undo of rewind 3 --both, ckpt's turns %q", got)
+	}
+
+	// Gemini CLI's own conversation is not ckpt's: resumed, it still has
+	// turn 3. The new turn is ckpt's turn 3.
+	g.model.reset()
+	g.prompt(sid, false, "[t4] go on")
+	afterT4 := with(afterT3, map[string]string{"t4.txt": "four\n"})
+	g.wantTree("after turn 4", afterT4)
+	for _, r := range g.model.requests() {
+		if want := []string{"[t1]", "[t2]", "[t3]", "[t4]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the resumed Gemini CLI sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	s = g.session(sid)
+	if got, want := s.prompts(), []string{"[t1] set up the project", "[t2] edit things", "[t4] go on"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("prompts %q, want %q", got, want)
+	}
+	if got, want := s.turnFiles()[2], []string{"added t4.txt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("turn 3 ([t4]) files %q, want %q", got, want)
+	}
+
+	// --conversation: ckpt's copy loses turns 2 and 3 (the files stay).
+	// ckpt cannot fork Gemini CLI's conversation: no command to resume
+	// it, and resumed, Gemini CLI still sends every turn.
+	rw = g.rewind("2", "--conversation", "--session", sid)
+	if rw.Scope != "conversation" || rw.Turn != 2 || rw.Prompt != "[t2] edit things" || rw.Turns != 2 || rw.Messages != 8 || rw.Restore != nil || rw.AgentResume != nil {
+		t.Errorf("rewind 2 --conversation: %+v", rw)
+	}
+	g.wantTree("rewind 2 --conversation", afterT4)
+	if got := g.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project"}) {
+		t.Errorf("after rewind --conversation, ckpt's turns %q", got)
+	}
+	if _, _, errs := g.ckptCode("rewind", "1", "--conversation", "--dry-run", "--session", sid); !strings.Contains(errs, "Gemini CLI's own conversation still holds the rewound turns") {
+		t.Errorf("rewind --conversation does not say Gemini CLI's conversation is unchanged:\n%s", errs)
+	}
+	g.model.reset()
+	g.prompt(sid, false, "[t5] after the rewind")
+	for _, r := range g.model.requests() {
+		if want := []string{"[t1]", "[t2]", "[t3]", "[t4]", "[t5]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the resumed Gemini CLI sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	if got := g.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t5] after the rewind"}) {
+		t.Fatalf("after [t5], ckpt's turns %q", got)
+	}
+
+	// A fork from turn 2: a new session with turn 1's conversation, the
+	// workspace as [t5] began; then a fork from turn 1: no conversation,
+	// the workspace as the session began. The original stays as it was.
+	if got := g.fork(sid, "2").prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project"}) {
+		t.Errorf("the fork from turn 2 has turns %q", got)
+	}
+	g.wantTree("fork 2", afterT4)
+	if got := g.fork(sid, "1").prompts(); len(got) != 0 {
+		t.Errorf("the fork from turn 1 has turns %q", got)
+	}
+	g.wantTree("fork 1", with(start, map[string]string{"build/out.o": "obj2\n"}))
+	if got := g.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t5] after the rewind"}) {
+		t.Errorf("the original session after the forks: %q", got)
+	}
+	g.logHookTimes("Gemini CLI")
+}
+
+// rewindJSON is what `ckpt rewind --json` prints.
+type rewindJSON struct {
+	Scope     string   `json:"scope"`
+	Turn      int      `json:"turn"`
+	Prompt    string   `json:"prompt"`
+	Messages  int      `json:"messages"`
+	Turns     int      `json:"turns"`
+	Kept      []string `json:"kept"`
+	Conflicts []string `json:"conflicts"`
+	Restore   any      `json:"restore"`
+	// AgentResume is set only for an agent whose conversation ckpt forks.
+	AgentResume any `json:"agent_resume"`
+}
+
+func (w *world) rewind(args ...string) rewindJSON {
+	w.t.Helper()
+	var rw rewindJSON
+	if err := json.Unmarshal([]byte(w.ckpt(append([]string{"rewind", "--json"}, args...)...)), &rw); err != nil {
+		w.t.Fatal(err)
+	}
+	return rw
+}
+
+func (w *world) fork(session, turn string) sessionJSON {
+	w.t.Helper()
+	var fk struct {
+		Session struct {
+			ID string `json:"id"`
+		} `json:"session"`
+	}
+	if err := json.Unmarshal([]byte(w.ckpt("fork", turn, "--json", "--session", session)), &fk); err != nil {
+		w.t.Fatal(err)
+	}
+	return w.session(fk.Session.ID)
+}
+
+// hookEvents is the hook log's lines for a session, each "EVENT: what
+// it did" without the numbers after it (a checkpoint's id, counts) and
+// the time it took.
+func (w *world) hookEvents(session string) []string {
+	var out []string
+	for _, line := range strings.Split(w.hookLog(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[3] != "session="+session {
+			continue
+		}
+		_, what, _ := strings.Cut(line, ": ")
+		what = what[:strings.LastIndex(what, " (")]
+		if i := strings.Index(what, " at "); i >= 0 {
+			what = what[:i]
+		}
+		if i := strings.Index(what, " ("); i >= 0 {
+			what = what[:i]
+		}
+		out = append(out, f[2]+": "+what)
+	}
+	return out
+}
+
+func (w *world) wantHookEvents(session string, want []string) {
+	w.t.Helper()
+	if got := w.hookEvents(session); !reflect.DeepEqual(got, want) {
+		w.t.Errorf("hook log\n got %q\nwant %q\n%s", got, want, w.hookLog())
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // gemini is Gemini CLI (the real CLI, pinned) in a world of its own,
@@ -343,4 +345,92 @@ func (w *world) wantHookEvents(session string, want []string) {
 	if got := w.hookEvents(session); !reflect.DeepEqual(got, want) {
 		w.t.Errorf("hook log\n got %q\nwant %q\n%s", got, want, w.hookLog())
 	}
+}
+
+// TestGeminiStoreTrouble: a store another process holds locked, a store
+// that is a file, and a corrupt store never fail Gemini CLI's turn: it
+// exits 0, its tools' changes are on disk, and the hook log says what
+// ckpt skipped and why. A turn after the lock is gone is recorded.
+func TestGeminiStoreTrouble(t *testing.T) {
+	const sid = "7e8f9a0b-1c2d-4e3f-8a5b-6c7d8e9f0a1b"
+	g := newGemini(t, nil)
+	abs := func(p string) string { return filepath.Join(g.ws, p) }
+	g.model.turns = map[string][]step{}
+	for _, n := range []string{"1", "2", "3", "4", "5"} {
+		g.model.turns["[t"+n+"]"] = []step{call("write_file", map[string]any{"file_path": abs(n + ".txt"), "content": n + "\n"})}
+	}
+	g.prompt(sid, true, "[t1] one")
+	store := g.storeDir()
+	// wantLog checks what each hook call of the last run logged.
+	wantLog := func(what, before string, want []string) {
+		t.Helper()
+		var got []string
+		for _, line := range strings.Split(strings.TrimPrefix(g.hookLog(), before), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 4 {
+				continue
+			}
+			got = append(got, f[2])
+			if i := len(got) - 1; i >= len(want) || !strings.Contains(line, want[i]) {
+				t.Errorf("%s: hook log line %d: %q, want %q", what, i+1, line, want[min(i, len(want)-1)])
+			}
+		}
+		if want := []string{"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: hook log events %q, want %q", what, got, want)
+		}
+	}
+
+	// Locked: another process holds the store for the whole turn. The
+	// hooks that write wait, give up and say so; those that only read
+	// have nothing to do.
+	lock, err := os.OpenFile(filepath.Join(store, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	before := g.hookLog()
+	g.prompt(sid, false, "[t2] two")
+	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	lock.Close()
+	locked := "session=" + sid + " workspace=" + g.ws + " error: store is locked by another process (waited 2s for " + filepath.Join(store, "lock") + ")"
+	wantLog("locked", before, []string{locked, locked,
+		"session=" + sid + " workspace=" + g.ws + ": nothing to end; note: no turn in progress (its start was not recorded)",
+		"session=" + sid + " workspace=" + g.ws + ": closed session"})
+
+	// The lock gone, the next turn is recorded; 2.txt came between turns.
+	g.prompt(sid, false, "[t3] three")
+	s := g.session(sid)
+	if got, want := s.prompts(), []string{"[t1] one", "[t3] three"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("turns after the locked one: %q, want %q", got, want)
+	}
+	if got, want := s.turnFiles(), [][]string{{"added 1.txt"}, {"added 3.txt"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("turn files %q, want %q", got, want)
+	}
+
+	// A store that is a file.
+	bad := filepath.Join(g.home, "not-a-store")
+	if err := os.WriteFile(bad, []byte("a file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before = g.hookLog()
+	g.prompt(sid, false, "[t4] four", "CKPT_STORE="+bad)
+	notDir := "workspace=" + g.ws + " error: lstat " + filepath.Join(bad, "ckpt.db") + ": not a directory"
+	wantLog("store a file", before, []string{notDir, notDir, notDir, notDir})
+	if b, err := os.ReadFile(bad); err != nil || string(b) != "a file\n" {
+		t.Errorf("the file named as the store: %q, %v", b, err)
+	}
+
+	// Corrupt: the store's database overwritten with garbage.
+	g.ckpt("watch", "--stop")
+	if err := os.WriteFile(filepath.Join(store, "ckpt.db"), []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before = g.hookLog()
+	g.prompt(sid, false, "[t5] five")
+	corrupt := "workspace=" + g.ws + " error: corrupt database: " + filepath.Join(store, "ckpt.db") + ": not a SQLite database"
+	wantLog("corrupt", before, []string{corrupt, corrupt, corrupt, corrupt})
+
+	g.wantTree("after every turn", map[string]string{"1.txt": "1\n", "2.txt": "2\n", "3.txt": "3\n", "4.txt": "4\n", "5.txt": "5\n"})
 }

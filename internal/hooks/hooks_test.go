@@ -368,6 +368,32 @@ func TestErrorsAreReportedNotFatal(t *testing.T) {
 	}
 }
 
+// A store that cannot be opened (here a file where its directory should
+// be) is logged and recorded with the session the event was for, so a
+// user with several sessions knows whose turn went unrecorded.
+func TestStoreErrorNamesSession(t *testing.T) {
+	e := newEnv(t)
+	notDir := filepath.Join(t.TempDir(), "file")
+	testutil.WriteFile(t, notDir, "not a directory\n")
+	failures := filepath.Join(t.TempDir(), "last-failure.json")
+	const sid = "2f9c7c1e-5b0a-4c51-9a7e-3d1f6b8e4a21" // the payload's
+	_, _, err := e.run(t, ClaudeCode, e.payload(t, "claude-code/user_prompt_submit.json"), func(o *RunOptions) {
+		o.Store = filepath.Join(notDir, "store")
+		o.FailureFile = failures
+	})
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("err %v", err)
+	}
+	log, _ := os.ReadFile(e.log)
+	if !strings.Contains(string(log), " session="+sid+" ") {
+		t.Errorf("the log line does not name the session:\n%s", log)
+	}
+	fl, err := LastFailure(failures)
+	if err != nil || fl == nil || fl.Session != sid {
+		t.Errorf("failure record %+v (%v), want session %s", fl, err, sid)
+	}
+}
+
 // A store another process holds is skipped after the short lock timeout;
 // the call's own deadline bounds it too.
 func TestLockedStoreIsSkipped(t *testing.T) {

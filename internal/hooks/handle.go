@@ -140,6 +140,9 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	if ev.SessionID == "" {
 		return res, fmt.Errorf("%s %s: the payload has no session id", ev.Agent, ev.Name)
 	}
+	// Named from here on, so a failure to open the store says whose
+	// event it skipped.
+	res.Session = SessionID(ev.SessionID)
 	dir := opts.ProjectDir
 	if dir == "" {
 		dir = ev.Cwd
@@ -171,8 +174,7 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		return res, err
 	}
 	defer r.Close()
-	sid := SessionID(ev.SessionID)
-	res.Session = sid
+	sid := res.Session
 	if opts.Watch != nil && (ev.Kind == KindSessionStart || ev.Kind == KindPrompt || ev.Kind == KindTurnComplete) {
 		if err := opts.Watch(r); err != nil {
 			res.notef("no watcher (saves read the whole workspace): %v", err)

@@ -416,7 +416,7 @@ func TestGeminiStoreTrouble(t *testing.T) {
 	}
 	before = g.hookLog()
 	g.prompt(sid, false, "[t4] four", "CKPT_STORE="+bad)
-	notDir := "workspace=" + g.ws + " error: lstat " + filepath.Join(bad, "ckpt.db") + ": not a directory"
+	notDir := "session=" + sid + " workspace=" + g.ws + " error: lstat " + filepath.Join(bad, "ckpt.db") + ": not a directory"
 	wantLog("store a file", before, []string{notDir, notDir, notDir, notDir})
 	if b, err := os.ReadFile(bad); err != nil || string(b) != "a file\n" {
 		t.Errorf("the file named as the store: %q, %v", b, err)
@@ -429,7 +429,7 @@ func TestGeminiStoreTrouble(t *testing.T) {
 	}
 	before = g.hookLog()
 	g.prompt(sid, false, "[t5] five")
-	corrupt := "workspace=" + g.ws + " error: corrupt database: " + filepath.Join(store, "ckpt.db") + ": not a SQLite database"
+	corrupt := "session=" + sid + " workspace=" + g.ws + " error: corrupt database: " + filepath.Join(store, "ckpt.db") + ": not a SQLite database"
 	wantLog("corrupt", before, []string{corrupt, corrupt, corrupt, corrupt})
 
 	g.wantTree("after every turn", map[string]string{"1.txt": "1\n", "2.txt": "2\n", "3.txt": "3\n", "4.txt": "4\n", "5.txt": "5\n"})

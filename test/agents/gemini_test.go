@@ -39,6 +39,10 @@ func newGemini(t *testing.T, turns map[string][]step) *gemini {
 			"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
 		},
 		"ui": map[string]any{"hideBanner": true, "hideTips": true},
+		// The next-speaker check (off by default) asks the model, after
+		// each reply, whether the model or the user speaks next: on, the
+		// scripted model must answer that side request too.
+		"model": map[string]any{"skipNextSpeakerCheck": false},
 	}
 	if err := os.MkdirAll(filepath.Join(w.home, ".gemini"), 0o755); err != nil {
 		t.Fatal(err)
@@ -120,8 +124,23 @@ func TestGemini(t *testing.T) {
 	afterT3 := with(userT2, map[string]string{"link": "", "new/dir/c.txt": "three\n", "run.sh": "#!/bin/sh\necho run\n"})
 	g.wantTree("after turn 3", afterT3)
 
-	// The model router's side request was answered: every main request
-	// went to the flash model it chose, each with the turns so far.
+	// The side requests were answered: the model router's (every main
+	// request went to the flash model it chose) and the next-speaker
+	// check's, once per turn each. (The router sees only the latest
+	// messages: the last marker is the turn's. Had the check said the
+	// model speaks next, Gemini CLI would have sent "Please continue."
+	// and asked again.)
+	var side []string
+	g.model.mu.Lock()
+	for _, r := range g.model.log {
+		if !r.Tools {
+			side = append(side, strings.Join(r.Markers[max(0, len(r.Markers)-1):], ""))
+		}
+	}
+	g.model.mu.Unlock()
+	if want := []string{"[t1]", "[t1]", "[t2]", "[t2]", "[t3]", "[t3]"}; !reflect.DeepEqual(side, want) {
+		t.Errorf("side requests for the turns %q, want %q", side, want)
+	}
 	var markers [][]string
 	for _, r := range g.model.requests() {
 		if !strings.Contains(r.Path, "-flash:streamGenerateContent") {

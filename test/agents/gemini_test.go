@@ -453,3 +453,108 @@ func TestGeminiStoreTrouble(t *testing.T) {
 
 	g.wantTree("after every turn", map[string]string{"1.txt": "1\n", "2.txt": "2\n", "3.txt": "3\n", "4.txt": "4\n", "5.txt": "5\n"})
 }
+
+// TestGeminiSessionFileFork pins what a conversation rewind for Gemini
+// CLI could build on (ckpt does not do it yet): `gemini --session-file
+// FILE` imports a chat as a new session (a new id, a new chat file; the
+// original untouched), and FILE may be the original chat with a
+// {"$rewindTo": ID} record appended, ID the message of the turn's prompt:
+// Gemini CLI reads it as the conversation before that turn. The hooks
+// record the import as a new ckpt session, and resumed by its id it goes
+// on from there.
+func TestGeminiSessionFileFork(t *testing.T) {
+	const sid = "3a4b5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d"
+	g := newGemini(t, nil)
+	abs := func(p string) string { return filepath.Join(g.ws, p) }
+	g.model.turns = map[string][]step{
+		"[t1]":  {call("write_file", map[string]any{"file_path": abs("a.txt"), "content": "alpha\n"})},
+		"[t2]":  {call("run_shell_command", map[string]any{"command": "echo two > b.txt"})},
+		"[t3]":  nil,
+		"[t9]":  {call("write_file", map[string]any{"file_path": abs("nine.txt"), "content": "nine\n"})},
+		"[t10]": nil,
+	}
+	g.prompt(sid, true, "[t1] one")
+	g.prompt(sid, false, "[t2] two")
+	g.prompt(sid, false, "[t3] three")
+	transcript := g.session(sid).Session.Transcript
+	orig, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The chat before turn 2: the original's records, then a rewind to
+	// the message of [t2]'s prompt.
+	var prompt string
+	for _, l := range strings.Split(string(orig), "\n") {
+		var m struct {
+			ID      string `json:"id"`
+			Type    string `json:"type"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.Type == "user" && len(m.Content) == 1 && m.Content[0].Text == "[t2] two" {
+			prompt = m.ID
+		}
+	}
+	if prompt == "" {
+		t.Fatalf("no [t2] prompt record in %s", transcript)
+	}
+	fork := filepath.Join(g.home, "before-t2.jsonl")
+	if err := os.WriteFile(fork, []byte(string(orig)+mustJSON(map[string]string{"$rewindTo": prompt})+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.model.reset()
+	g.run(g.env(), g.bin, append([]string{"--session-file", fork, "-p", "[t9] after the fork"}, geminiFlags...)...)
+	for _, r := range g.model.requests() {
+		if want := []string{"[t1]", "[t9]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the imported chat sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	if len(g.model.requests()) != 2 {
+		t.Errorf("%d requests for [t9], want 2", len(g.model.requests()))
+	}
+	if after, err := os.ReadFile(transcript); err != nil || string(after) != string(orig) {
+		t.Errorf("the original chat changed (%v)", err)
+	}
+	g.wantTree("after the fork's turn", map[string]string{"a.txt": "alpha\n", "b.txt": "two\n", "nine.txt": "nine\n"})
+
+	// The hooks saw a new session: ckpt records it apart.
+	var list []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(g.ckpt("session", "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	var forked string
+	for _, s := range list {
+		if s.ID != sid {
+			forked = s.ID
+		}
+	}
+	if len(list) != 2 || forked == "" {
+		t.Fatalf("sessions %q, want the original and the fork", list)
+	}
+	fs := g.session(forked)
+	if got, want := fs.prompts(), []string{"[t9] after the fork"}; !reflect.DeepEqual(got, want) || fs.Session.Agent != "gemini" {
+		t.Errorf("the fork's turns %q (agent %q), want %q", got, fs.Session.Agent, want)
+	}
+	if got, want := fs.turnFiles(), [][]string{{"added nine.txt"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the fork's turn files %q, want %q", got, want)
+	}
+	if got, want := g.session(sid).prompts(), []string{"[t1] one", "[t2] two", "[t3] three"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the original's turns %q, want %q", got, want)
+	}
+
+	// Resumed by its id, the fork goes on from [t9].
+	g.model.reset()
+	g.prompt(forked, false, "[t10] again")
+	for _, r := range g.model.requests() {
+		if want := []string{"[t1]", "[t9]", "[t10]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the resumed fork sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	if got, want := g.session(forked).prompts(), []string{"[t9] after the fork", "[t10] again"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("the fork's turns %q, want %q", got, want)
+	}
+}

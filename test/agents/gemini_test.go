@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -153,13 +154,6 @@ func TestGemini(t *testing.T) {
 		t.Errorf("the model saw the turns\n %q\nwant %q", markers, want)
 	}
 
-	// Every hook fired on every run, each turn begun and ended.
-	g.wantHookEvents(sid, []string{
-		"SessionStart: opened session", "BeforeAgent: began turn 1", "AfterAgent: ended turn 1", "SessionEnd: closed session",
-		"SessionStart: resumed session", "BeforeAgent: began turn 2", "AfterAgent: ended turn 2", "SessionEnd: closed session",
-		"SessionStart: resumed session", "BeforeAgent: began turn 3", "AfterAgent: ended turn 3", "SessionEnd: closed session",
-	})
-
 	s := g.session(sid)
 	if s.Session.Agent != "gemini" {
 		t.Errorf("agent %q", s.Session.Agent)
@@ -297,6 +291,16 @@ func TestGemini(t *testing.T) {
 	if got := g.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t5] after the rewind"}) {
 		t.Errorf("the original session after the forks: %q", got)
 	}
+	// Every hook fired on every run, each turn begun and ended, numbered
+	// as ckpt's turns are after the rewinds, with the files it changed
+	// and the messages (tool calls, replies) read from Gemini CLI's chat.
+	g.wantHookEvents(sid, []string{
+		"SessionStart: opened session", "BeforeAgent: began turn 1", "AfterAgent: ended turn 1, 4 file(s) changed, 4 message(s)", "SessionEnd: closed session",
+		"SessionStart: resumed session (1 turns)", "BeforeAgent: began turn 2", "AfterAgent: ended turn 2, 3 file(s) changed, 4 message(s)", "SessionEnd: closed session",
+		"SessionStart: resumed session (2 turns)", "BeforeAgent: began turn 3", "AfterAgent: ended turn 3, 3 file(s) changed, 2 message(s)", "SessionEnd: closed session",
+		"SessionStart: resumed session (2 turns)", "BeforeAgent: began turn 3", "AfterAgent: ended turn 3, 1 file(s) changed, 2 message(s)", "SessionEnd: closed session",
+		"SessionStart: resumed session (1 turns)", "BeforeAgent: began turn 2", "AfterAgent: ended turn 2, 1 message(s)", "SessionEnd: closed session",
+	})
 	g.logHookTimes("Gemini CLI")
 }
 
@@ -337,8 +341,9 @@ func (w *world) fork(session, turn string) sessionJSON {
 }
 
 // hookEvents is the hook log's lines for a session, each "EVENT: what
-// it did" without the numbers after it (a checkpoint's id, counts) and
-// the time it took.
+// it did" without the checkpoint's id and the time it took.
+var checkpointRE = regexp.MustCompile(` at [0-9a-f]{12}\b`)
+
 func (w *world) hookEvents(session string) []string {
 	var out []string
 	for _, line := range strings.Split(w.hookLog(), "\n") {
@@ -347,13 +352,7 @@ func (w *world) hookEvents(session string) []string {
 			continue
 		}
 		_, what, _ := strings.Cut(line, ": ")
-		what = what[:strings.LastIndex(what, " (")]
-		if i := strings.Index(what, " at "); i >= 0 {
-			what = what[:i]
-		}
-		if i := strings.Index(what, " ("); i >= 0 {
-			what = what[:i]
-		}
+		what = checkpointRE.ReplaceAllString(what[:strings.LastIndex(what, " (")], "")
 		out = append(out, f[2]+": "+what)
 	}
 	return out

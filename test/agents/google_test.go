@@ -43,8 +43,6 @@ func geminiModel(t *testing.T, turns map[string][]step) *model {
 				Role  string `json:"role"`
 				Parts []struct {
 					Text             string          `json:"text"`
-					Thought          bool            `json:"thought"`
-					FunctionCall     json.RawMessage `json:"functionCall"`
 					FunctionResponse json.RawMessage `json:"functionResponse"`
 				} `json:"parts"`
 			} `json:"contents"`
@@ -137,7 +135,8 @@ func wantsJSON(mime string, schemas ...json.RawMessage) bool {
 // and these answers: the prompt's complexity for the model router
 // ("complexity_score": low, so it routes to the flash model), who speaks
 // next ("next_speaker": the user, so the turn ends when the model has
-// said it is done), loop detection (no loop).
+// said it is done), loop detection (after 30 model calls in a turn:
+// "unproductive_state_confidence" 0, no loop).
 func sideJSON(schemas ...json.RawMessage) string {
 	type schema struct {
 		Type       string             `json:"type"`
@@ -172,16 +171,16 @@ func sideJSON(schemas ...json.RawMessage) string {
 		out[k] = zero(sc.Properties[k])
 	}
 	answers := map[string]any{
-		"complexity_score":     10,
-		"complexity_reasoning": "A simple task.",
-		"next_speaker":         "user",
-		"reasoning":            "The model has finished.",
+		"complexity_score":              10,
+		"complexity_reasoning":          "A simple task.",
+		"next_speaker":                  "user",
+		"reasoning":                     "The model has finished.",
+		"unproductive_state_confidence": 0,
+		"unproductive_state_analysis":   "Progress is being made.",
 	}
 	for k := range sc.Properties {
 		if v, ok := answers[k]; ok {
 			out[k] = v
-		} else if strings.Contains(k, "loop") && strings.ToLower(sc.Properties[k].Type) == "boolean" {
-			out[k] = false
 		}
 	}
 	return mustJSON(out)

@@ -127,20 +127,12 @@ func TestGemini(t *testing.T) {
 
 	// The side requests were answered: the model router's (every main
 	// request went to the flash model it chose) and the next-speaker
-	// check's, once per turn each. (The router sees only the latest
-	// messages: the last marker is the turn's. Had the check said the
-	// model speaks next, Gemini CLI would have sent "Please continue."
-	// and asked again.)
-	var side []string
-	g.model.mu.Lock()
-	for _, r := range g.model.log {
-		if !r.Tools {
-			side = append(side, strings.Join(r.Markers[max(0, len(r.Markers)-1):], ""))
-		}
-	}
-	g.model.mu.Unlock()
-	if want := []string{"[t1]", "[t1]", "[t2]", "[t2]", "[t3]", "[t3]"}; !reflect.DeepEqual(side, want) {
-		t.Errorf("side requests for the turns %q, want %q", side, want)
+	// check's, once per turn each. (Had the check said the model speaks
+	// next, Gemini CLI would have sent "Please continue." and asked
+	// again.)
+	router, speaker := " json:complexity_reasoning,complexity_score", " json:reasoning,next_speaker"
+	if got, want := g.sideRequests(), []string{"[t1]" + router, "[t1]" + speaker, "[t2]" + router, "[t2]" + speaker, "[t3]" + router, "[t3]" + speaker}; !reflect.DeepEqual(got, want) {
+		t.Errorf("side requests\n got %q\nwant %q", got, want)
 	}
 	var markers [][]string
 	for _, r := range g.model.requests() {
@@ -302,6 +294,23 @@ func TestGemini(t *testing.T) {
 		"SessionStart: resumed session (1 turns)", "BeforeAgent: began turn 2", "AfterAgent: ended turn 2, 1 message(s)", "SessionEnd: closed session",
 	})
 	g.logHookTimes("Gemini CLI")
+}
+
+// sideRequests is the requests without tools Gemini CLI made, each as
+// the last turn marker it sent (side requests send only the latest
+// messages) and the JSON properties it asked for (see geminiModel).
+func (g *gemini) sideRequests() []string {
+	g.model.mu.Lock()
+	defer g.model.mu.Unlock()
+	var out []string
+	for _, r := range g.model.log {
+		if !r.Tools {
+			mk := strings.Join(r.Markers[max(0, len(r.Markers)-1):], "")
+			_, schema, _ := strings.Cut(r.Path, " json:")
+			out = append(out, mk+" json:"+schema)
+		}
+	}
+	return out
 }
 
 // rewindJSON is what `ckpt rewind --json` prints.
@@ -555,5 +564,42 @@ func TestGeminiSessionFileFork(t *testing.T) {
 	}
 	if got, want := g.session(forked).prompts(), []string{"[t9] after the fork", "[t10] again"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("the fork's turns %q, want %q", got, want)
+	}
+}
+
+// TestGeminiLongTurn: a turn of many tool calls, each a distinct shell
+// command, runs to its end. After 30 model calls in a turn Gemini CLI
+// asks the model on the side whether the session is stuck in a loop;
+// the scripted answer (no) lets it go on, and ckpt records the turn.
+func TestGeminiLongTurn(t *testing.T) {
+	const sid = "9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+	g := newGemini(t, nil)
+	var steps []step
+	want := ""
+	for i := 1; i <= 40; i++ {
+		steps = append(steps, call("run_shell_command", map[string]any{"command": fmt.Sprintf("echo %d >> log.txt", i)}))
+		want += fmt.Sprintf("%d\n", i)
+	}
+	g.model.turns = map[string][]step{"[t1]": steps}
+	g.prompt(sid, true, "[t1] count to forty")
+	if got := g.read("log.txt"); got != want {
+		t.Fatalf("log.txt %q, want %q", got, want)
+	}
+	if n := len(g.model.requests()); n != 41 {
+		t.Errorf("%d requests with tools, want 41", n)
+	}
+	// The router's question, the loop check's after the 30th model call
+	// (with the latest 20 messages: no prompt), the next-speaker check's
+	// at the end.
+	if got, want := g.sideRequests(), []string{"[t1] json:complexity_reasoning,complexity_score",
+		" json:unproductive_state_analysis,unproductive_state_confidence", "[t1] json:reasoning,next_speaker"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("side requests\n got %q\nwant %q", got, want)
+	}
+	s := g.session(sid)
+	if got, want := s.turnFiles(), [][]string{{"added log.txt"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("turn files %q, want %q", got, want)
+	}
+	if n := len(s.Messages); n != 42 {
+		t.Errorf("%d messages, want 42 (the prompt, 40 tool calls, the reply)", n)
 	}
 }

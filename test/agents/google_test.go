@@ -91,13 +91,23 @@ func geminiModel(t *testing.T, turns map[string][]step) *model {
 				tools = true
 			}
 		}
-		st, _ := m.next(path, items, tools)
+		// A side request that wants JSON is logged as the path with the
+		// schema's required properties ("...:generateContent json:a,b"),
+		// so a test can tell the router's, the next-speaker check's and
+		// the loop check's apart.
+		gc := req.GenerationConfig
+		side := !tools && wantsJSON(gc.ResponseMimeType, gc.ResponseSchema, gc.ResponseJSONSchema)
+		seenPath := path
+		if side {
+			seenPath += " json:" + strings.Join(required(gc.ResponseSchema, gc.ResponseJSONSchema), ",")
+		}
+		st, _ := m.next(seenPath, items, tools)
 		var part map[string]any
 		switch {
 		case st.tool != "":
 			part = map[string]any{"functionCall": map[string]any{"name": st.tool, "args": st.input}}
-		case !tools && wantsJSON(req.GenerationConfig.ResponseMimeType, req.GenerationConfig.ResponseSchema, req.GenerationConfig.ResponseJSONSchema):
-			part = map[string]any{"text": sideJSON(req.GenerationConfig.ResponseSchema, req.GenerationConfig.ResponseJSONSchema)}
+		case side:
+			part = map[string]any{"text": sideJSON(gc.ResponseSchema, gc.ResponseJSONSchema)}
 		default:
 			part = map[string]any{"text": st.text}
 		}
@@ -128,6 +138,19 @@ func wantsJSON(mime string, schemas ...json.RawMessage) bool {
 		}
 	}
 	return false
+}
+
+// required is the required properties of the first schema that has any.
+func required(schemas ...json.RawMessage) []string {
+	for _, s := range schemas {
+		var sc struct {
+			Required []string `json:"required"`
+		}
+		if json.Unmarshal(s, &sc) == nil && len(sc.Required) > 0 {
+			return sc.Required
+		}
+	}
+	return nil
 }
 
 // sideJSON answers a side request that wants JSON with an object that

@@ -60,7 +60,7 @@ func (g *gemini) env() []string {
 	return []string{
 		"GEMINI_API_KEY=test",
 		"GOOGLE_GEMINI_BASE_URL=" + g.model.srv.URL,
-		"GEMINI_CLI_NO_RELAUNCH=true",
+		"GEMINI_CLI_NO_RELAUNCH=true", // one node process, not a relaunched child with a bigger heap
 	}
 }
 
@@ -549,6 +549,16 @@ func TestGeminiSessionFileFork(t *testing.T) {
 	}
 	if got, want := fs.turnFiles(), [][]string{{"added nine.txt"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("the fork's turn files %q, want %q", got, want)
+	}
+	// The hooks named the imported chat as the fork's transcript (Gemini
+	// CLI also leaves a second, empty chat file for it) and read the
+	// turn's tool call and reply from it.
+	var msgs []string
+	for _, m := range fs.Messages {
+		msgs = append(msgs, fmt.Sprintf("%d %s %s %s", m.Turn, m.Role, m.Tool, m.Content))
+	}
+	if want := []string{"1 user  [t9] after the fork", "1 tool write_file " + abs("nine.txt"), "1 assistant  Done with [t9]."}; !reflect.DeepEqual(msgs, want) {
+		t.Errorf("the fork's messages %q, want %q (transcript %s)", msgs, want, fs.Session.Transcript)
 	}
 	if got, want := g.session(sid).prompts(), []string{"[t1] one", "[t2] two", "[t3] three"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("the original's turns %q, want %q", got, want)

@@ -151,7 +151,7 @@ func agentResume(e *env, ctl *ckpt.Controller, res *ckpt.RewindResult) (*hooks.A
 	default:
 		return nil, ""
 	}
-	ar, err := hooks.ResumeBefore(s, t)
+	ar, err := hooks.ResumeBefore(s, t, hooks.ResumeOptions{DryRun: res.DryRun})
 	if err != nil {
 		return nil, fmt.Sprintf("%s's own conversation still holds the rewound turns: %v", agentName(s.Agent), err)
 	}
@@ -237,6 +237,10 @@ func printRewindText(e *env, out *rewindOutput) {
 		switch ar := out.AgentResume; {
 		case ar != nil && ar.At == "":
 			e.warnf("%s's own conversation is unchanged; turn %d was its first, so a new conversation (%s) starts before it", agentName(ar.Agent), res.Turn, ar)
+		case ar != nil && ar.File != "" && !ar.Written:
+			e.warnf("%s's own conversation is unchanged; the rewind would write a copy of it ending before turn %d (%s) and go on from it with:\n  %s", agentName(ar.Agent), res.Turn, ar.File, ar)
+		case ar != nil && ar.File != "":
+			e.warnf("%s's own conversation is unchanged; a copy of it ending before turn %d is in %s; to go on from it (a new %s session; the original stays):\n  %s", agentName(ar.Agent), res.Turn, ar.File, agentName(ar.Agent), ar)
 		case ar != nil:
 			e.warnf("%s's own conversation is unchanged; to go on from before turn %d (a fork; the original stays):\n  %s", agentName(ar.Agent), res.Turn, ar)
 		case out.agentNote != "":

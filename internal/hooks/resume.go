@@ -1,11 +1,16 @@
 package hooks
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/atomicfile"
 )
 
 // AgentResume says how to resume the agent's own conversation as it was
@@ -16,8 +21,22 @@ type AgentResume struct {
 	// Command resumes it (argv).
 	Command []string `json:"command"`
 	// At is the agent's message the resumed conversation ends with (""
-	// for a new conversation: the turn was the first).
+	// for a new conversation: the turn was the first); for Gemini CLI, the
+	// message of the turn's prompt, where the copy is rewound to.
 	At string `json:"at,omitempty"`
+	// File is the copy of the agent's chat ckpt wrote for it to import
+	// (Gemini CLI), or would write (a dry run, Written false).
+	File    string `json:"file,omitempty"`
+	Written bool   `json:"written,omitempty"`
+}
+
+// ResumeOptions configure [ResumeBefore].
+type ResumeOptions struct {
+	// Dir receives the chat copies an agent imports (Gemini CLI); ""
+	// for agent-forks in ckpt's state directory.
+	Dir string
+	// DryRun computes the command but writes nothing.
+	DryRun bool
 }
 
 // String is the command as a shell line.
@@ -36,19 +55,26 @@ var ErrNoResume = errors.New("cannot resume the agent's conversation before the 
 
 // ResumeBefore returns how to resume the session's agent conversation as
 // it was just before turn t (one of the session's turns, or of those a
-// conversation rewind removed). Only Claude Code's is resumable this way
-// (claude --resume ID --resume-session-at MESSAGE --fork-session: its
-// transcript is chained by uuid/parentUuid); for others it returns an
-// error wrapping ErrNoResume. The turn's prompt is found from the
-// transcript's end, skipping one prompt of the same words for each later
-// turn that had them (a "go on" sent again), removed turns included: the
-// agent's transcript still holds those.
-func ResumeBefore(s *ckpt.Session, t *ckpt.Turn) (*AgentResume, error) {
-	if s.Agent != ClaudeCode {
-		return nil, fmt.Errorf("%w: ckpt resumes Claude Code's conversations only (this session's agent: %q)", ErrNoResume, s.Agent)
+// conversation rewind removed), as a fork: the agent's own files stay as
+// they are.
+//
+//   - Claude Code: claude --resume ID --resume-session-at MESSAGE
+//     --fork-session (its transcript is chained by uuid/parentUuid).
+//   - Gemini CLI: gemini --session-file COPY, where COPY is its chat file
+//     copied into o.Dir with a rewind to the turn's prompt appended (the
+//     record Gemini CLI itself writes when it rewinds); Gemini CLI imports
+//     it as a new session.
+//
+// For other agents it returns an error wrapping ErrNoResume. The turn's
+// prompt is found from the transcript's end, skipping one prompt of the
+// same words for each later turn that had them (a "go on" sent again),
+// removed turns included: the agent's transcript still holds those.
+func ResumeBefore(s *ckpt.Session, t *ckpt.Turn, o ResumeOptions) (*AgentResume, error) {
+	if s.Agent != ClaudeCode && s.Agent != Gemini {
+		return nil, fmt.Errorf("%w: ckpt resumes Claude Code's and Gemini CLI's conversations only (this session's agent: %q)", ErrNoResume, s.Agent)
 	}
 	if s.Transcript == "" {
-		return nil, fmt.Errorf("%w: the hooks have not named Claude Code's transcript for session %s", ErrNoResume, s.ID)
+		return nil, fmt.Errorf("%w: the hooks have not named %s's transcript for session %s", ErrNoResume, agentTitle(s.Agent), s.ID)
 	}
 	want := strings.TrimSpace(t.Prompt)
 	later := 0
@@ -58,6 +84,9 @@ func ResumeBefore(s *ckpt.Session, t *ckpt.Turn) (*AgentResume, error) {
 				later++
 			}
 		}
+	}
+	if s.Agent == Gemini {
+		return geminiResume(s, want, later, o)
 	}
 	uuid, parent, err := findPrompt(s.Transcript, want, later)
 	if err != nil {
@@ -100,4 +129,114 @@ func findPrompt(path, want string, skip int) (uuid, parent string, err error) {
 			return "", "", nil
 		}
 	}
+}
+
+func agentTitle(agent string) string {
+	switch agent {
+	case ClaudeCode:
+		return "Claude Code"
+	case Gemini:
+		return "Gemini CLI"
+	case Codex:
+		return "Codex"
+	}
+	return agent
+}
+
+// geminiResume finds the turn's prompt in the Gemini CLI chat file (JSON
+// lines, read whole, at most maxTail) and writes the copy to import.
+func geminiResume(s *ckpt.Session, want string, later int, o ResumeOptions) (*AgentResume, error) {
+	if _, legacy, err := geminiLegacy(s.Transcript); err != nil {
+		return nil, fmt.Errorf("%w: transcript: %v", ErrNoResume, err)
+	} else if legacy {
+		return nil, fmt.Errorf("%w: %s is a chat in Gemini CLI's older single-JSON format, which ckpt does not copy", ErrNoResume, s.Transcript)
+	}
+	data, whole, err := readTail(s.Transcript, maxTail)
+	if err != nil {
+		return nil, fmt.Errorf("%w: transcript: %v", ErrNoResume, err)
+	}
+	if !whole {
+		return nil, fmt.Errorf("%w: %s is larger than %d MiB", ErrNoResume, s.Transcript, maxTail>>20)
+	}
+	var recs []geminiMessage
+	for _, l := range jsonLines(data) {
+		if m, ok := parseGeminiLine(l); ok {
+			recs = append(recs, m)
+		}
+	}
+	msgs := geminiMessages(recs)
+	at, n := -1, 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Type != "user" || strings.TrimSpace(msgs[i].text()) != want {
+			continue
+		}
+		if n == later {
+			at = i
+			break
+		}
+		n++
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("%w: the turn's prompt is not in %s", ErrNoResume, s.Transcript)
+	}
+	first := true
+	for _, m := range msgs[:at] {
+		if m.Type == "user" {
+			first = false
+		}
+	}
+	if first {
+		return &AgentResume{Agent: Gemini, Command: []string{"gemini"}}, nil // a new conversation
+	}
+	id := msgs[at].ID
+	dir := o.Dir
+	if dir == "" {
+		d, err := ckpt.StateDir()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNoResume, err)
+		}
+		dir = filepath.Join(d, "agent-forks")
+	}
+	file := filepath.Join(dir, "gemini-"+safeName(s.ID)+"-before-"+safeName(id)+".jsonl")
+	ar := &AgentResume{Agent: Gemini, At: id, File: file, Command: []string{"gemini", "--session-file", file}}
+	if o.DryRun {
+		return ar, nil
+	}
+	var b bytes.Buffer
+	b.Write(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	rw, err := json.Marshal(map[string]string{"$rewindTo": id})
+	if err != nil {
+		return nil, err
+	}
+	b.Write(rw)
+	b.WriteByte('\n')
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoResume, err)
+	}
+	if err := atomicfile.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoResume, err)
+	}
+	ar.Written = true
+	return ar, nil
+}
+
+// safeName keeps letters, digits, '.', '_' and '-' of an id for a file
+// name (others become '_'), at most 80 bytes.
+func safeName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 80 {
+		b = b[:80]
+	}
+	if len(b) == 0 || b[0] == '.' {
+		b = append([]byte{'_'}, b...)
+	}
+	return string(b)
 }

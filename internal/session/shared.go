@@ -36,6 +36,11 @@ var readTools = map[string]bool{
 	"google_web_search": true, "web_fetch": true,
 }
 
+// recordsTools are the agents whose recorded turns hold their tool calls
+// ("" and generic: the caller sends them). Codex's hooks give a turn's
+// last reply only.
+var recordsTools = map[string]bool{"": true, "claude-code": true, "gemini": true, "generic": true}
+
 // turnTools is what a turn's recorded tool calls say it wrote.
 type turnTools struct {
 	named   map[string]bool // workspace paths its edit tools name
@@ -163,9 +168,10 @@ func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Sessio
 			out.unknown = true
 		}
 	}
-	// A turn with nothing recorded (messages off, or an agent whose hooks
-	// do not give tool calls) may have written anything.
-	if !seen {
+	// A turn with nothing recorded (messages off), or of an agent whose
+	// hooks give its last reply but not its tool calls, may have written
+	// anything.
+	if !seen || !recordsTools[s.Agent] {
 		out.unknown = true
 	}
 	return out, nil

@@ -153,6 +153,11 @@ func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Sessio
 		if m.Role == "assistant" || m.Role == "tool" {
 			seen = true
 		}
+		if m.Role == "system" {
+			// A note: a record cut short (the hooks keep at most 200
+			// messages a turn), or the agent's own doing.
+			out.unknown = true
+		}
 		if m.Role != "tool" {
 			continue
 		}

@@ -163,3 +163,28 @@ func TestClaudeStopWaitsForTheTranscript(t *testing.T) {
 		t.Fatalf("messages %q, want %q", got, want)
 	}
 }
+
+// A transcript that never catches up (or cannot be read) leaves the
+// turn's tool calls out of its record. The record says so in a note: a
+// rewind of another session running side by side takes a turn whose
+// record has a note for one that may have written anything, and one
+// without tool calls for one that wrote nothing.
+func TestClaudeStopTranscriptBehindIsNoted(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.jsonl")
+	head := `{"type":"user","uuid":"u1","message":{"role":"user","content":"the prompt"}}` + "\n"
+	if err := os.WriteFile(p, []byte(head), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []string{p, filepath.Join(dir, "missing.jsonl")} {
+		ev := &Event{Agent: ClaudeCode, Kind: KindStop, Transcript: tp, Assistant: "Done."}
+		msgs, _ := turnMessages(ev, "the prompt")
+		noted := false
+		for _, m := range msgs {
+			noted = noted || m.Role == "system"
+		}
+		if !noted {
+			t.Errorf("%s: messages %+v: no note that the tool calls may be missing", filepath.Base(tp), msgs)
+		}
+	}
+}

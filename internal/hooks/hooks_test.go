@@ -253,6 +253,7 @@ func TestClaudeCodeWithoutSessionStartAndLaggingTranscript(t *testing.T) {
 		{"tool", "Edit", "/home/alice/src/webapp/main.go"},
 		{"tool", "Bash", "rm notes.txt"},
 		{"assistant", "", `Done: main.go now prints "hello", and notes.txt is gone.`},
+		{"system", "", "ckpt: the agent's transcript had not caught up with the turn's end; some tool calls may be missing"},
 	})
 
 	e.mustRun(t, ClaudeCode, "claude-code/user_prompt_submit.json", "began turn 2")

@@ -56,10 +56,24 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 			msgs, err = geminiTurn(ev.Transcript, prompt)
 		}
 	}
+	// A record without some of the turn's tool calls says so (a rewind
+	// of another session takes a turn without tool calls for one that
+	// wrote nothing, and one with a note for one that may have written
+	// anything).
+	var behind string
+	switch a := clip(strings.TrimSpace(ev.Assistant), maxAssistantText); {
+	case err != nil:
+		behind = "ckpt: this turn's tool calls could not be read from the agent's transcript"
+	case ev.Agent == ClaudeCode && ev.Transcript != "" && ev.Kind == KindStop && a != "" && !caughtUp(msgs, a):
+		behind = "ckpt: the agent's transcript had not caught up with the turn's end; some tool calls may be missing"
+	}
 	if a := strings.TrimSpace(ev.Assistant); a != "" {
 		if lastAssistant(msgs) != clip(a, maxAssistantText) {
 			msgs = append(msgs, ckpt.Message{Role: "assistant", Content: clip(a, maxAssistantText)})
 		}
+	}
+	if behind != "" {
+		msgs = append(msgs, ckpt.Message{Role: "system", Content: behind})
 	}
 	if len(msgs) > maxMessages {
 		n := len(msgs) - maxMessages + 1

@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,10 +165,15 @@ func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Sessio
 		}
 		switch {
 		case editTools[m.Tool]:
-			if p, ok := workspacePath(ws.Root, m.Content); ok {
-				out.named[p] = true
-			} else {
+			// Another session's turn names every path it may have
+			// written; this turn's own writes only a path named one way.
+			switch ps := toolPaths(ws.Root, m.Content); {
+			case len(ps) == 0:
 				out.unknown = true
+			case anyHidden || len(ps) == 1:
+				for _, p := range ps {
+					out.named[p] = true
+				}
 			}
 		case readTools[m.Tool]:
 		default:
@@ -182,31 +189,49 @@ func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Sessio
 	return out, nil
 }
 
-// workspacePath turns a path a tool named (absolute, or relative to the
-// workspace) into a workspace path.
-func workspacePath(root, p string) (string, bool) {
+// toolPaths turns a path a tool named (absolute, or relative to the
+// workspace) into the workspace paths it may name: as written, and with
+// the symlinks on the way resolved as they are now (a tool that names a
+// file through a symlinked directory, or a symlink to a file, writes the
+// file it points to). None: the path is not in the workspace.
+func toolPaths(root, p string) []string {
 	if p == "" || strings.ContainsRune(p, '\n') {
-		return "", false
+		return nil
 	}
-	if filepath.IsAbs(p) {
-		rel, err := filepath.Rel(root, filepath.Clean(p))
-		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			// The agent may name it through a symlink to the workspace.
-			dir, err := filepath.EvalSymlinks(filepath.Dir(p))
-			if err != nil {
-				return "", false
-			}
-			if rel, err = filepath.Rel(root, filepath.Join(dir, filepath.Base(p))); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return "", false
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, abs)
+	}
+	abs = filepath.Clean(abs)
+	var out []string
+	add := func(base, q string) {
+		rel, err := filepath.Rel(base, q)
+		if err != nil {
+			return
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || strings.HasPrefix(rel, "/") {
+			return
+		}
+		if !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	add(root, abs)
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		realRoot = root
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		q := filepath.Join(dir, filepath.Base(abs))
+		if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if t, err := filepath.EvalSymlinks(q); err == nil {
+				q = t
 			}
 		}
-		p = rel
+		add(realRoot, q)
 	}
-	p = path.Clean(filepath.ToSlash(p))
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
-		return "", false
-	}
-	return p, true
+	return out
 }
 
 // sharedHit reports whether p, a path above it or one below it is in set.

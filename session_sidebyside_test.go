@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -96,5 +97,44 @@ func TestSessionsSideBySide(t *testing.T) {
 				t.Errorf("shared %q, want %q", res.Shared, tc.wantShared)
 			}
 		})
+	}
+}
+
+// A fork's turns before its fork point are its parent's own turns, copied
+// (the same times, checkpoints and messages), not another session's work
+// running at the same time: rewinding either session takes them back.
+func TestSessionsSideBySideForkIsNotAnotherSession(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a.txt": "a0\n"})
+	a := newCtl(t, r, "A")
+	for i, content := range []string{"a1\n", "a2\n"} {
+		if _, err := a.BeginTurn(ctx, fmt.Sprint("turn ", i+1)); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, ws, "a.txt", content)
+		if _, err := a.AddMessages(ctx, []Message{{Role: "assistant", Content: "ok"}, {Role: "tool", Tool: "Write", Content: filepath.Join(r.Root(), "a.txt")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.EndTurn(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fr, err := a.Fork(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := r.Controller(ctx, ControllerOptions{ID: fr.Session.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "a.txt"); got != "a1\n" {
+		t.Fatalf("after the fork a.txt = %q", got)
+	}
+	res, err := f.Rewind(ctx, 1, ScopeCode, RewindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "a.txt"); got != "a0\n" || len(res.Shared) != 0 {
+		t.Errorf("fork rewound to turn 1: a.txt = %q, shared %q; want %q, none", got, res.Shared, "a0\n")
 	}
 }

@@ -80,6 +80,9 @@ func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Se
 			if !ot.Started.Before(tEnd) || !t.Started.Before(oEnd) {
 				continue
 			}
+			if ot.Begin == t.Begin && ot.Started.Equal(t.Started) {
+				continue // the same turn, copied by a fork
+			}
 			overlap = true
 			if err := c.spanPaths(ctx, ws, ot, others); err != nil {
 				return nil, err

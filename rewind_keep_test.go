@@ -244,3 +244,35 @@ func TestKeepUserEditsRewindAgainAfterUndo(t *testing.T) {
 		}
 	}
 }
+
+// A fork starts from the workspace as a turn began, with the turns before
+// it in place: a rewind of the parent that had undone them is not in
+// effect there, and rewinding the fork takes them back.
+func TestKeepUserEditsForkAfterRewind(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"f.txt": "base\n", "g.txt": "g\n"})
+	c := newCtl(t, r, "parent")
+	turn(t, c, "one", func() { writeFile(t, ws, "g.txt", "g1\n") })
+	turn(t, c, "two", func() { writeFile(t, ws, "f.txt", "agent\n") })
+	turn(t, c, "three", func() { writeFile(t, ws, "g.txt", "g3\n") })
+	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := c.Fork(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "agent\n" {
+		t.Fatalf("fork at turn 3: f.txt = %q", got)
+	}
+	f, _, err := r.Controller(ctx, ControllerOptions{ID: fr.Session.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "base\n" {
+		t.Errorf("fork rewound to turn 2: f.txt = %q, want %q", got, "base\n")
+	}
+}

@@ -42,7 +42,14 @@ func (c *Controller[R, S]) Fork(ctx context.Context, turn int) (*ForkResult[S], 
 		return nil, err
 	}
 	ns.Parent, ns.ForkTurn, ns.Branch = s.ID, turn, "fork/"+ns.ID
-	ns.Turns = append([]*Turn{}, s.Turns[:turn-1]...)
+	// The fork starts with these turns' changes in place: no rewind of
+	// the parent that took them back is in effect on its branch.
+	ns.Turns = make([]*Turn, 0, turn-1)
+	for _, pt := range s.Turns[:turn-1] {
+		ct := *pt
+		ct.UndoneBy = nil
+		ns.Turns = append(ns.Turns, &ct)
+	}
 	sw, err := c.e.Fork(ctx, ns.Branch, t.Begin)
 	if err != nil {
 		c.e.Sessions().DeleteSession(ctx, ns.ID)

@@ -276,3 +276,35 @@ func TestKeepUserEditsForkAfterRewind(t *testing.T) {
 		t.Errorf("fork rewound to turn 2: f.txt = %q, want %q", got, "base\n")
 	}
 }
+
+// The operation log entry of a rewind goes once gc removes a checkpoint it
+// names (undo no longer reaches it). The rewind is then in effect for
+// good: the user's redo by hand of a turn it undid still stays.
+func TestKeepUserEditsRewoundTurnAfterGC(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"f.txt": "base\n", "g.txt": "g\n"})
+	c := newCtl(t, r, "gc")
+	turn(t, c, "one", func() { writeFile(t, ws, "g.txt", "g1\n") })
+	turn(t, c, "two", func() { writeFile(t, ws, "f.txt", "agent\n") })
+	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, "f.txt", "agent\n") // the user's own decision
+	for i := range 4 {
+		writeFile(t, ws, "h.txt", string(rune('a'+i))+"\n")
+		if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := r.GC(ctx, GCOptions{Retention: &Retention{Keep: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("gc removed %d checkpoints, %d ops", len(res.Removed), res.Ops)
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "agent\n" {
+		t.Errorf("rewind 1 after gc took the user's f.txt back: %q", got)
+	}
+}

@@ -62,6 +62,14 @@ func (e sessionEngine) InEffect(ctx context.Context, seqs []int64) (bool, error)
 	if err != nil {
 		return false, err
 	}
+	// gc drops the log's oldest entries once a checkpoint they name is
+	// gone, with every undo or redo of them: no undo reaches one of those
+	// any more, so it stays in effect.
+	for _, seq := range seqs {
+		if seq > 0 && (len(ops) == 0 || seq < ops[0].Seq) {
+			return true, nil
+		}
+	}
 	done, _ := timeline(ops)
 	for _, op := range done {
 		if slices.Contains(seqs, op.Seq) {

@@ -138,3 +138,36 @@ func TestSessionsSideBySideForkIsNotAnotherSession(t *testing.T) {
 		t.Errorf("fork rewound to turn 1: a.txt = %q, shared %q; want %q, none", got, res.Shared, "a0\n")
 	}
 }
+
+// A turn a conversation rewind removed while it was in progress is over:
+// it must not count as running at the same time as every later turn of
+// another session, keeping all they changed from ever being rewound.
+func TestSessionsSideBySideRemovedOpenTurnEnds(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a.txt": "a0\n"})
+	b := newCtl(t, r, "B")
+	if _, err := b.BeginTurn(ctx, "B1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Rewind(ctx, 1, ScopeConversation, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a := newCtl(t, r, "A")
+	if _, err := a.BeginTurn(ctx, "A1"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, "a.txt", "A\n")
+	if _, err := a.AddMessages(ctx, []Message{{Role: "assistant", Content: "ok"}, {Role: "tool", Tool: "Write", Content: filepath.Join(r.Root(), "a.txt")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.EndTurn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Rewind(ctx, 1, ScopeCode, RewindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "a.txt"); got != "a0\n" || len(res.Shared) != 0 {
+		t.Errorf("a.txt = %q, shared %q; want %q, none", got, res.Shared, "a0\n")
+	}
+}

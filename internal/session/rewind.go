@@ -121,6 +121,13 @@ func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, op
 			data = append(data, b)
 		}
 		if !opts.DryRun {
+			// A turn removed in progress is over (it has no end to undo
+			// from): it runs at the same time as no later turn.
+			for _, rt := range s.Turns[turn-1:] {
+				if rt.Open() && rt.Ended.IsZero() {
+					rt.Ended = c.e.Now().UTC()
+				}
+			}
 			s.Rewound = append(s.Rewound, s.Turns[turn-1:]...)
 			s.Turns = s.Turns[:turn-1]
 			if err := replace(ctx, c.e, s, data); err != nil {

@@ -74,8 +74,8 @@ func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Se
 		}
 		for _, ot := range append(append([]*Turn{}, o.Turns...), o.Rewound...) {
 			oEnd := ot.Ended
-			if ot.Open() {
-				oEnd = now
+			if ot.Open() && oEnd.IsZero() {
+				oEnd = now // in progress (a removed one has its Ended)
 			}
 			if !ot.Started.Before(tEnd) || !t.Started.Before(oEnd) {
 				continue

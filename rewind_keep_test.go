@@ -308,3 +308,30 @@ func TestKeepUserEditsRewoundTurnAfterGC(t *testing.T) {
 		t.Errorf("rewind 1 after gc took the user's f.txt back: %q", got)
 	}
 }
+
+// A summary keeps what a rewind took back: the turns it stands for that a
+// rewind in effect undid stay taken back, and the user's redo by hand of
+// one of them survives a later rewind.
+func TestKeepUserEditsRewoundTurnInSummary(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"f.txt": "base\n", "g.txt": "g\n"})
+	c := newCtl(t, r, "sum")
+	turn(t, c, "one", func() { writeFile(t, ws, "g.txt", "g1\n") })
+	turn(t, c, "two", func() { writeFile(t, ws, "f.txt", "agent\n") })
+	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, "f.txt", "agent\n") // the user's own decision
+	if _, err := c.Summarize(ctx, 2, SummarizeUpto); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "agent\n" {
+		t.Errorf("rewind of the summary took the user's f.txt back: %q", got)
+	}
+	if got := testutil.ReadFile(t, ws, "g.txt"); got != "g\n" {
+		t.Errorf("rewind of the summary left turn 1's g.txt: %q", got)
+	}
+}

@@ -48,6 +48,12 @@ func (c *Controller[R, S]) Fork(ctx context.Context, turn int) (*ForkResult[S], 
 	for _, pt := range s.Turns[:turn-1] {
 		ct := *pt
 		ct.UndoneBy = nil
+		if len(ct.Parts) > 0 {
+			ct.Parts = append([]TurnPart{}, ct.Parts...)
+			for i := range ct.Parts {
+				ct.Parts[i].UndoneBy = nil
+			}
+		}
 		ns.Turns = append(ns.Turns, &ct)
 	}
 	sw, err := c.e.Fork(ctx, ns.Branch, t.Begin)

@@ -226,6 +226,16 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 		parts := turns[k].parts()
 		for pi := len(parts) - 1; pi >= 0; pi-- {
 			part := parts[pi]
+			if len(part.UndoneBy) > len(turns[k].UndoneBy) {
+				// A summarized turn a rewind took back.
+				taken, err := c.e.InEffect(ctx, part.UndoneBy)
+				if err != nil {
+					return nil, err
+				}
+				if taken {
+					continue
+				}
+			}
 			sp := span{end: ws.Tree, shared: shared}
 			if part.End == nil && !slices.Contains(open, turns[k].N) {
 				open = append(open, turns[k].N)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,6 +69,9 @@ type Turn struct {
 type TurnPart struct {
 	Begin ID  `json:"begin"`
 	End   *ID `json:"end,omitempty"`
+	// UndoneBy are the rewinds that took the original turn back (see
+	// [Turn.UndoneBy]), kept when turns are summarized.
+	UndoneBy []int64 `json:"undone_by,omitempty"`
 }
 
 // Open reports whether the turn is still in progress.
@@ -77,9 +81,17 @@ func (t *Turn) Open() bool { return t.End == nil }
 // original turns of a summary turn.
 func (t *Turn) parts() []TurnPart {
 	if len(t.Parts) > 0 {
-		return t.Parts
+		if len(t.UndoneBy) == 0 {
+			return t.Parts
+		}
+		out := make([]TurnPart, len(t.Parts))
+		for i, p := range t.Parts {
+			p.UndoneBy = append(slices.Clone(p.UndoneBy), t.UndoneBy...)
+			out[i] = p
+		}
+		return out
 	}
-	return []TurnPart{{Begin: t.Begin, End: t.End}}
+	return []TurnPart{{Begin: t.Begin, End: t.End, UndoneBy: t.UndoneBy}}
 }
 
 // TurnFile is a path a turn changed.

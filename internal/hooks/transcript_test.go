@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -185,6 +186,36 @@ func TestClaudeStopTranscriptBehindIsNoted(t *testing.T) {
 		}
 		if !noted {
 			t.Errorf("%s: messages %+v: no note that the tool calls may be missing", filepath.Base(tp), msgs)
+		}
+	}
+}
+
+// A reply of several text blocks longer than what a message keeps: the
+// payload carries all of it, clipped; the transcript's last block is its
+// end. The transcript has caught up: Stop reads it once, and its record
+// has no note.
+func TestClaudeStopLongMultiBlockReplyCaughtUp(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	long := strings.Repeat("x", maxAssistantText)
+	line := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	data := `{"type":"user","uuid":"u1","message":{"role":"user","content":"the prompt"}}` + "\n" +
+		`{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"role":"assistant","id":"m1","content":[{"type":"text","text":` + line(long) + `}]}}` + "\n" +
+		`{"type":"assistant","uuid":"a2","parentUuid":"a1","message":{"role":"assistant","id":"m2","content":[{"type":"text","text":"Done."}]}}` + "\n"
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ev := &Event{Agent: ClaudeCode, Kind: KindStop, Transcript: p, Assistant: long + "\n\nDone."}
+	before := transcriptReads.Load()
+	msgs, err := turnMessages(ev, "the prompt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := transcriptReads.Load() - before; n != 1 {
+		t.Errorf("read the transcript %d times, want 1", n)
+	}
+	for _, m := range msgs {
+		if m.Role == "system" {
+			t.Errorf("note %q", m.Content)
 		}
 	}
 }

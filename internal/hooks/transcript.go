@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seed1cedbf7c/ckpt"
 )
@@ -46,7 +47,7 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 			// Claude Code writes its transcript in the background: at
 			// Stop the turn's last lines (the reply the payload carries,
 			// and the tool calls before it) may not be in the file yet.
-			if a := clip(strings.TrimSpace(ev.Assistant), maxAssistantText); a != "" && ev.Kind == KindStop {
+			if a := strings.TrimSpace(ev.Assistant); a != "" && ev.Kind == KindStop {
 				for deadline := time.Now().Add(transcriptWait); !caughtUp(msgs, a) && time.Now().Before(deadline); {
 					time.Sleep(transcriptPoll)
 					msgs, err = claudeTurn(ev.Transcript, prompt)
@@ -61,7 +62,7 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 	// wrote nothing, and one with a note for one that may have written
 	// anything).
 	var behind string
-	switch a := clip(strings.TrimSpace(ev.Assistant), maxAssistantText); {
+	switch a := strings.TrimSpace(ev.Assistant); {
 	case err != nil:
 		behind = "ckpt: this turn's tool calls could not be read from the agent's transcript"
 	case ev.Agent == ClaudeCode && ev.Transcript != "" && ev.Kind == KindStop && a != "" && !caughtUp(msgs, a):
@@ -93,13 +94,22 @@ const (
 // transcript once it is being read).
 var transcriptReads atomic.Int64
 
-// caughtUp reports whether a transcript's turn ends with the reply a: its
-// last assistant message is a, or the end of it (a reply of several text
-// blocks is one message per block in the transcript, and all of them in
-// the payload).
+// caughtUp reports whether a transcript's turn ends with the reply a (the
+// payload's, whole): its last assistant message is a, or the end of it (a
+// reply of several text blocks is one message per block in the
+// transcript, and all of them in the payload).
 func caughtUp(msgs []ckpt.Message, a string) bool {
 	last := lastAssistant(msgs)
-	return last != "" && strings.HasSuffix(a, last)
+	if last == "" {
+		return false
+	}
+	if strings.HasSuffix(a, last) {
+		return true
+	}
+	// A block longer than a message keeps is clipped: what it kept is in
+	// the reply.
+	kept, clipped := strings.CutSuffix(last, "...")
+	return clipped && len(last) > maxAssistantText-utf8.UTFMax-3 && strings.Contains(a, kept)
 }
 
 // lastAssistant is the last assistant message's text, trimmed.

@@ -223,6 +223,7 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 		if err != nil {
 			return nil, err
 		}
+		above := dirsAbove(shared)
 		parts := turns[k].parts()
 		for pi := len(parts) - 1; pi >= 0; pi-- {
 			part := parts[pi]
@@ -236,7 +237,7 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 					continue
 				}
 			}
-			sp := span{end: ws.Tree, shared: shared}
+			sp := span{end: ws.Tree, shared: shared, sharedAbove: above}
 			if part.End == nil && !slices.Contains(open, turns[k].N) {
 				open = append(open, turns[k].N)
 			}
@@ -286,6 +287,8 @@ type span struct {
 	// shared are paths another session's overlapping turn changed too
 	// (see sharedPaths): they stay.
 	shared map[string]bool
+	// sharedAbove are the directories above the shared paths.
+	sharedAbove map[string]bool
 }
 
 // mergeView reads the three sides of a rewind that keeps the user's
@@ -361,7 +364,7 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 		sort.SliceStable(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 		handle := func(ch tree.Change) error {
 			p := ch.Path
-			if sharedHit(sp.shared, p) {
+			if sharedHit(sp.shared, sp.sharedAbove, p) {
 				kp.shared[p], keptHere[p] = true, true
 				return nil
 			}

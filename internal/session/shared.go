@@ -237,12 +237,13 @@ func toolPaths(root, p string) []string {
 	return out
 }
 
-// sharedHit reports whether p, a path above it or one below it is in set.
-func sharedHit(set map[string]bool, p string) bool {
+// sharedHit reports whether p, a path above it or one below it is in set
+// (above: the directories above set's paths, see [dirsAbove]).
+func sharedHit(set, above map[string]bool, p string) bool {
 	if len(set) == 0 {
 		return false
 	}
-	if set[p] {
+	if set[p] || above[p] {
 		return true
 	}
 	for q := path.Dir(p); q != "."; q = path.Dir(q) {
@@ -250,10 +251,18 @@ func sharedHit(set map[string]bool, p string) bool {
 			return true
 		}
 	}
-	for q := range set {
-		if strings.HasPrefix(q, p+"/") {
-			return true
+	return false
+}
+
+// dirsAbove returns the directories above the paths of set, so that
+// finding a shared path below another takes one look-up, not a pass over
+// the set for every path a rewind changes.
+func dirsAbove(set map[string]bool) map[string]bool {
+	above := map[string]bool{}
+	for p := range set {
+		for q := path.Dir(p); q != "." && !above[q]; q = path.Dir(q) {
+			above[q] = true
 		}
 	}
-	return false
+	return above
 }

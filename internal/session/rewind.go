@@ -205,6 +205,7 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 	turns := undoneTurns(s, n)
 	now := c.e.Now()
 	var open []int
+	sc := &sideCache{}
 	live := map[*Turn]bool{}
 	for _, t := range s.Turns {
 		live[t] = true
@@ -219,7 +220,7 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 				continue // taken back already
 			}
 		}
-		shared, err := c.sharedPaths(ctx, ws, s, turns[k], live[turns[k]], now)
+		shared, err := c.sharedPaths(ctx, ws, s, turns[k], live[turns[k]], now, sc)
 		if err != nil {
 			return nil, err
 		}

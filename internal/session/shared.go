@@ -43,6 +43,13 @@ var readTools = map[string]bool{
 // last reply only.
 var recordsTools = map[string]bool{"": true, "claude-code": true, "gemini": true, "generic": true}
 
+// sideCache holds what one rewind plan reads of the sessions for every
+// turn it takes back: the other sessions, and each session's messages.
+type sideCache struct {
+	others []*Session
+	msgs   map[string][]*Message
+}
+
 // turnTools is what a turn's recorded tool calls say it wrote.
 type turnTools struct {
 	named   map[string]bool // workspace paths its edit tools name
@@ -52,10 +59,23 @@ type turnTools struct {
 // sharedPaths returns, for turn t of session s, the paths its span
 // changed that it cannot be shown to have written alone (nil when no
 // other session's turn overlapped it).
-func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Session, t *Turn, live bool, now time.Time) (map[string]bool, error) {
-	rows, err := c.e.Sessions().SessionList(ctx)
-	if err != nil {
-		return nil, err
+func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Session, t *Turn, live bool, now time.Time, sc *sideCache) (map[string]bool, error) {
+	if sc.others == nil {
+		rows, err := c.e.Sessions().SessionList(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sc.others = []*Session{}
+		for _, row := range rows {
+			if row.ID == s.ID {
+				continue
+			}
+			o, err := decode(row)
+			if err != nil {
+				return nil, err
+			}
+			sc.others = append(sc.others, o)
+		}
 	}
 	tEnd := t.Ended
 	if t.Open() {
@@ -64,14 +84,7 @@ func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Se
 	others := map[string]bool{} // paths the overlapping turns changed
 	theirs := turnTools{named: map[string]bool{}}
 	overlap := false
-	for _, row := range rows {
-		if row.ID == s.ID {
-			continue
-		}
-		o, err := decode(row)
-		if err != nil {
-			return nil, err
-		}
+	for _, o := range sc.others {
 		for _, ot := range append(append([]*Turn{}, o.Turns...), o.Rewound...) {
 			oEnd := ot.Ended
 			if ot.Open() && oEnd.IsZero() {
@@ -87,7 +100,7 @@ func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Se
 			if err := c.spanPaths(ctx, ws, ot, others); err != nil {
 				return nil, err
 			}
-			tt, err := c.toolsOf(ctx, ws, o, ot.N, true)
+			tt, err := c.toolsOf(ctx, ws, o, ot.N, true, sc)
 			if err != nil {
 				return nil, err
 			}
@@ -102,7 +115,8 @@ func (c *Controller[R, S]) sharedPaths(ctx context.Context, ws *Workspace, s *Se
 	}
 	mine := turnTools{unknown: true}
 	if live {
-		if mine, err = c.toolsOf(ctx, ws, s, t.N, false); err != nil {
+		var err error
+		if mine, err = c.toolsOf(ctx, ws, s, t.N, false, sc); err != nil {
 			return nil, err
 		}
 	}
@@ -144,11 +158,18 @@ func (c *Controller[R, S]) spanPaths(ctx context.Context, ws *Workspace, t *Turn
 // turn number (anyHidden: removed ones too, as for another session's
 // turns, where more named paths only keep more), or only the visible
 // ones.
-func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Session, n int, anyHidden bool) (turnTools, error) {
+func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Session, n int, anyHidden bool, sc *sideCache) (turnTools, error) {
 	out := turnTools{named: map[string]bool{}}
-	msgs, err := messagesOf(ctx, c.e, s.ID)
-	if err != nil {
-		return out, err
+	msgs, ok := sc.msgs[s.ID]
+	if !ok {
+		var err error
+		if msgs, err = messagesOf(ctx, c.e, s.ID); err != nil {
+			return out, err
+		}
+		if sc.msgs == nil {
+			sc.msgs = map[string][]*Message{}
+		}
+		sc.msgs[s.ID] = msgs
 	}
 	seen := false
 	for _, m := range msgs {

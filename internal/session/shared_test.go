@@ -13,7 +13,7 @@ func TestSharedHit(t *testing.T) {
 	above := dirsAbove(set)
 	for p, want := range map[string]bool{
 		"d/e/f.txt": true, "d/e": true, "d": true, // the path, directories above it
-		"top/x/y": true, // below a shared path
+		"top/x/y":   true, // below a shared path
 		"d/e/g.txt": false, "d/ee": false, "d/e/f.txt2": false, "to": false, "topx": false,
 	} {
 		if got := sharedHit(set, above, p); got != want {

@@ -99,6 +99,11 @@ var transcriptReads atomic.Int64
 // reply of several text blocks is one message per block in the
 // transcript, and all of them in the payload).
 func caughtUp(msgs []ckpt.Message, a string) bool {
+	// The turn ends with the reply: a tool call after the last text
+	// means that text came earlier in the turn.
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != "assistant" {
+		return false
+	}
 	last := lastAssistant(msgs)
 	if last == "" {
 		return false

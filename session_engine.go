@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -57,26 +56,27 @@ func (e sessionEngine) LastOp(ctx context.Context) (int64, error) {
 	return ops[len(ops)-1].Seq, nil
 }
 
-func (e sessionEngine) InEffect(ctx context.Context, seqs []int64) (bool, error) {
+func (e sessionEngine) InEffect(ctx context.Context) (func([]int64) bool, error) {
 	ops, err := e.r.st.Ops(ctx, 0)
 	if err != nil {
-		return false, err
-	}
-	// gc drops the log's oldest entries once a checkpoint they name is
-	// gone, with every undo or redo of them: no undo reaches one of those
-	// any more, so it stays in effect.
-	for _, seq := range seqs {
-		if seq > 0 && (len(ops) == 0 || seq < ops[0].Seq) {
-			return true, nil
-		}
+		return nil, err
 	}
 	done, _ := timeline(ops)
+	in := make(map[int64]bool, len(done))
 	for _, op := range done {
-		if slices.Contains(seqs, op.Seq) {
-			return true, nil
-		}
+		in[op.Seq] = true
 	}
-	return false, nil
+	return func(seqs []int64) bool {
+		for _, seq := range seqs {
+			// gc drops the log's oldest entries once a checkpoint they
+			// name is gone, with every undo or redo of them: no undo
+			// reaches one of those any more, so it stays in effect.
+			if in[seq] || seq > 0 && (len(ops) == 0 || seq < ops[0].Seq) {
+				return true
+			}
+		}
+		return false
+	}, nil
 }
 
 func (e sessionEngine) Tree(ctx context.Context, checkpoint ID) (ID, error) {

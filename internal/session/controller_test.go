@@ -61,7 +61,9 @@ func (f *fakeEngine) LastOp(ctx context.Context) (int64, error) {
 	f.mustHold("LastOp")
 	return int64(f.saves), nil
 }
-func (f *fakeEngine) InEffect(ctx context.Context, ops []int64) (bool, error) { return false, nil }
+func (f *fakeEngine) InEffect(ctx context.Context) (func([]int64) bool, error) {
+	return func([]int64) bool { return false }, nil
+}
 func (f *fakeEngine) RunSummarizer(ctx context.Context, tr []byte) (string, error) {
 	return fmt.Sprintf("external summary of %d bytes", len(tr)), nil
 }

@@ -56,9 +56,10 @@ type Engine[R, S any] interface {
 	// LastOp returns the sequence number of the operation log's last
 	// entry (lock held): after a Restore, the restore's own.
 	LastOp(ctx context.Context) (int64, error)
-	// InEffect reports whether any of the operations ops (LastOp's
-	// numbers) is in effect: done, and not taken back by an undo.
-	InEffect(ctx context.Context, ops []int64) (bool, error)
+	// InEffect reads the operation log once and returns a function that
+	// reports whether any of the operations ops (LastOp's numbers) is in
+	// effect: done, and not taken back by an undo.
+	InEffect(ctx context.Context) (func(ops []int64) bool, error)
 	// Fork creates the history branch name at checkpoint at and switches
 	// the workspace to it (lock held; the current state is checkpointed
 	// first).

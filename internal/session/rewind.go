@@ -210,15 +210,13 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 	for _, t := range s.Turns {
 		live[t] = true
 	}
+	inEffect, err := c.e.InEffect(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for k := len(turns) - 1; k >= 0; k-- {
-		if by := turns[k].UndoneBy; len(by) > 0 {
-			taken, err := c.e.InEffect(ctx, by)
-			if err != nil {
-				return nil, err
-			}
-			if taken {
-				continue // taken back already
-			}
+		if inEffect(turns[k].UndoneBy) {
+			continue // taken back already
 		}
 		shared, err := c.sharedPaths(ctx, ws, s, turns[k], live[turns[k]], now, sc)
 		if err != nil {
@@ -228,15 +226,8 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 		parts := turns[k].parts()
 		for pi := len(parts) - 1; pi >= 0; pi-- {
 			part := parts[pi]
-			if len(part.UndoneBy) > len(turns[k].UndoneBy) {
-				// A summarized turn a rewind took back.
-				taken, err := c.e.InEffect(ctx, part.UndoneBy)
-				if err != nil {
-					return nil, err
-				}
-				if taken {
-					continue
-				}
+			if inEffect(part.UndoneBy) {
+				continue // a summarized turn a rewind took back
 			}
 			sp := span{end: ws.Tree, shared: shared, sharedAbove: above}
 			if part.End == nil && !slices.Contains(open, turns[k].N) {

@@ -335,3 +335,37 @@ func TestKeepUserEditsRewoundTurnInSummary(t *testing.T) {
 		t.Errorf("rewind of the summary left turn 1's g.txt: %q", got)
 	}
 }
+
+// A rewind of the turn in progress (the agent, through MCP, taking back
+// its own first try) does not make the turn taken back for good: the
+// agent goes on, and what the turn has at its end is its work, which a
+// later rewind takes back.
+func TestKeepUserEditsRewindOfTheOpenTurn(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"f.txt": "base\n", "g.txt": "g\n"})
+	c := newCtl(t, r, "open")
+	turn(t, c, "one", func() { writeFile(t, ws, "g.txt", "g1\n") })
+	if _, err := c.BeginTurn(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, "f.txt", "first try\n")
+	if _, err := c.Rewind(ctx, 2, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "base\n" {
+		t.Fatalf("rewind of the open turn: f.txt = %q", got)
+	}
+	writeFile(t, ws, "f.txt", "second try\n")
+	if _, err := c.EndTurn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, ws, "f.txt"); got != "base\n" {
+		t.Errorf("rewind 1 left turn 2's second try: f.txt = %q", got)
+	}
+	if got := testutil.ReadFile(t, ws, "g.txt"); got != "g\n" {
+		t.Errorf("rewind 1 left turn 1's g.txt: %q", got)
+	}
+}

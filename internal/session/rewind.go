@@ -95,7 +95,11 @@ func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, op
 				return nil, err
 			}
 			for _, u := range undone {
-				u.UndoneBy = append(u.UndoneBy, op)
+				// A turn in progress goes on: its end, once it has one,
+				// holds only what it did from its start on.
+				if !u.Open() {
+					u.UndoneBy = append(u.UndoneBy, op)
+				}
 			}
 			if scope == ScopeCode {
 				if err := put(ctx, c.e, s); err != nil {

@@ -43,6 +43,20 @@ func TestSessionsSideBySide(t *testing.T) {
 			wantShared: []Path{"a.txt", "b.txt"},
 		},
 		{
+			name:       "B's agent compacted its context: a note, not a tool",
+			aTools:     []Message{{Role: "tool", Tool: "Write", Content: "WS/a.txt"}},
+			bTools:     []Message{{Role: "system", Content: "the agent compacted its context (auto)"}, {Role: "tool", Tool: "Edit", Content: "WS/b.txt"}},
+			want:       map[string]string{"a.txt": "a0\n", "b.txt": "B\n", "c.txt": testutil.Absent},
+			wantShared: []Path{"b.txt"},
+		},
+		{
+			name:       "B's record was cut short: a.txt may be B's too",
+			aTools:     []Message{{Role: "tool", Tool: "Write", Content: "WS/a.txt"}},
+			bTools:     []Message{{Role: "tool", Tool: "Edit", Content: "WS/b.txt"}, {Role: "system", Content: "ckpt: 12 more messages of this turn are in the agent's transcript"}},
+			want:       map[string]string{"a.txt": "A\n", "b.txt": "B\n", "c.txt": testutil.Absent},
+			wantShared: []Path{"a.txt", "b.txt"},
+		},
+		{
 			name:       "both name a.txt: it stays",
 			aTools:     []Message{{Role: "tool", Tool: "Write", Content: "WS/a.txt"}},
 			bTools:     []Message{{Role: "tool", Tool: "Edit", Content: "WS/b.txt"}, {Role: "tool", Tool: "Write", Content: "WS/a.txt"}},

@@ -179,9 +179,10 @@ func (c *Controller[R, S]) toolsOf(ctx context.Context, ws *Workspace, s *Sessio
 		if m.Role == "assistant" || m.Role == "tool" {
 			seen = true
 		}
-		if m.Role == "system" {
-			// A note: a record cut short (the hooks keep at most 200
-			// messages a turn), or the agent's own doing.
+		if m.Role == "system" && strings.HasPrefix(m.Content, "ckpt: ") {
+			// ckpt's note of an incomplete record: cut short (the hooks
+			// keep at most 200 messages a turn), or a transcript that had
+			// not caught up or could not be read.
 			out.unknown = true
 		}
 		if m.Role != "tool" {

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
-	"github.com/seed1cedbf7c/ckpt/internal/atomicfile"
 )
 
 // AgentResume says how to resume the agent's own conversation as it was
@@ -216,7 +215,7 @@ func geminiResume(s *ckpt.Session, want string, later int, o ResumeOptions) (*Ag
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoResume, err)
 	}
-	if err := atomicfile.WriteFile(file, b.Bytes(), 0o600); err != nil {
+	if err := writeAtomic(file, b.Bytes(), nil, 0o600); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoResume, err)
 	}
 	ar.Written = true

@@ -1,0 +1,408 @@
+package agents
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// codex is Codex (the real CLI, pinned) in a world of its own, talking to
+// a scripted Responses API model, with ckpt's hooks installed as `ckpt
+// hook codex install` installs them.
+type codex struct {
+	*world
+	bin   string
+	model *model
+	home  string // CODEX_HOME
+	proxy *proxy
+}
+
+// proxy is where Codex's HTTP(S)_PROXY points: anything Codex sends
+// beyond loopback is refused here, and remembered.
+type proxy struct {
+	mu    sync.Mutex
+	hosts []string
+	srv   *httptest.Server
+}
+
+func newProxy(t testing.TB) *proxy {
+	p := &proxy{}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.hosts = append(p.hosts, r.Method+" "+r.Host)
+		p.mu.Unlock()
+		http.Error(w, "offline test: no internet", http.StatusForbidden)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *proxy) tried() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.hosts...)
+}
+
+// newCodex sets up Codex's config.toml (the scripted model as a custom
+// provider; no approvals, no sandbox; nothing that phones home) and then
+// installs ckpt's hooks into it. With codexHome set, Codex and ckpt find
+// it through $CODEX_HOME; else it is ~/.codex.
+func newCodex(t testing.TB, turns map[string][]step, codexHome bool, install ...string) *codex {
+	bin := codexCLI.install(t)
+	w := newWorld(t)
+	m := responsesModel(t, turns)
+	c := &codex{world: w, bin: bin, model: m, home: filepath.Join(w.home, ".codex"), proxy: newProxy(t)}
+	if codexHome {
+		c.home = filepath.Join(w.home, "codex-home")
+		w.env = append(w.env, "CODEX_HOME="+c.home)
+	}
+	if err := os.MkdirAll(c.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	config := `model = "gpt-5.5"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+web_search = "disabled"
+
+[model_providers.mock]
+name = "scripted model"
+base_url = "` + m.srv.URL + `/v1"
+wire_api = "responses"
+env_key = "CKPT_TEST_OPENAI_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+`
+	if err := os.WriteFile(filepath.Join(c.home, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.ckpt(append([]string{"hook", "codex", "install"}, install...)...)
+	t.Cleanup(func() {
+		if tried := c.proxy.tried(); len(tried) > 0 {
+			t.Errorf("codex tried to reach beyond loopback: %q", tried)
+		}
+	})
+	return c
+}
+
+// env points Codex at the scripted model (its key) and everything else
+// at the refusing proxy.
+func (c *codex) env() []string {
+	env := []string{"CKPT_TEST_OPENAI_KEY=sk-test-key", "NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost"}
+	for _, k := range []string{"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy"} {
+		env = append(env, k+"="+c.proxy.srv.URL)
+	}
+	return env
+}
+
+var codexFlags = []string{"--skip-git-repo-check", "--strict-config", "--json"}
+
+// prompt runs one turn with `codex exec` (session "": a new session) or
+// `codex exec resume SESSION`, and returns the session's id.
+func (c *codex) prompt(session, prompt string, extra ...string) string {
+	c.t.Helper()
+	args := append([]string{"exec"}, codexFlags...)
+	if session != "" {
+		args = append([]string{"exec", "resume"}, codexFlags...)
+		args = append(args, session)
+	}
+	out := c.run(append(c.env(), extra...), c.bin, append(args, prompt)...)
+	return threadID(c.t, out, session)
+}
+
+// threadID reads the session's id from `codex exec --json`'s events.
+func threadID(t testing.TB, out, want string) string {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var ev struct {
+			Type     string `json:"type"`
+			ThreadID string `json:"thread_id"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "thread.started" {
+			if want != "" && ev.ThreadID != want {
+				t.Fatalf("codex resumed thread %s, want %s", ev.ThreadID, want)
+			}
+			return ev.ThreadID
+		}
+	}
+	t.Fatalf("no thread.started event in codex's output:\n%s", out)
+	return ""
+}
+
+// hookLines returns the hook log's lines for one event.
+func (w *world) hookLines(event string) []string {
+	var out []string
+	for _, l := range strings.Split(w.hookLog(), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[2] == event {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// wantHookSays checks that the hook log's lines for event say, in order,
+// each of want (one line each).
+func (w *world) wantHookSays(event string, want ...string) {
+	w.t.Helper()
+	got := w.hookLines(event)
+	if len(got) != len(want) {
+		w.t.Fatalf("%d %s hook call(s) logged, want %d:\n%s", len(got), event, len(want), w.hookLog())
+	}
+	for i, s := range want {
+		if !strings.Contains(got[i], s) {
+			w.t.Errorf("%s hook call %d: %q does not say %q", event, i+1, got[i], s)
+		}
+	}
+}
+
+// TestCodex drives a three-turn Codex session (codex exec, then codex
+// exec resume) whose tools — apply_patch adding, updating and deleting
+// files, exec_command changing the workspace every way a shell can —
+// change the workspace, with the user editing between turns, and checks
+// what ckpt's native hooks recorded and what each kind of rewind, undo
+// and fork does.
+func TestCodex(t *testing.T) {
+	c := newCodex(t, map[string][]step{
+		"[t1]": {
+			patch("*** Add File: a.txt", "+alpha", "*** Add File: run.sh", "+#!/bin/sh", "+echo run"),
+			shell("chmod +x run.sh && mkdir -p lib/deep build && printf 'bin\\000ary' > lib/deep/blob.bin && ln -s a.txt link && echo obj > build/out.o"),
+		},
+		"[t2]": {
+			patch("*** Update File: src.txt", "@@", " one", "-two", "+TWO", " three"),
+			shell("sed -i 's/alpha/ALPHA/' a.txt && rm lib/deep/blob.bin && echo obj2 > build/out.o"),
+		},
+		"[t3]": {
+			patch("*** Delete File: old.txt"),
+			shell("rm link && mkdir -p new/dir && echo three > new/dir/c.txt && chmod -x run.sh"),
+		},
+	}, false)
+	start := map[string]string{".gitignore": "build/\n", "src.txt": "one\ntwo\nthree\n", "keep.txt": "keep\n", "old.txt": "old\n"}
+	c.write(start)
+
+	sid := c.prompt("", "[t1] set up the project")
+	afterT1 := with(start, map[string]string{"a.txt": "alpha\n", "run.sh": "#!/bin/sh\necho run\n (x)",
+		"lib/deep/blob.bin": "bin\x00ary", "link": "-> a.txt", "build/out.o": "obj\n"})
+	c.wantTree("after turn 1", afterT1)
+	// The hooks ran (Codex trusts them as installed): the turn began on
+	// the prompt and ended, with the files, before codex exited.
+	c.wantHookSays("UserPromptSubmit", "began turn 1")
+	c.wantHookSays("Stop", "ended turn 1 at ")
+
+	if got := c.prompt(sid, "[t2] edit things"); got != sid {
+		t.Fatalf("resumed session %s, want %s", got, sid)
+	}
+	afterT2 := with(afterT1, map[string]string{"src.txt": "one\nTWO\nthree\n", "a.txt": "ALPHA\n", "lib/deep/blob.bin": "", "build/out.o": "obj2\n"})
+	c.wantTree("after turn 2", afterT2)
+
+	// The user's own work between turns 2 and 3, right after codex exits:
+	// turn 2 ended before that, and turn 3 has not begun.
+	c.write(map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n"})
+	userT2 := with(afterT2, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n"})
+
+	c.prompt(sid, "[t3] finish")
+	afterT3 := with(userT2, map[string]string{"old.txt": "", "link": "", "new/dir/c.txt": "three\n", "run.sh": "#!/bin/sh\necho run\n"})
+	c.wantTree("after turn 3", afterT3)
+	c.wantHookSays("SessionStart", "opened session", "resumed session (1 turns)", "resumed session (2 turns)")
+	c.wantHookSays("UserPromptSubmit", "began turn 1", "began turn 2", "began turn 3")
+	c.wantHookSays("Stop", "ended turn 1", "ended turn 2", "ended turn 3")
+	c.wantHookSays("SessionEnd", "closed session", "closed session", "closed session")
+
+	// What Codex sent the model: each turn's requests carry the
+	// conversation so far, one prompt per turn.
+	var markers [][]string
+	for _, r := range c.model.requests() {
+		markers = append(markers, r.Markers)
+	}
+	t1, t12, t123 := []string{"[t1]"}, []string{"[t1]", "[t2]"}, []string{"[t1]", "[t2]", "[t3]"}
+	if want := [][]string{t1, t1, t1, t12, t12, t12, t123, t123, t123}; !reflect.DeepEqual(markers, want) {
+		t.Errorf("the model saw\n %q\nwant %q", markers, want)
+	}
+
+	s := c.session(sid)
+	if s.Session.Agent != "codex" {
+		t.Errorf("agent %q", s.Session.Agent)
+	}
+	if got, want := s.prompts(), []string{"[t1] set up the project", "[t2] edit things", "[t3] finish"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("prompts %q, want %q", got, want)
+	}
+	// build/ is ignored: never in a turn. The user's edits are no turn's.
+	wantFiles := [][]string{
+		{"added a.txt", "added lib/deep/blob.bin", "added link", "added run.sh"},
+		{"modified a.txt", "deleted lib/deep/blob.bin", "modified src.txt"},
+		{"deleted link", "added new/dir/c.txt", "deleted old.txt", "modified run.sh"},
+	}
+	if got := s.turnFiles(); !reflect.DeepEqual(got, wantFiles) {
+		t.Fatalf("turn files\n got %q\nwant %q", got, wantFiles)
+	}
+	if dir := filepath.Join(c.home, "sessions") + string(filepath.Separator); !strings.HasPrefix(s.Session.Transcript, dir) || !strings.HasSuffix(s.Session.Transcript, sid+".jsonl") {
+		t.Errorf("transcript %q, want Codex's rollout file under %s", s.Session.Transcript, dir)
+	}
+	var msgs []string
+	for _, m := range s.Messages {
+		msgs = append(msgs, m.Role+": "+m.Content)
+	}
+	if want := []string{"user: [t1] set up the project", "assistant: Done with [t1].", "user: [t2] edit things",
+		"assistant: Done with [t2].", "user: [t3] finish", "assistant: Done with [t3]."}; !reflect.DeepEqual(msgs, want) {
+		t.Errorf("messages\n %q\nwant %q", msgs, want)
+	}
+
+	// Rewind turn 2 on: the agent's changes of turns 2 and 3 undone, the
+	// user's edits between them kept; ignored build output untouched.
+	c.ckpt("rewind", "2", "--session", sid)
+	c.wantTree("rewind 2", with(afterT1, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}))
+	c.ckpt("undo")
+	c.wantTree("undo of rewind 2", afterT3)
+
+	// --exact: the whole tree as turn 2 began, the user's edits too.
+	c.ckpt("rewind", "2", "--exact", "--session", sid)
+	c.wantTree("rewind 2 --exact", with(afterT1, map[string]string{"build/out.o": "obj2\n"}))
+	c.ckpt("undo")
+	c.wantTree("undo of rewind 2 --exact", afterT3)
+
+	// The conversation: ckpt's copy loses turns 2 and 3 (the files stay).
+	// Codex's own conversation is not forked: ckpt says so, and the
+	// session, resumed, still has every turn.
+	var rw struct {
+		Turn        int             `json:"turn"`
+		Prompt      string          `json:"prompt"`
+		Turns       int             `json:"turns"`
+		AgentResume json.RawMessage `json:"agent_resume"`
+	}
+	_, _, errs := c.ckptCode("rewind", "2", "--conversation", "--dry-run", "--session", sid)
+	if !strings.Contains(errs, "Codex's own conversation still holds the rewound turns") {
+		t.Errorf("rewind --conversation --dry-run does not say Codex's conversation is not rewound:\n%s", errs)
+	}
+	if err := json.Unmarshal([]byte(c.ckpt("rewind", "2", "--conversation", "--json", "--session", sid)), &rw); err != nil {
+		t.Fatal(err)
+	}
+	c.wantTree("rewind 2 --conversation", afterT3)
+	if rw.Prompt != "[t2] edit things" || rw.Turns != 2 || rw.AgentResume != nil {
+		t.Errorf("rewind --conversation: prompt %q, %d turn(s) removed, agent_resume %s", rw.Prompt, rw.Turns, rw.AgentResume)
+	}
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project"}) {
+		t.Errorf("after rewind --conversation, ckpt's turns %q", got)
+	}
+
+	c.model.turns["[t4]"] = nil
+	c.model.reset()
+	c.prompt(sid, "[t4] still there?")
+	for _, r := range c.model.requests() {
+		if want := []string{"[t1]", "[t2]", "[t3]", "[t4]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the resumed session sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t4] still there?"}) {
+		t.Errorf("ckpt's turns after the next prompt: %q", got)
+	}
+
+	// The session is now [t1], [t4]. A fork from turn 2: a new session
+	// with turn 1's conversation, the workspace as [t4] began (turn 3's
+	// end); then a fork from turn 1: no conversation, the workspace as the
+	// session began. The original session stays as it was.
+	fork := func(turn string) sessionJSON {
+		var fk struct {
+			Session struct {
+				ID string `json:"id"`
+			} `json:"session"`
+		}
+		if err := json.Unmarshal([]byte(c.ckpt("fork", turn, "--json", "--session", sid)), &fk); err != nil {
+			t.Fatal(err)
+		}
+		return c.session(fk.Session.ID)
+	}
+	if got := fork("2").prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project"}) {
+		t.Errorf("the fork from turn 2 has turns %q", got)
+	}
+	c.wantTree("fork 2", afterT3)
+	if got := fork("1").prompts(); len(got) != 0 {
+		t.Errorf("the fork from turn 1 has turns %q", got)
+	}
+	c.wantTree("fork 1", with(start, map[string]string{"build/out.o": "obj2\n"}))
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t4] still there?"}) {
+		t.Errorf("the original session after the forks: %q", got)
+	}
+	c.logHookTimes("Codex")
+}
+
+// TestCodexStoreTrouble: a store another ckpt holds locked, and one that
+// is corrupt, never fail Codex's turn: codex exits 0, its tools' changes
+// are on disk, and the hook log says what ckpt skipped and why. (Codex
+// finds its settings through $CODEX_HOME here, as ckpt's install does.)
+func TestCodexStoreTrouble(t *testing.T) {
+	c := newCodex(t, map[string][]step{
+		"[t1]": {patch("*** Add File: a.txt", "+a")},
+		"[t2]": {shell("echo b > b.txt")},
+		"[t3]": {patch("*** Add File: c.txt", "+c")},
+	}, true)
+	if _, err := os.Stat(filepath.Join(c.home, "hooks.json")); err != nil {
+		t.Fatalf("ckpt did not install into $CODEX_HOME: %v", err)
+	}
+	sid := c.prompt("", "[t1] a")
+	store := c.storeDir()
+
+	// Locked: another process holds the store for the whole turn.
+	lock, err := os.OpenFile(filepath.Join(store, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	c.prompt(sid, "[t2] b")
+	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+	lock.Close()
+	if c.read("b.txt") != "b\n" {
+		t.Fatalf("b.txt %q", c.read("b.txt"))
+	}
+	// The turn's beginning waited for the lock, then gave up; its end
+	// found no turn to end.
+	c.wantHookSays("UserPromptSubmit", "began turn 1", "store is locked by another process")
+	c.wantHookSays("Stop", "ended turn 1", "no turn in progress (its start was not recorded)")
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] a"}) {
+		t.Errorf("turns after the locked one: %q", got)
+	}
+
+	// Corrupt: the store's database overwritten with garbage.
+	c.ckpt("watch", "--stop")
+	if err := os.WriteFile(filepath.Join(store, "ckpt.db"), []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := c.hookLog()
+	c.prompt(sid, "[t3] c")
+	if c.read("c.txt") != "c\n" {
+		t.Fatalf("c.txt %q", c.read("c.txt"))
+	}
+	after := strings.TrimPrefix(c.hookLog(), before)
+	for _, ev := range []string{"UserPromptSubmit", "Stop"} {
+		ok := false
+		for _, l := range strings.Split(after, "\n") {
+			if f := strings.Fields(l); len(f) > 2 && f[2] == ev && strings.Contains(l, "ckpt.db") {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("the hook log does not name the corrupt store at %s:\n%s", ev, after)
+		}
+	}
+}

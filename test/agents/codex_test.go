@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -405,4 +406,84 @@ func TestCodexStoreTrouble(t *testing.T) {
 			t.Errorf("the hook log does not name the corrupt store at %s:\n%s", ev, after)
 		}
 	}
+}
+
+// TestCodexRewindBoth: code and conversation at once. The files go back
+// and ckpt's record loses turn 2; undo brings the files back and leaves
+// ckpt's record rewound. Codex's own conversation is not rewound.
+func TestCodexRewindBoth(t *testing.T) {
+	c := newCodex(t, map[string][]step{
+		"[t1]": {patch("*** Add File: one.txt", "+1")},
+		"[t2]": {shell("echo 2 > two.txt && rm one.txt")},
+	}, false)
+	sid := c.prompt("", "[t1] one")
+	c.prompt(sid, "[t2] two")
+	c.wantTree("after turn 2", map[string]string{"two.txt": "2\n"})
+	var rw struct {
+		Prompt      string          `json:"prompt"`
+		Turns       int             `json:"turns"`
+		AgentResume json.RawMessage `json:"agent_resume"`
+	}
+	if err := json.Unmarshal([]byte(c.ckpt("rewind", "2", "--both", "--json")), &rw); err != nil {
+		t.Fatal(err)
+	}
+	c.wantTree("rewind 2 --both", map[string]string{"one.txt": "1\n"})
+	if rw.Prompt != "[t2] two" || rw.Turns != 1 || rw.AgentResume != nil {
+		t.Errorf("rewind --both: prompt %q, %d turn(s) removed, agent_resume %s", rw.Prompt, rw.Turns, rw.AgentResume)
+	}
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] one"}) {
+		t.Errorf("ckpt's turns after rewind --both: %q", got)
+	}
+	c.ckpt("undo")
+	c.wantTree("undo of rewind --both", map[string]string{"two.txt": "2\n"})
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] one"}) {
+		t.Errorf("ckpt's turns after undo: %q", got)
+	}
+}
+
+// waitHook waits until the hook log has n lines for event: Codex runs its
+// legacy notify program without waiting for it.
+func (w *world) waitHook(event string, n int) {
+	w.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for len(w.hookLines(event)) < n {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("no %d %s hook call(s) logged in a minute:\n%s", n, event, w.hookLog())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCodexNotify: ckpt's legacy notify program (`ckpt hook codex install
+// --notify`, for a Codex without hooks) records each turn when it is
+// over, with only that turn's prompt, though Codex passes every prompt of
+// the conversation so far; turn 2 rewinds.
+func TestCodexNotify(t *testing.T) {
+	c := newCodex(t, map[string][]step{
+		"[t1]": {patch("*** Add File: a.txt", "+a")},
+		"[t2]": {shell("echo b > b.txt && rm a.txt")},
+	}, false, "--notify")
+	if _, err := os.Stat(filepath.Join(c.home, "hooks.json")); err == nil {
+		t.Error("install --notify left hooks.json")
+	}
+	sid := c.prompt("", "[t1] add a")
+	c.waitHook("agent-turn-complete", 1)
+	c.prompt(sid, "[t2] add b, remove a")
+	c.waitHook("agent-turn-complete", 2)
+	s := c.session(sid)
+	if got, want := s.prompts(), []string{"[t1] add a", "[t2] add b, remove a"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("prompts %q, want %q", got, want)
+	}
+	// A turn is known only when it is over: it begins at the last
+	// checkpoint, and the first has none before it, so lists no files.
+	if got, want := s.turnFiles(), [][]string{nil, {"deleted a.txt", "added b.txt"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("turn files %q, want %q", got, want)
+	}
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"} {
+		if ls := c.hookLines(ev); len(ls) > 0 {
+			t.Errorf("%s hooks ran besides the notify program: %q", ev, ls)
+		}
+	}
+	c.ckpt("rewind", "2")
+	c.wantTree("rewind 2", map[string]string{"a.txt": "a\n"})
 }

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
@@ -130,7 +131,7 @@ func decodeBody(enc string, body []byte) ([]byte, error) {
 		defer d.Close()
 		return d.DecodeAll(body, nil)
 	case "gzip":
-		z, err := gzip.NewReader(strings.NewReader(string(body)))
+		z, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -156,3 +157,31 @@ func patch(lines ...string) step {
 
 // shell is a step that runs a command with Codex's exec_command tool.
 func shell(cmd string) step { return call("exec_command", map[string]any{"cmd": cmd}) }
+
+// TestDecodeBody: the Responses adapter reads requests compressed as
+// Codex may send them (Content-Encoding zstd or gzip), and plain ones.
+func TestDecodeBody(t *testing.T) {
+	const body = `{"model":"gpt-5.5","input":[]}`
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zs := enc.EncodeAll([]byte(body), nil)
+	enc.Close()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(body))
+	zw.Close()
+	for _, c := range []struct {
+		enc  string
+		data []byte
+	}{{"", []byte(body)}, {"identity", []byte(body)}, {"zstd", zs}, {"gzip", gz.Bytes()}, {" ZSTD ", zs}} {
+		got, err := decodeBody(c.enc, c.data)
+		if err != nil || string(got) != body {
+			t.Errorf("Content-Encoding %q: %q, %v", c.enc, got, err)
+		}
+	}
+	if _, err := decodeBody("br", []byte(body)); err == nil {
+		t.Error("Content-Encoding br: no error")
+	}
+}

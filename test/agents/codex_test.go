@@ -2,10 +2,13 @@ package agents
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -486,4 +489,139 @@ func TestCodexNotify(t *testing.T) {
 	}
 	c.ckpt("rewind", "2")
 	c.wantTree("rewind 2", map[string]string{"a.txt": "a\n"})
+}
+
+// codexTurnIDs returns the ids of a Codex session's turns, in order, from
+// its rollout file (the task_started events).
+func codexTurnIDs(t *testing.T, rollout string) []string {
+	t.Helper()
+	b, err := os.ReadFile(rollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, l := range strings.Split(string(b), "\n") {
+		var e struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Type            string `json:"type"`
+				TurnAttribution struct {
+					TurnID string `json:"turn_id"`
+				} `json:"turn_attribution"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && e.Type == "event_msg" && e.Payload.Type == "task_started" {
+			ids = append(ids, e.Payload.TurnAttribution.TurnID)
+		}
+	}
+	return ids
+}
+
+// appServer sends one JSON-RPC request to `codex app-server` (after the
+// initialize handshake) and returns the result.
+func (c *codex) appServer(method string, params any) json.RawMessage {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, "app-server")
+	cmd.Dir, cmd.Env = c.ws, append(append([]string{}, c.world.env...), c.env()...)
+	cmd.WaitDelay = 5 * time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var errs strings.Builder
+	cmd.Stderr = &errs
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	fmt.Fprintf(in, "%s\n", mustJSON(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"clientInfo": map[string]any{"name": "ckpt-test", "version": "0"}, "capabilities": map[string]any{"experimentalApi": true}}}))
+	fmt.Fprintf(in, "%s\n", mustJSON(map[string]any{"method": "initialized"}))
+	fmt.Fprintf(in, "%s\n", mustJSON(map[string]any{"id": 2, "method": method, "params": params}))
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		var m struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil || *m.ID != 2 {
+			continue
+		}
+		if m.Error != nil {
+			c.t.Fatalf("codex app-server %s: %s", method, m.Error)
+		}
+		return m.Result
+	}
+	c.t.Fatalf("codex app-server gave no answer to %s: %v\n%s", method, sc.Err(), errs.String())
+	return nil
+}
+
+// TestCodexForkBeforeTurn is what ckpt could use to resume Codex's own
+// conversation as it was before turn N (it does not yet: rewind
+// --conversation rewinds only ckpt's record): Codex 0.169's app-server
+// forks a thread up to a turn (thread/fork with lastTurnId, the id of
+// turn N-1 from the rollout file), and `codex exec resume` goes on from
+// the fork. The original conversation stays whole, and ckpt's hooks
+// record the fork as a session of its own.
+func TestCodexForkBeforeTurn(t *testing.T) {
+	c := newCodex(t, map[string][]step{
+		"[t1]": {patch("*** Add File: one.txt", "+1")},
+		"[t2]": {patch("*** Add File: two.txt", "+2")},
+		"[t3]": {patch("*** Add File: three.txt", "+3")},
+		"[t9]": {patch("*** Add File: nine.txt", "+9")},
+	}, false)
+	sid := c.prompt("", "[t1] one")
+	c.prompt(sid, "[t2] two")
+	c.prompt(sid, "[t3] three")
+	rollout := c.session(sid).Session.Transcript
+	before, err := os.ReadFile(rollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := codexTurnIDs(t, rollout)
+	if len(ids) != 3 {
+		t.Fatalf("turn ids in the rollout: %q", ids)
+	}
+	var fork struct {
+		Thread struct {
+			ID           string `json:"id"`
+			ForkedFromID string `json:"forkedFromId"`
+			Turns        []struct {
+				ID string `json:"id"`
+			} `json:"turns"`
+		} `json:"thread"`
+	}
+	if err := json.Unmarshal(c.appServer("thread/fork", map[string]any{"threadId": sid, "lastTurnId": ids[0]}), &fork); err != nil {
+		t.Fatal(err)
+	}
+	if fork.Thread.ForkedFromID != sid || len(fork.Thread.Turns) != 1 || fork.Thread.Turns[0].ID != ids[0] {
+		t.Fatalf("thread/fork: %+v", fork.Thread)
+	}
+	c.model.reset()
+	if got := c.prompt(fork.Thread.ID, "[t9] after the fork"); got != fork.Thread.ID {
+		t.Fatalf("resumed %s, want the fork %s", got, fork.Thread.ID)
+	}
+	for _, r := range c.model.requests() {
+		if want := []string{"[t1]", "[t9]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the fork sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	if after, err := os.ReadFile(rollout); err != nil || string(after) != string(before) {
+		t.Errorf("the original rollout changed (%v)", err)
+	}
+	if got := c.session(fork.Thread.ID).prompts(); !reflect.DeepEqual(got, []string{"[t9] after the fork"}) {
+		t.Errorf("ckpt's record of the fork: %q", got)
+	}
+	if c.read("nine.txt") != "9\n" {
+		t.Errorf("nine.txt %q", c.read("nine.txt"))
+	}
 }

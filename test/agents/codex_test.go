@@ -625,3 +625,39 @@ func TestCodexForkBeforeTurn(t *testing.T) {
 		t.Errorf("nine.txt %q", c.read("nine.txt"))
 	}
 }
+
+// TestCodexHookLatency: twenty turns of one Codex session, each changing
+// two files (one edited by apply_patch, one written by exec_command),
+// each recorded as exactly that; it logs each hook event's median and
+// 95th percentile as the hook log timed them.
+func TestCodexHookLatency(t *testing.T) {
+	const n = 20
+	turns := map[string][]step{}
+	for i := 1; i <= n; i++ {
+		turns[fmt.Sprintf("[t%d]", i)] = []step{
+			patch("*** Update File: log.txt", "@@", fmt.Sprintf("-%d", i-1), fmt.Sprintf("+%d", i)),
+			shell(fmt.Sprintf("echo %d > f%02d.txt", i, i)),
+		}
+	}
+	c := newCodex(t, turns, false)
+	c.write(map[string]string{"log.txt": "0\n"})
+	sid := ""
+	for i := 1; i <= n; i++ {
+		sid = c.prompt(sid, fmt.Sprintf("[t%d] turn %d", i, i))
+	}
+	s := c.session(sid)
+	files := s.turnFiles()
+	if len(files) != n {
+		t.Fatalf("%d turns recorded, want %d", len(files), n)
+	}
+	for i, fs := range files {
+		want := []string{fmt.Sprintf("added f%02d.txt", i+1), "modified log.txt"}
+		if !reflect.DeepEqual(fs, want) {
+			t.Errorf("turn %d: files %q, want %q", i+1, fs, want)
+		}
+	}
+	if got := c.read("log.txt"); got != fmt.Sprintf("%d\n", n) {
+		t.Errorf("log.txt %q", got)
+	}
+	c.logHookTimes("Codex")
+}

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -660,4 +661,64 @@ func TestCodexHookLatency(t *testing.T) {
 		t.Errorf("log.txt %q", got)
 	}
 	c.logHookTimes("Codex")
+}
+
+// TestCodexInterrupted: Ctrl-C in the middle of a turn. Codex runs no
+// Stop hook then, only SessionEnd, which ends the turn there: what the
+// user changes by hand before the next prompt is not the turn's, and
+// rewinding the turn keeps it.
+func TestCodexInterrupted(t *testing.T) {
+	c := newCodex(t, nil, false)
+	started := make(chan int, 1)
+	c.model.turns = map[string][]step{
+		"[t1]": {
+			patch("*** Add File: a.txt", "+a"),
+			// Codex asks for the next step: the user interrupts it.
+			{text: "interrupted before this", do: func() {
+				pid := <-started
+				if err := syscall.Kill(-pid, syscall.SIGINT); err != nil {
+					t.Error(err)
+				}
+			}},
+		},
+		"[t2]": {patch("*** Add File: c.txt", "+c")},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, append(append([]string{"exec"}, codexFlags...), "[t1] one")...)
+	cmd.Dir, cmd.Env = c.ws, append(append([]string{}, c.world.env...), c.env()...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started <- cmd.Process.Pid
+	err := cmd.Wait()
+	t.Logf("codex, interrupted: %v", err)
+	if ctx.Err() != nil {
+		t.Fatalf("codex did not stop on SIGINT:\n%s", c.hookLog())
+	}
+	sid := threadID(t, out.String(), "")
+	c.wantTree("after the interrupted turn", map[string]string{"a.txt": "a\n"})
+	if n := len(c.hookLines("Stop")); n != 0 {
+		t.Errorf("%d Stop hook call(s) on an interrupted turn", n)
+	}
+	c.wantHookSays("SessionEnd", "ended turn 1 (session end)")
+
+	c.write(map[string]string{"b.txt": "by hand\n"})
+	c.prompt(sid, "[t2] two")
+	s := c.session(sid)
+	if got, want := s.prompts(), []string{"[t1] one", "[t2] two"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("prompts %q, want %q", got, want)
+	}
+	if got, want := s.turnFiles(), [][]string{{"added a.txt"}, {"added c.txt"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("turn files %q, want %q", got, want)
+	}
+	code, _, errs := c.ckptCode("rewind", "1", "--session", sid)
+	if code != 0 || strings.Contains(errs, "had not ended") {
+		t.Errorf("rewind 1: exit %d\n%s", code, errs)
+	}
+	c.wantTree("rewind 1", map[string]string{"b.txt": "by hand\n"})
 }

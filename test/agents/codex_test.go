@@ -2,7 +2,10 @@ package agents
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -62,6 +66,13 @@ func (p *proxy) tried() []string {
 // installs ckpt's hooks into it. With codexHome set, Codex and ckpt find
 // it through $CODEX_HOME; else it is ~/.codex.
 func newCodex(t testing.TB, turns map[string][]step, codexHome bool, install ...string) *codex {
+	c := codexWorld(t, turns, codexHome)
+	c.ckpt(append([]string{"hook", "codex", "install"}, install...)...)
+	return c
+}
+
+// codexWorld is newCodex without ckpt's hooks.
+func codexWorld(t testing.TB, turns map[string][]step, codexHome bool) *codex {
 	bin := codexCLI.install(t)
 	w := newWorld(t)
 	m := responsesModel(t, turns)
@@ -100,7 +111,6 @@ exporter = "none"
 	if err := os.WriteFile(filepath.Join(c.home, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w.ckpt(append([]string{"hook", "codex", "install"}, install...)...)
 	t.Cleanup(func() {
 		if tried := c.proxy.tried(); len(tried) > 0 {
 			t.Errorf("codex tried to reach beyond loopback: %q", tried)
@@ -721,4 +731,91 @@ func TestCodexInterrupted(t *testing.T) {
 		t.Errorf("rewind 1: exit %d\n%s", code, errs)
 	}
 	c.wantTree("rewind 1", map[string]string{"b.txt": "by hand\n"})
+}
+
+// codexTrustHash is the trusted_hash Codex 0.169 wants for a command hook
+// declared with only type and command (for the user's own hooks in
+// TestCodexUserHooks; ckpt computes its own).
+func codexTrustHash(label, command string) string {
+	id := map[string]any{"event_name": label, "hooks": []any{
+		map[string]any{"type": "command", "command": command, "timeout": 600, "async": false}}}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(id)
+	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// TestCodexUserHooks: a user who has hooks of their own, trusted, installs
+// ckpt's, installs again, then uninstalls. Codex runs the user's hooks
+// all along (ckpt's entries never move theirs, whose trust is by
+// position), runs ckpt's while they are installed, and after uninstall
+// the user's hooks.json and config.toml are byte for byte as before.
+func TestCodexUserHooks(t *testing.T) {
+	c := codexWorld(t, map[string][]step{"[t1]": nil, "[t2]": {shell("echo 2 > two.txt")}, "[t3]": nil}, false)
+	prompt, stop := `echo prompt >> "$HOME/user-hooks.log"`, `echo stop >> "$HOME/user-hooks.log"`
+	hooksJSON := `{
+  "hooks": {
+    "UserPromptSubmit": [
+      { "hooks": [ { "type": "command", "command": ` + mustJSON(prompt) + ` } ] }
+    ],
+    "Stop": [
+      { "hooks": [ { "type": "command", "command": ` + mustJSON(stop) + ` } ] }
+    ]
+  }
+}
+`
+	hooksFile, configFile := filepath.Join(c.home, "hooks.json"), filepath.Join(c.home, "config.toml")
+	testutil.WriteFile(t, hooksFile, hooksJSON)
+	config := testutil.ReadFile(t, c.home, "config.toml") + "\n# my hooks\n" +
+		"[hooks.state." + mustJSON(hooksFile+":user_prompt_submit:0:0") + "]\ntrusted_hash = " + mustJSON(codexTrustHash("user_prompt_submit", prompt)) + "\n\n" +
+		"[hooks.state." + mustJSON(hooksFile+":stop:0:0") + "]\ntrusted_hash = " + mustJSON(codexTrustHash("stop", stop)) + "\n"
+	testutil.WriteFile(t, configFile, config)
+	userLog := func() string {
+		b, _ := os.ReadFile(filepath.Join(c.home, "..", "user-hooks.log"))
+		return string(b)
+	}
+
+	// The user's hooks alone.
+	sid := c.prompt("", "[t1] one")
+	if got := userLog(); got != "prompt\nstop\n" {
+		t.Fatalf("the user's hooks logged %q before ckpt's were installed", got)
+	}
+
+	// Installed (twice: the second changes nothing): both run.
+	c.ckpt("hook", "codex", "install")
+	installedHooks, installedConfig := testutil.ReadFile(t, c.home, "hooks.json"), testutil.ReadFile(t, c.home, "config.toml")
+	if !strings.HasPrefix(installedConfig, config) {
+		t.Errorf("install changed config.toml's existing lines:\n%s", installedConfig)
+	}
+	c.ckpt("hook", "codex", "install")
+	if testutil.ReadFile(t, c.home, "hooks.json") != installedHooks || testutil.ReadFile(t, c.home, "config.toml") != installedConfig {
+		t.Error("installing again changed Codex's settings")
+	}
+	c.prompt(sid, "[t2] two")
+	if got := userLog(); got != strings.Repeat("prompt\nstop\n", 2) {
+		t.Errorf("the user's hooks logged %q with ckpt's installed", got)
+	}
+	if got := c.session(sid).turnFiles(); !reflect.DeepEqual(got, [][]string{{"added two.txt"}}) {
+		t.Errorf("ckpt recorded turns %q", got)
+	}
+
+	// Uninstalled: the user's settings as they were; their hooks run,
+	// ckpt's do not.
+	c.ckpt("hook", "codex", "uninstall")
+	if got := testutil.ReadFile(t, c.home, "hooks.json"); got != hooksJSON {
+		t.Errorf("hooks.json after uninstall:\n%s\nwant\n%s", got, hooksJSON)
+	}
+	if got := testutil.ReadFile(t, c.home, "config.toml"); got != config {
+		t.Errorf("config.toml after uninstall:\n%s\nwant\n%s", got, config)
+	}
+	before := c.hookLog()
+	c.prompt(sid, "[t3] three")
+	if got := userLog(); got != strings.Repeat("prompt\nstop\n", 3) {
+		t.Errorf("the user's hooks logged %q after ckpt's were uninstalled", got)
+	}
+	if after := c.hookLog(); after != before {
+		t.Errorf("ckpt's hooks ran after uninstall:\n%s", strings.TrimPrefix(after, before))
+	}
 }

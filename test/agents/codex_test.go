@@ -147,6 +147,17 @@ func (c *codex) prompt(session, prompt string, extra ...string) string {
 // threadID reads the session's id from `codex exec --json`'s events.
 func threadID(t testing.TB, out, want string) string {
 	t.Helper()
+	id, ok := threadIDOf(out)
+	if !ok {
+		t.Fatalf("no thread.started event in codex's output:\n%s", out)
+	}
+	if want != "" && id != want {
+		t.Fatalf("codex resumed thread %s, want %s", id, want)
+	}
+	return id
+}
+
+func threadIDOf(out string) (string, bool) {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
@@ -155,14 +166,10 @@ func threadID(t testing.TB, out, want string) string {
 			ThreadID string `json:"thread_id"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "thread.started" {
-			if want != "" && ev.ThreadID != want {
-				t.Fatalf("codex resumed thread %s, want %s", ev.ThreadID, want)
-			}
-			return ev.ThreadID
+			return ev.ThreadID, true
 		}
 	}
-	t.Fatalf("no thread.started event in codex's output:\n%s", out)
-	return ""
+	return "", false
 }
 
 // hookLines returns the hook log's lines for one event.
@@ -817,5 +824,85 @@ func TestCodexUserHooks(t *testing.T) {
 	}
 	if after := c.hookLog(); after != before {
 		t.Errorf("ckpt's hooks ran after uninstall:\n%s", strings.TrimPrefix(after, before))
+	}
+}
+
+// TestCodexSideBySide: two Codex sessions in one workspace at the same
+// time (one CODEX_HOME). B's turn begins while A's runs; A writes a.txt,
+// then B writes b.txt and ends; then A ends. Each turn's span holds both
+// files, and a rewind of either session never undoes the other's work.
+func TestCodexSideBySide(t *testing.T) {
+	c := newCodex(t, nil, false)
+	c.write(map[string]string{"keep.txt": "k\n"})
+	type result struct {
+		sid string
+		err error
+	}
+	// bDone has B's result when B exits; bResult has it for the test,
+	// once A's turn has waited for B.
+	bStarted, aWrote := make(chan struct{}), make(chan struct{})
+	bDone, bResult := make(chan result, 1), make(chan result, 1)
+	runB := func() {
+		cmd := exec.Command(c.bin, append(append([]string{"exec"}, codexFlags...), "[t2] change b")...)
+		cmd.Dir, cmd.Env = c.ws, append(append([]string{}, c.world.env...), c.env()...)
+		var out, errs strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		if err := cmd.Run(); err != nil {
+			bDone <- result{err: fmt.Errorf("codex (session B): %v\n%s%s", err, out.String(), errs.String())}
+			return
+		}
+		sid, ok := threadIDOf(out.String())
+		if !ok {
+			bDone <- result{err: fmt.Errorf("codex (session B): no thread.started event:\n%s", out.String())}
+			return
+		}
+		bDone <- result{sid: sid}
+	}
+	c.model.turns = map[string][]step{
+		"[t1]": {
+			{tool: "apply_patch", input: map[string]any{"input": "*** Begin Patch\n*** Add File: a.txt\n+A\n*** End Patch\n"}, do: func() {
+				go runB()
+				select { // B's turn has begun, or B failed
+				case <-bStarted:
+				case r := <-bDone:
+					close(aWrote)
+					bResult <- r
+				}
+			}},
+			{text: "Changed a.", do: func() {
+				if len(bResult) == 0 {
+					close(aWrote)
+					bResult <- <-bDone // B's turn is over
+				}
+			}},
+		},
+		"[t2]": {
+			{tool: "apply_patch", input: map[string]any{"input": "*** Begin Patch\n*** Add File: b.txt\n+B\n*** End Patch\n"}, do: func() {
+				close(bStarted)
+				<-aWrote
+			}},
+		},
+	}
+	sidA := c.prompt("", "[t1] change a")
+	b := <-bResult
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	sidB := b.sid
+	c.wantTree("both turns", map[string]string{"a.txt": "A\n", "b.txt": "B\n", "keep.txt": "k\n"})
+	for _, sid := range []string{sidA, sidB} {
+		if got := c.session(sid).turnFiles(); !reflect.DeepEqual(got, [][]string{{"added a.txt", "added b.txt"}}) {
+			t.Fatalf("session %s: turn files %q (the turns did not overlap as planned)", sid, got)
+		}
+	}
+	// ckpt records no tool calls of Codex's (its hooks give none, and ckpt
+	// does not read Codex's rollout), so it cannot tell whose turn wrote
+	// which file: a rewind of either keeps both, and says so.
+	for _, sid := range []string{sidA, sidB} {
+		code, _, errs := c.ckptCode("rewind", "1", "--session", sid)
+		if code != 0 || !strings.Contains(errs, "kept what another session's turn, running at the same time, changed too: a.txt, b.txt") {
+			t.Fatalf("rewind %s: exit %d\n%s", sid, code, errs)
+		}
+		c.wantTree("rewound", map[string]string{"a.txt": "A\n", "b.txt": "B\n", "keep.txt": "k\n"})
 	}
 }

@@ -906,3 +906,40 @@ func TestCodexSideBySide(t *testing.T) {
 		c.wantTree("rewound", map[string]string{"a.txt": "A\n", "b.txt": "B\n", "keep.txt": "k\n"})
 	}
 }
+
+// TestCodexSymlinkedHome: Codex's settings directory is a symlink (a
+// dotfiles manager's ~/.codex, or $CODEX_HOME): ckpt's install records
+// the trust under the path Codex checks, so Codex runs ckpt's hooks.
+func TestCodexSymlinkedHome(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		codexHome bool
+		link      string // what is the symlink, in Codex's directory
+	}{{"dot-codex", false, "."}, {"CODEX_HOME", true, "."}, {"hooks.json", false, "hooks.json"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := codexWorld(t, map[string][]step{"[t1]": {patch("*** Add File: a.txt", "+a")}}, tc.codexHome)
+			dotfiles := filepath.Join(c.world.home, "dotfiles")
+			if err := os.MkdirAll(dotfiles, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			link, real := filepath.Join(c.home, tc.link), filepath.Join(dotfiles, "codex")
+			if tc.link == "hooks.json" {
+				testutil.WriteFile(t, filepath.Join(dotfiles, "codex-hooks.json"), "{}\n")
+				real = filepath.Join(dotfiles, "codex-hooks.json")
+			} else if err := os.Rename(c.home, real); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(real, link); err != nil {
+				t.Fatal(err)
+			}
+			c.ckpt("hook", "codex", "install")
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("install replaced the symlink %s (%v)", link, err)
+			}
+			sid := c.prompt("", "[t1] a")
+			if got := c.session(sid).turnFiles(); !reflect.DeepEqual(got, [][]string{{"added a.txt"}}) {
+				t.Errorf("turns %q; hook log:\n%s", got, c.hookLog())
+			}
+		})
+	}
+}

@@ -129,10 +129,11 @@ func (c *codex) env() []string {
 	return env
 }
 
-var codexFlags = []string{"--skip-git-repo-check", "--strict-config", "--json"}
+var codexFlags = []string{"--skip-git-repo-check", "--strict-config"}
 
 // prompt runs one turn with `codex exec` (session "": a new session) or
-// `codex exec resume SESSION`, and returns the session's id.
+// `codex exec resume SESSION`, checks that Codex saw each of ckpt's hooks
+// complete, and returns the session's id.
 func (c *codex) prompt(session, prompt string, extra ...string) string {
 	c.t.Helper()
 	args := append([]string{"exec"}, codexFlags...)
@@ -140,33 +141,69 @@ func (c *codex) prompt(session, prompt string, extra ...string) string {
 		args = append([]string{"exec", "resume"}, codexFlags...)
 		args = append(args, session)
 	}
-	out := c.run(append(c.env(), extra...), c.bin, append(args, prompt)...)
-	return threadID(c.t, out, session)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, append(args, prompt)...)
+	cmd.Dir, cmd.Env = c.ws, append(append(append([]string{}, c.world.env...), c.env()...), extra...)
+	cmd.WaitDelay = 5 * time.Second
+	code, out, errs := testutil.Run(c.t, cmd)
+	if code != 0 {
+		c.t.Fatalf("codex %s: exit %d\nstdout:\n%s\nstderr:\n%s\nhook log:\n%s", strings.Join(args, " "), code, out, errs, c.hookLog())
+	}
+	c.checkHookRuns(errs)
+	if b, _ := os.ReadFile(filepath.Join(c.home, "hooks.json")); strings.Contains(string(b), "hook codex") {
+		for _, ev := range []string{"UserPromptSubmit", "Stop"} {
+			if !strings.Contains(errs, "hook: "+ev+" Completed") {
+				c.t.Errorf("codex did not run ckpt's %s hook:\n%s", ev, errs)
+			}
+		}
+	}
+	return sessionID(c.t, errs, session)
 }
 
-// threadID reads the session's id from `codex exec --json`'s events.
-func threadID(t testing.TB, out, want string) string {
+// checkHookRuns checks what codex exec says of each hook it ran ("hook:
+// Stop", then "hook: Stop Completed"; a hook that printed what Codex
+// cannot read, or exited non-zero, is "Failed").
+func (c *codex) checkHookRuns(stderr string) {
+	c.t.Helper()
+	started := map[string]int{}
+	for _, l := range strings.Split(stderr, "\n") {
+		f := strings.Fields(strings.TrimPrefix(l, "hook: "))
+		switch {
+		case !strings.HasPrefix(l, "hook: ") || len(f) == 0:
+		case len(f) == 1:
+			started[f[0]]++
+		case f[1] == "Completed":
+			started[f[0]]--
+		default:
+			c.t.Errorf("codex says of ckpt's hook: %q\n%s", l, stderr)
+		}
+	}
+	for ev, n := range started {
+		if n != 0 {
+			c.t.Errorf("codex started %s hook(s) it did not see complete:\n%s", ev, stderr)
+		}
+	}
+}
+
+// sessionID reads the session's id from what codex exec prints on
+// stderr ("session id: …").
+func sessionID(t testing.TB, stderr, want string) string {
 	t.Helper()
-	id, ok := threadIDOf(out)
+	id, ok := sessionIDOf(stderr)
 	if !ok {
-		t.Fatalf("no thread.started event in codex's output:\n%s", out)
+		t.Fatalf("no session id in codex's output:\n%s", stderr)
 	}
 	if want != "" && id != want {
-		t.Fatalf("codex resumed thread %s, want %s", id, want)
+		t.Fatalf("codex resumed session %s, want %s", id, want)
 	}
 	return id
 }
 
-func threadIDOf(out string) (string, bool) {
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var ev struct {
-			Type     string `json:"type"`
-			ThreadID string `json:"thread_id"`
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "thread.started" {
-			return ev.ThreadID, true
+func sessionIDOf(stderr string) (string, bool) {
+	for _, l := range strings.Split(stderr, "\n") {
+		if id, ok := strings.CutPrefix(l, "session id: "); ok {
+			return strings.TrimSpace(id), true
 		}
 	}
 	return "", false
@@ -706,8 +743,8 @@ func TestCodexInterrupted(t *testing.T) {
 	cmd.Dir, cmd.Env = c.ws, append(append([]string{}, c.world.env...), c.env()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out strings.Builder
-	cmd.Stdout = &out
+	var errs strings.Builder
+	cmd.Stderr = &errs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -717,7 +754,7 @@ func TestCodexInterrupted(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("codex did not stop on SIGINT:\n%s", c.hookLog())
 	}
-	sid := threadID(t, out.String(), "")
+	sid := sessionID(t, errs.String(), "")
 	c.wantTree("after the interrupted turn", map[string]string{"a.txt": "a\n"})
 	if n := len(c.hookLines("Stop")); n != 0 {
 		t.Errorf("%d Stop hook call(s) on an interrupted turn", n)
@@ -733,9 +770,9 @@ func TestCodexInterrupted(t *testing.T) {
 	if got, want := s.turnFiles(), [][]string{{"added a.txt"}, {"added c.txt"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("turn files %q, want %q", got, want)
 	}
-	code, _, errs := c.ckptCode("rewind", "1", "--session", sid)
-	if code != 0 || strings.Contains(errs, "had not ended") {
-		t.Errorf("rewind 1: exit %d\n%s", code, errs)
+	code, _, rerrs := c.ckptCode("rewind", "1", "--session", sid)
+	if code != 0 || strings.Contains(rerrs, "had not ended") {
+		t.Errorf("rewind 1: exit %d\n%s", code, rerrs)
 	}
 	c.wantTree("rewind 1", map[string]string{"b.txt": "by hand\n"})
 }
@@ -851,9 +888,9 @@ func TestCodexSideBySide(t *testing.T) {
 			bDone <- result{err: fmt.Errorf("codex (session B): %v\n%s%s", err, out.String(), errs.String())}
 			return
 		}
-		sid, ok := threadIDOf(out.String())
+		sid, ok := sessionIDOf(errs.String())
 		if !ok {
-			bDone <- result{err: fmt.Errorf("codex (session B): no thread.started event:\n%s", out.String())}
+			bDone <- result{err: fmt.Errorf("codex (session B): no session id:\n%s", errs.String())}
 			return
 		}
 		bDone <- result{sid: sid}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +33,12 @@ func benchCodexHooks(b *testing.B, corpus string) {
 	c := newCodex(b, nil, false)
 	switch corpus {
 	case "gosrc":
-		if out, err := exec.Command("cp", "-a", filepath.Join(runtime.GOROOT(), "src", "."), c.ws).CombinedOutput(); err != nil {
+		goroot, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			b.Fatalf("go env GOROOT: %v", err)
+		}
+		src := filepath.Join(strings.TrimSpace(string(goroot)), "src", ".")
+		if out, err := exec.Command("cp", "-a", src, c.ws).CombinedOutput(); err != nil {
 			b.Fatalf("copy GOROOT/src: %v\n%s", err, out)
 		}
 	case "gen100k":

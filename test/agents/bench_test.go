@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,47 +24,76 @@ import (
 func BenchmarkClaudeCodeHooks(b *testing.B) {
 	for _, corpus := range []string{"gosrc", "gen100k"} {
 		b.Run(corpus, func(b *testing.B) {
-			benchClaudeHooks(b, corpus)
+			const sid = "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a"
+			c := newClaude(b, nil)
+			benchHooks(b, c.world, c.model, corpus,
+				func(p string) { c.prompt(sid, true, p) },
+				func(p string) { c.prompt(sid, false, p) })
 		})
 	}
 }
 
-func benchClaudeHooks(b *testing.B, corpus string) {
-	c := newClaude(b, nil)
+// BenchmarkCodexHooks does the same with the real Codex (codex exec
+// resume).
+//
+//	go test ./test/agents -run '^$' -bench CodexHooks -benchtime 20x
+func BenchmarkCodexHooks(b *testing.B) {
+	for _, corpus := range []string{"gosrc", "gen100k"} {
+		b.Run(corpus, func(b *testing.B) {
+			c := newCodex(b, nil, false)
+			var sid string
+			benchHooks(b, c.world, c.model, corpus,
+				func(p string) { sid = c.prompt("", p) },
+				func(p string) { c.prompt(sid, p) })
+		})
+	}
+}
+
+// benchHooks fills the workspace with the corpus, runs a cold first turn
+// (first), then b.N timed turns (next) in each of which the scripted
+// model changes 20 files, and reports each hook event's median and 95th
+// percentile from the hook log.
+func benchHooks(b *testing.B, w *world, m *model, corpus string, first, next func(prompt string)) {
 	switch corpus {
 	case "gosrc":
-		if out, err := exec.Command("cp", "-a", filepath.Join(runtime.GOROOT(), "src", "."), c.ws).CombinedOutput(); err != nil {
+		goroot, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			b.Fatalf("go env GOROOT: %v", err)
+		}
+		src := filepath.Join(strings.TrimSpace(string(goroot)), "src", ".")
+		if out, err := exec.Command("cp", "-a", src, w.ws).CombinedOutput(); err != nil {
 			b.Fatalf("copy GOROOT/src: %v\n%s", err, out)
 		}
 	case "gen100k":
-		if _, err := bench.Generate(c.ws, 100000, 1); err != nil {
+		if _, err := bench.Generate(w.ws, 100000, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
-	files, err := bench.Files(c.ws)
+	files, err := bench.Files(w.ws)
 	if err != nil {
 		b.Fatal(err)
 	}
-	const sid = "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a"
-	c.model.turns = map[string][]step{"[t0]": nil}
-	c.prompt(sid, true, "[t0] cold start")
-	c.resetHookLog()
+	m.mu.Lock()
+	m.turns = map[string][]step{"[t0]": nil}
+	m.mu.Unlock()
+	first("[t0] cold start")
+	w.resetHookLog()
 	i := 0
 	for b.Loop() {
 		i++
 		mk := fmt.Sprintf("[t%d]", i)
 		n := i
-		c.model.mu.Lock()
-		c.model.turns[mk] = []step{{text: "changed 20 files", do: func() {
+		m.mu.Lock()
+		m.turns[mk] = []step{{text: "changed 20 files", do: func() {
 			var err error
-			if files, err = bench.TurnIn(c.ws, files, n); err != nil {
+			if files, err = bench.TurnIn(w.ws, files, n); err != nil {
 				b.Error(err)
 			}
 		}}}
-		c.model.mu.Unlock()
-		c.prompt(sid, false, mk+" change 20 files")
+		m.mu.Unlock()
+		next(mk + " change 20 files")
 	}
-	times := c.hookTimes()
+	times := w.hookTimes()
 	events := make([]string, 0, len(times))
 	for e := range times {
 		events = append(events, e)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -159,16 +158,3 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
-
-func textOf(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-var _ = strings.Contains

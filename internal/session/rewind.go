@@ -33,6 +33,10 @@ type RewindOptions struct {
 	Exact bool
 	// DryRun reports what the rewind would do and changes nothing.
 	DryRun bool
+
+	// pending is this rewind's mark on the turns it takes back until it
+	// knows its operation-log number (see rewindPending).
+	pending int64
 }
 
 // RewindResult reports a rewind. R is the engine's restore result.
@@ -85,27 +89,45 @@ func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, op
 	}
 	out := &RewindResult[R]{Scope: scope, Turn: turn, DryRun: opts.DryRun, Conflicts: []Path{}, Kept: []Path{}, Shared: []Path{}}
 	if scope != ScopeConversation {
-		undone := undoneTurns(s, turn)
-		if err := c.rewindCodeLocked(ctx, s, t, opts, out); err != nil {
-			return nil, err
+		// The turns this rewind takes back: ended ones (a turn in progress
+		// goes on, and its end, once it has one, holds only what it did
+		// from its start on).
+		var undone []*Turn
+		for _, u := range undoneTurns(s, turn) {
+			if !u.Open() {
+				undone = append(undone, u)
+			}
 		}
-		if !opts.DryRun {
-			op, err := c.e.LastOp(ctx)
-			if err != nil {
+		// Marked before the restore as taken back by a rewind not yet
+		// recorded (0): a rewind killed midway and finished by recovery
+		// still counts (see rewindPending).
+		if !opts.DryRun && len(undone) > 0 {
+			opts.pending = -c.e.Now().UnixNano()
+			for _, u := range undone {
+				u.UndoneBy = append(u.UndoneBy, opts.pending)
+			}
+			if err := put(ctx, c.e, s); err != nil {
 				return nil, err
 			}
+		}
+		err := c.rewindCodeLocked(ctx, s, t, opts, out)
+		if !opts.DryRun && len(undone) > 0 {
+			op := int64(0)
+			if err == nil {
+				op, err = c.e.LastOp(ctx)
+			}
 			for _, u := range undone {
-				// A turn in progress goes on: its end, once it has one,
-				// holds only what it did from its start on.
-				if !u.Open() {
+				u.UndoneBy = slices.DeleteFunc(u.UndoneBy, func(x int64) bool { return x == opts.pending })
+				if err == nil {
 					u.UndoneBy = append(u.UndoneBy, op)
 				}
 			}
-			if scope == ScopeCode {
-				if err := put(ctx, c.e, s); err != nil {
-					return nil, err
-				}
+			if perr := put(ctx, c.e, s); err == nil {
+				err = perr
 			}
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if scope != ScopeCode {
@@ -145,6 +167,15 @@ func (c *Controller[R, S]) Rewind(ctx context.Context, turn int, scope Scope, op
 	return out, nil
 }
 
+// A negative number in Turn.UndoneBy marks a rewind that was taking the
+// turn back and had not recorded its operation-log number yet: one whose
+// process ended (killed, crashed) midway. Recovery may have finished that
+// rewind, so it counts as in effect: a later rewind leaves the turn's
+// paths as they are, which loses nothing (at worst it does not take the
+// turn back again; --exact does). The rewind in progress ignores its own
+// mark.
+func rewindPending(x int64) bool { return x < 0 }
+
 // rewindCodeLocked undoes the changes of the turns from t on, keeping
 // the user's edits between turns, or with Exact restores the workspace to
 // the turn's start.
@@ -160,7 +191,7 @@ func (c *Controller[R, S]) rewindCodeLocked(ctx context.Context, s *Session, t *
 	msg := fmt.Sprintf("rewind session %s to turn %d, keeping user edits", s.ID, t.N)
 	meta := map[string]string{"session": s.ID, "turn": fmt.Sprint(t.N)}
 	out.Restore, err = c.e.RestoreEdited(ctx, opts.DryRun, msg, meta, func(ws *Workspace) (*Edits, error) {
-		p, err := c.planKeepEdits(ctx, ws, s, t.N)
+		p, err := c.planKeepEdits(ctx, ws, s, t.N, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +234,7 @@ type keepEditsPlan struct {
 // whose type the user changed — keeps ours and is reported. Directories
 // are compared by their tree ids, so a directory the user added to is
 // never replaced wholesale. It writes nothing.
-func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *Session, n int) (*keepEditsPlan, error) {
+func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *Session, n int, opts RewindOptions) (*keepEditsPlan, error) {
 	v := &mergeView{ctx: ctx, ws: ws, pending: map[ID][]byte{}}
 	var spans []span
 	turns := undoneTurns(s, n)
@@ -214,9 +245,12 @@ func (c *Controller[R, S]) planKeepEdits(ctx context.Context, ws *Workspace, s *
 	for _, t := range s.Turns {
 		live[t] = true
 	}
-	inEffect, err := c.e.InEffect(ctx)
+	logged, err := c.e.InEffect(ctx)
 	if err != nil {
 		return nil, err
+	}
+	inEffect := func(by []int64) bool {
+		return slices.ContainsFunc(by, func(x int64) bool { return rewindPending(x) && x != opts.pending }) || logged(by)
 	}
 	for k := len(turns) - 1; k >= 0; k-- {
 		if inEffect(turns[k].UndoneBy) {

@@ -80,3 +80,36 @@ func TestRunRevertUndoesEditsMadeWhileItComputes(t *testing.T) {
 		t.Fatalf("the revert of a run changed paths the run never touched:\n%s", strings.Join(bad, "\n"))
 	}
 }
+
+// A rewind killed in the middle and finished by recovery still counts as
+// having taken turn 2 back: the user, redoing turn 2's change by hand
+// afterwards, keeps it when turn 1 is rewound later (before, the record
+// of which turns the rewind undid was written only after the restore, so
+// a kill lost it and the second rewind reverted the user's edit).
+func TestKilledRewindRecoveredKeepsTurnTakenBack(t *testing.T) {
+	e := newEnv(t)
+	e.Write(map[string]string{"f.txt": "base\n", "g.txt": "g\n"})
+	e.Must("session", "new", "-t", "attack")
+	e.Must("turn", "begin", "-m", "one")
+	e.Write(map[string]string{"g.txt": "g1\n"})
+	e.Must("turn", "end")
+	e.Must("turn", "begin", "-m", "two")
+	e.Write(map[string]string{"f.txt": "agent\n"})
+	e.Must("turn", "end")
+	code, out, errs := e.RunEnv([]string{"CKPT_FAILPOINT=restore/before-change=kill"}, "rewind", "2", "--code")
+	if code != -1 {
+		t.Fatalf("rewind not killed: exit %d\n%s%s", code, out, errs)
+	}
+	e.Must("recover")
+	if got := e.Read("f.txt"); got != "base\n" {
+		t.Fatalf("after recovery f.txt = %q", got)
+	}
+	e.Write(map[string]string{"f.txt": "agent\n"}) // the user's own decision
+	out = e.Must("rewind", "1", "--code")
+	if got := e.Read("f.txt"); got != "agent\n" {
+		t.Errorf("took the user's f.txt back: %q\n%s", got, strings.TrimSpace(out))
+	}
+	if got := e.Read("g.txt"); got != "g\n" {
+		t.Errorf("rewind 1 left turn 1's g.txt: %q", got)
+	}
+}

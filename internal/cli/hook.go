@@ -61,6 +61,21 @@ JSON on stdin and acts by hook_event_name:
   PreCompress    note the compaction in the conversation
 
 'ckpt hook gemini install' adds these hooks to .gemini/settings.json.`,
+	hooks.QwenCode: `'ckpt hook qwen-code' is the hook program Qwen Code runs: it reads the
+hook's JSON on stdin and acts by hook_event_name:
+
+  SessionStart       open (or resume) the session with Qwen Code's session_id
+  UserPromptSubmit   begin a turn: checkpoint the whole workspace, the prompt
+                     as the turn's label (Qwen Code runs it again, without a
+                     prompt, each time it sends the model its tools' results:
+                     those calls are ignored)
+  Stop, StopFailure  end the turn: checkpoint again, record the files it
+                     changed and, from the transcript, the replies and tool
+                     calls
+  SessionEnd         end a turn still in progress
+  PreCompact         note the compaction in the conversation
+
+'ckpt hook qwen-code install' adds these hooks to .qwen/settings.json.`,
 	hooks.Generic: `'ckpt hook generic' drives a session from any agent, script or in-house
 harness, the way the agents' hooks do: one JSON object per call on stdin.
 
@@ -110,7 +125,7 @@ two payloads are told apart by their content.`,
 func newHookCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hook AGENT [install|uninstall] | hook status",
-		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex",
+		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex, Qwen Code",
 		Long: `Hook is the program coding agents run at their hook events, so every turn of
 the agent is a session turn in ckpt: a whole-tree checkpoint when it begins
 (shell side effects are covered), another when it ends, the files it
@@ -121,6 +136,7 @@ and the rest.
                                      add the hooks to the settings
   ckpt hook gemini install [--project|--user]
   ckpt hook codex install            add the hooks to ~/.codex/hooks.json, trusted
+  ckpt hook qwen-code install [--project|--user]
   ckpt hook AGENT uninstall [--local|--project|--user]
                                      remove exactly what install added
   ckpt hook status                   what is installed where
@@ -190,6 +206,8 @@ func agentName(agent string) string {
 		return "Gemini CLI"
 	case hooks.Codex:
 		return "Codex"
+	case hooks.QwenCode:
+		return "Qwen Code"
 	}
 	return agent
 }
@@ -299,6 +317,7 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 		hooks.ClaudeCode: "the workspace's .claude/settings.local.json\n(--local, the default: this machine's settings, not committed — the entries\nname this machine's ckpt), its shared .claude/settings.json (--project),\nor ~/.claude/settings.json (--user; $CLAUDE_CONFIG_DIR/settings.json if set)",
 		hooks.Gemini:     "the workspace's .gemini/settings.json\n(--project, the default) or ~/.gemini/settings.json (--user)",
 		hooks.Codex:      "~/.codex/hooks.json\n($CODEX_HOME/hooks.json if set)",
+		hooks.QwenCode:   "the workspace's .qwen/settings.json\n(--project, the default) or ~/.qwen/settings.json (--user; $QWEN_HOME/settings.json\nif set)",
 	}[agent]
 	var long string
 	if install {

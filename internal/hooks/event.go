@@ -14,10 +14,11 @@ const (
 	ClaudeCode = "claude-code"
 	Gemini     = "gemini"
 	Codex      = "codex"
+	QwenCode   = "qwen-code"
 )
 
 // Agents lists the supported agents.
-var Agents = []string{ClaudeCode, Gemini, Codex}
+var Agents = []string{ClaudeCode, Gemini, Codex, QwenCode}
 
 // Generic is the hook program for any other agent, script or harness: it
 // takes ckpt's own protocol (see [parseGeneric]) and has nothing to
@@ -85,8 +86,8 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s payload: %v", e.Age
 // Unwrap returns the decoding error.
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// Parse reads an agent's hook payload: the JSON Claude Code, Gemini CLI
-// and Codex write on the hook's stdin, or the JSON argument Codex passes
+// Parse reads an agent's hook payload: the JSON Claude Code, Gemini CLI,
+// Codex and Qwen Code write on the hook's stdin, or the JSON argument Codex passes
 // its legacy notify program.
 func Parse(agent string, payload []byte) (*Event, error) {
 	payload = bytes.TrimSpace(payload)
@@ -100,6 +101,8 @@ func Parse(agent string, payload []byte) (*Event, error) {
 		return parseGemini(payload)
 	case Codex:
 		return parseCodex(payload)
+	case QwenCode:
+		return parseQwen(payload)
 	case Generic:
 		return parseGeneric(payload)
 	}

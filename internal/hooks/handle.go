@@ -21,6 +21,7 @@ import (
 var ProjectDirEnv = map[string]string{
 	ClaudeCode: "CLAUDE_PROJECT_DIR",
 	Gemini:     "GEMINI_PROJECT_DIR",
+	QwenCode:   "QWEN_PROJECT_DIR",
 }
 
 // Defaults bounding a hook call.
@@ -134,7 +135,11 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 	res := &Result{Agent: ev.Agent, Event: ev.Name}
 	if ev.Kind == KindIgnore {
 		res.Action = "ignored"
-		res.notef("ckpt does nothing for %s %s", ev.Agent, ev.Name)
+		if ev.Detail != "" {
+			res.notef("ckpt does nothing for %s %s: %s", ev.Agent, ev.Name, ev.Detail)
+		} else {
+			res.notef("ckpt does nothing for %s %s", ev.Agent, ev.Name)
+		}
 		return res, nil
 	}
 	if ev.SessionID == "" {

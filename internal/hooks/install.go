@@ -68,7 +68,7 @@ func (s Scope) InWorkspace() bool { return s == ScopeLocal || s == ScopeProject 
 
 // SettingsFile returns the file an agent reads its hooks from: for the
 // project scope, under the workspace; for the user scope, under the home
-// directory ($CLAUDE_CONFIG_DIR and $CODEX_HOME are honored). For Codex
+// directory ($CLAUDE_CONFIG_DIR, $CODEX_HOME and $QWEN_HOME are honored). For Codex
 // it is hooks.json; the config.toml beside it holds the hooks' trust and
 // the legacy notify program.
 func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
@@ -84,6 +84,8 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return filepath.Join(workspace, ".claude", "settings.json"), nil
 		case Gemini:
 			return filepath.Join(workspace, ".gemini", "settings.json"), nil
+		case QwenCode:
+			return filepath.Join(workspace, ".qwen", "settings.json"), nil
 		case Codex:
 			return "", fmt.Errorf("ckpt installs Codex's hooks for the user only ($CODEX_HOME/hooks.json, trusted in its config.toml): use --user")
 		}
@@ -107,6 +109,14 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return "", err
 		}
 		return filepath.Join(home, ".gemini", "settings.json"), nil
+	case QwenCode:
+		if d := os.Getenv("QWEN_HOME"); d != "" {
+			return filepath.Join(d, "settings.json"), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".qwen", "settings.json"), nil
 	case Codex:
 		if d := os.Getenv("CODEX_HOME"); d != "" {
 			return filepath.Join(d, "hooks.json"), nil
@@ -124,6 +134,7 @@ var Events = map[string][]string{
 	ClaudeCode: {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
 	Gemini:     {"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"},
 	Codex:      {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	QwenCode:   {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
 }
 
 // hookTimeout is the time the installed entries give a hook, in seconds:

@@ -55,6 +55,8 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 			}
 		case Gemini:
 			msgs, err = geminiTurn(ev.Transcript, prompt)
+		case QwenCode:
+			msgs, err = qwenTurn(ev.Transcript, prompt)
 		}
 	}
 	// A record without some of the turn's tool calls says so (a rewind

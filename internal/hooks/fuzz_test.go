@@ -223,3 +223,12 @@ func FuzzCodexTrust(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseQwenCode: Qwen Code's hook payloads.
+func FuzzParseQwenCode(f *testing.F) { fuzzParse(f, QwenCode, "qwen-code/*.json") }
+
+// FuzzQwenCodeTranscript: Qwen Code's transcript (its chat recording,
+// JSON lines).
+func FuzzQwenCodeTranscript(f *testing.F) {
+	fuzzTranscript(f, QwenCode, "qwen-code/transcript.jsonl")
+}

@@ -76,6 +76,18 @@ hook's JSON on stdin and acts by hook_event_name:
   PreCompact         note the compaction in the conversation
 
 'ckpt hook qwen-code install' adds these hooks to .qwen/settings.json.`,
+	hooks.OpenCode: `OpenCode has no hook commands; it loads JS plugins. 'ckpt hook opencode
+install' writes one, .opencode/plugins/ckpt.js, that runs 'ckpt hook opencode'
+(ckpt's own protocol, as 'ckpt hook generic' reads it) and waits for it:
+
+  chat.message         your message arrives, before the model sees it: begin
+                       a turn (checkpoint the whole workspace, the message as
+                       the turn's label)
+  tool.execute.after   a tool call, kept for the turn's messages
+  session.idle         OpenCode is done: end the turn (checkpoint again,
+                       record the files it changed, the replies and tool calls)
+
+The ckpt session's id is OpenCode's session id (ses_...).`,
 	hooks.Generic: `'ckpt hook generic' drives a session from any agent, script or in-house
 harness, the way the agents' hooks do: one JSON object per call on stdin.
 
@@ -125,7 +137,7 @@ two payloads are told apart by their content.`,
 func newHookCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hook AGENT [install|uninstall] | hook status",
-		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex, Qwen Code",
+		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex, Qwen Code, OpenCode",
 		Long: `Hook is the program coding agents run at their hook events, so every turn of
 the agent is a session turn in ckpt: a whole-tree checkpoint when it begins
 (shell side effects are covered), another when it ends, the files it
@@ -137,6 +149,8 @@ and the rest.
   ckpt hook gemini install [--project|--user]
   ckpt hook codex install            add the hooks to ~/.codex/hooks.json, trusted
   ckpt hook qwen-code install [--project|--user]
+  ckpt hook opencode install [--project|--user]
+                                     write ckpt's plugin for OpenCode
   ckpt hook AGENT uninstall [--local|--project|--user]
                                      remove exactly what install added
   ckpt hook status                   what is installed where
@@ -208,6 +222,8 @@ func agentName(agent string) string {
 		return "Codex"
 	case hooks.QwenCode:
 		return "Qwen Code"
+	case hooks.OpenCode:
+		return "OpenCode"
 	}
 	return agent
 }
@@ -317,6 +333,7 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 		hooks.ClaudeCode: "the workspace's .claude/settings.local.json\n(--local, the default: this machine's settings, not committed — the entries\nname this machine's ckpt), its shared .claude/settings.json (--project),\nor ~/.claude/settings.json (--user; $CLAUDE_CONFIG_DIR/settings.json if set)",
 		hooks.Gemini:     "the workspace's .gemini/settings.json\n(--project, the default) or ~/.gemini/settings.json (--user)",
 		hooks.Codex:      "~/.codex/hooks.json\n($CODEX_HOME/hooks.json if set)",
+		hooks.OpenCode:   "the plugin file ckpt.js in the workspace's\n.opencode/plugins/ (--project, the default) or in ~/.config/opencode/plugins/\n(--user; $XDG_CONFIG_HOME/opencode if set)",
 		hooks.QwenCode:   "the workspace's .qwen/settings.json\n(--project, the default) or ~/.qwen/settings.json (--user; $QWEN_HOME/settings.json\nif set)",
 	}[agent]
 	var long string
@@ -359,11 +376,29 @@ Codex without hooks (before 0.169): turns are then recorded only when they
 are over. Codex runs one notify program: if config.toml already sets another,
 install refuses and says so rather than replace it.`
 		}
+		if agent == hooks.OpenCode {
+			long = fmt.Sprintf(`Install writes %s.
+
+OpenCode loads every .js file in those plugins directories when it starts:
+ckpt's plugin runs 'ckpt hook opencode' when your message arrives and when
+the session goes idle, with the turn's tool calls and replies (see 'ckpt
+hook opencode --help'). It runs this ckpt by its absolute path (through the PATH entry
+that leads to it, if any); --command sets another. Installing again rewrites
+the file only if the command changed; a file of that name that is not
+ckpt's is refused, not replaced. A copy of a file it replaces is kept in
+$XDG_STATE_HOME/ckpt/hook-backups.`, file)
+		}
 	} else {
 		long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s,
 and the lists and objects they leave empty; nothing else changes. An entry
 is ckpt's only if its command is exactly what install writes: a command of
 yours that runs 'ckpt hook' among other things is left as it is.`, file)
+		if agent == hooks.OpenCode {
+			long = fmt.Sprintf(`Uninstall removes %s,
+if it is ckpt's (it starts with ckpt's comment line); a file of that name
+that is not ckpt's is left alone. A copy is kept in
+$XDG_STATE_HOME/ckpt/hook-backups.`, file)
+		}
 		if agent == hooks.Codex {
 			long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s, their
 trust from config.toml beside it and ckpt's legacy notify line; nothing

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,7 +19,7 @@ const (
 )
 
 // Agents lists the supported agents.
-var Agents = []string{ClaudeCode, Gemini, Codex, QwenCode}
+var Agents = []string{ClaudeCode, Gemini, Codex, QwenCode, OpenCode}
 
 // Generic is the hook program for any other agent, script or harness: it
 // takes ckpt's own protocol (see [parseGeneric]) and has nothing to
@@ -103,6 +104,17 @@ func Parse(agent string, payload []byte) (*Event, error) {
 		return parseCodex(payload)
 	case QwenCode:
 		return parseQwen(payload)
+	case OpenCode:
+		// ckpt's own protocol, which ckpt's OpenCode plugin speaks.
+		ev, err := parseGeneric(payload)
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.Agent = OpenCode
+		}
+		if ev != nil {
+			ev.Agent = OpenCode
+		}
+		return ev, err
 	case Generic:
 		return parseGeneric(payload)
 	}

@@ -86,6 +86,8 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return filepath.Join(workspace, ".gemini", "settings.json"), nil
 		case QwenCode:
 			return filepath.Join(workspace, ".qwen", "settings.json"), nil
+		case OpenCode:
+			return filepath.Join(workspace, ".opencode", "plugins", "ckpt.js"), nil
 		case Codex:
 			return "", fmt.Errorf("ckpt installs Codex's hooks for the user only ($CODEX_HOME/hooks.json, trusted in its config.toml): use --user")
 		}
@@ -109,6 +111,12 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return "", err
 		}
 		return filepath.Join(home, ".gemini", "settings.json"), nil
+	case OpenCode:
+		d, err := opencodeConfigDir()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(d, "plugins", "ckpt.js"), nil
 	case QwenCode:
 		if d := os.Getenv("QWEN_HOME"); d != "" {
 			return filepath.Join(d, "settings.json"), nil
@@ -135,6 +143,8 @@ var Events = map[string][]string{
 	Gemini:     {"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"},
 	Codex:      {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
 	QwenCode:   {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	// OpenCode's plugin hooks and event that ckpt's plugin file acts on.
+	OpenCode: {"chat.message", "tool.execute.after", "session.idle"},
 }
 
 // hookTimeout is the time the installed entries give a hook, in seconds:
@@ -426,6 +436,9 @@ func Install(agent string, scope Scope, file string, opts InstallOptions) (*Chan
 		ch.Command = hookCommand(opts.Command, agent)
 		return ch, codexHooksInstall(file, opts, ch)
 	}
+	if agent == OpenCode {
+		return ch, opencodeInstall(file, opts, ch)
+	}
 	if _, ok := Events[agent]; !ok {
 		return nil, fmt.Errorf("unknown agent %q", agent)
 	}
@@ -438,6 +451,9 @@ func Uninstall(agent string, scope Scope, file string, opts InstallOptions) (*Ch
 	ch := &Change{Agent: agent, Scope: scope, File: file, Added: []string{}, Updated: []string{}, Removed: []string{}}
 	if agent == Codex {
 		return ch, codexHooksUninstall(file, opts, ch, false)
+	}
+	if agent == OpenCode {
+		return ch, opencodeUninstall(file, opts, ch)
 	}
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		return ch, nil
@@ -902,6 +918,10 @@ func Status(agent string, scope Scope, file string) *Installed {
 	in := &Installed{Agent: agent, Scope: scope, File: file, Events: []string{}, Commands: []string{}, Missing: []string{}}
 	if agent == Codex {
 		codexHooksStatus(in)
+		return in
+	}
+	if agent == OpenCode {
+		opencodeStatus(in)
 		return in
 	}
 	src, _, err := readSettings(file)

@@ -36,7 +36,7 @@ const (
 func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 	var msgs []ckpt.Message
 	var err error
-	if ev.Agent == Generic {
+	if ev.Agent == Generic || ev.Agent == OpenCode {
 		// The turn's own messages, as the caller sent them.
 		msgs = append(msgs, ev.Messages...)
 	}

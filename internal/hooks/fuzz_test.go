@@ -232,3 +232,6 @@ func FuzzParseQwenCode(f *testing.F) { fuzzParse(f, QwenCode, "qwen-code/*.json"
 func FuzzQwenCodeTranscript(f *testing.F) {
 	fuzzTranscript(f, QwenCode, "qwen-code/transcript.jsonl")
 }
+
+// FuzzParseOpenCode: what ckpt's OpenCode plugin sends (ckpt's protocol).
+func FuzzParseOpenCode(f *testing.F) { fuzzParse(f, OpenCode, "opencode/*.json", "generic/*.json") }

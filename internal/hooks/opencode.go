@@ -164,8 +164,7 @@ func opencodeUninstall(file string, opts InstallOptions, ch *Change) error {
 		return err
 	}
 	if _, ours := opencodeCommand(src); !ours {
-		ch.Kept = append(ch.Kept, "plugin: "+file)
-		return nil
+		return nil // a plugin of the user's, by that name
 	}
 	if ch.Backup, err = backup(file, src, OpenCode, opts.BackupDir); err != nil {
 		return fmt.Errorf("back up %s: %w", file, err)

@@ -189,8 +189,7 @@ func opencodeStatus(in *Installed) {
 	}
 	in.Exists = true
 	cmd, ours := opencodeCommand(src)
-	if !ours {
-		in.Other = in.File + " (not ckpt's)"
+	if !ours { // a plugin of the user's, by that name
 		in.Missing = append(in.Missing, Events[OpenCode]...)
 		return
 	}

@@ -98,7 +98,7 @@ func TestOpenCodeInstall(t *testing.T) {
 	if ch, err := Uninstall(OpenCode, ScopeProject, file, opts); err != nil || ch.Changed || len(ch.Removed) != 0 {
 		t.Errorf("uninstall of another plugin: %+v, %v", ch, err)
 	}
-	if st := Status(OpenCode, ScopeProject, file); len(st.Events) != 0 || st.Other == "" {
+	if st := Status(OpenCode, ScopeProject, file); len(st.Events) != 0 || !st.Exists || st.Error != "" {
 		t.Errorf("status of another plugin: %+v", st)
 	}
 	if string(read(t, file)) != mine {

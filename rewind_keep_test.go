@@ -369,3 +369,34 @@ func TestKeepUserEditsRewindOfTheOpenTurn(t *testing.T) {
 		t.Errorf("rewind 1 left turn 1's g.txt: %q", got)
 	}
 }
+
+// Turn 1 adds files and turn 2 deletes them: rewinding to turn 1 leaves
+// them absent, with no conflict (undoing turn 2 puts them back, undoing
+// turn 1 takes them away again) — also one in a directory turn 2 left
+// empty, which is then not in the workspace's tree: putting its file back
+// makes it a directory again, not a change of its type by the user.
+func TestKeepUserEditsAddedThenDeleted(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"keep.txt": "k\n"})
+	c := newCtl(t, r, "add-del")
+	turn(t, c, "one", func() {
+		writeFile(t, ws, "x.txt", "x\n")
+		writeFile(t, ws, "lib/deep/y.bin", "bin\x00ary")
+	})
+	turn(t, c, "two", func() {
+		os.Remove(filepath.Join(ws, "x.txt"))
+		os.Remove(filepath.Join(ws, "lib/deep/y.bin")) // lib/ is left empty: no longer in the tree
+	})
+	res, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"x.txt", "lib/deep/y.bin"} {
+		if got := testutil.ReadFile(t, ws, p); got != testutil.Absent {
+			t.Errorf("%s = %q", p, got)
+		}
+	}
+	if len(res.Conflicts) != 0 || len(res.Kept) != 0 {
+		t.Errorf("conflicts %v, kept %v", res.Conflicts, res.Kept)
+	}
+}

@@ -376,8 +376,17 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 		begin, end := sp.begin, sp.end
 		// Every lookup of this part sees the state before it.
 		prev := make(map[string]*object.Entry, len(cur))
+		// Directories the changes planned so far put files back into:
+		// directories in the state so far, even where the workspace has
+		// none (a later turn emptied them).
+		plannedDirs := map[string]bool{}
 		for p, e := range cur {
 			prev[p] = e
+			if e != nil {
+				for q := path.Dir(p); q != "." && !plannedDirs[q]; q = path.Dir(q) {
+					plannedDirs[q] = true
+				}
+			}
 		}
 		// Paths of this part whose user side stays (conflicts): what the
 		// part changed below one stays too, since putting it back would
@@ -414,7 +423,11 @@ func (v *mergeView) plan(spans []span) (*keepEditsPlan, error) {
 				if err != nil {
 					return err
 				}
-				if kindOf(o) != kindOf(b) {
+				ok := kindOf(o)
+				if ok == 0 && plannedDirs[q] {
+					ok = 1
+				}
+				if ok != kindOf(b) {
 					conflicts[p], kept[p], keptHere[p] = true, true, true
 					return nil
 				}

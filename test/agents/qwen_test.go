@@ -198,5 +198,13 @@ func TestQwenCode(t *testing.T) {
 	q.wantTree("rewind 1 --exact", with(start, map[string]string{"build/out.o": "obj2\n"}))
 	q.ckpt("undo")
 	q.wantTree("undo of rewind 1 --exact", afterT3)
+
+	// The whole session, keeping the user's edits: every turn's changes
+	// undone (a file a turn added and a later one deleted stays away),
+	// the user's between turns kept.
+	q.ckpt("rewind", "1", "--session", sid)
+	q.wantTree("rewind 1", with(start, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}))
+	q.ckpt("undo")
+	q.wantTree("undo of rewind 1", afterT3)
 	q.logHookTimes("Qwen Code")
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -93,17 +92,8 @@ func benchHooks(b *testing.B, w *world, m *model, corpus string, first, next fun
 		m.mu.Unlock()
 		next(mk + " change 20 files")
 	}
-	times := w.hookTimes()
-	events := make([]string, 0, len(times))
-	for e := range times {
-		events = append(events, e)
-	}
-	sort.Strings(events)
-	for _, e := range events {
-		ds := times[e]
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		med, p95 := ds[len(ds)/2], ds[min(len(ds)-1, (len(ds)*95+99)/100-1)]
-		b.ReportMetric(float64(med)/float64(time.Millisecond), e+"-ms-median")
-		b.ReportMetric(float64(p95)/float64(time.Millisecond), e+"-ms-p95")
+	for _, s := range w.hookStats() {
+		b.ReportMetric(float64(s.median)/float64(time.Millisecond), s.event+"-ms-median")
+		b.ReportMetric(float64(s.p95)/float64(time.Millisecond), s.event+"-ms-p95")
 	}
 }

@@ -112,8 +112,10 @@ func (s sessionJSON) prompts() []string {
 	return out
 }
 
-// tree is the workspace's files (not .claude/, ckpt's settings), each as
-// its content, "-> TARGET" for a symlink, with " (x)" for an executable.
+// tree is the workspace's files, each as its content, "-> TARGET" for a
+// symlink, with " (x)" for an executable — not the agents' own settings
+// directories (ckpt's hooks are installed there; OpenCode also installs
+// its plugin package there).
 func (w *world) tree() map[string]string {
 	w.t.Helper()
 	out := map[string]string{}
@@ -124,7 +126,8 @@ func (w *world) tree() map[string]string {
 		rel, _ := filepath.Rel(w.ws, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == ".claude" || rel == ".gemini" || rel == ".codex" {
+			switch rel {
+			case ".claude", ".gemini", ".codex", ".qwen", ".opencode":
 				return filepath.SkipDir
 			}
 			return nil
@@ -220,25 +223,7 @@ func TestClaudeCode(t *testing.T) {
 	afterT3 := with(userT2, map[string]string{"link": "", "new/dir/c.txt": "three\n", "run.sh": "#!/bin/sh\necho run\n"})
 	c.wantTree("after turn 3", afterT3)
 
-	s := c.session(sid)
-	if s.Session.Agent != "claude-code" {
-		t.Errorf("agent %q", s.Session.Agent)
-	}
-	if got, want := s.prompts(), []string{"[t1] set up the project", "[t2] edit things", "[t3] finish"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("prompts %q, want %q", got, want)
-	}
-	// build/ is ignored: never in a turn. The user's edits are not turn 3's.
-	wantFiles := [][]string{
-		{"added a.txt", "added lib/deep/blob.bin", "added link", "added run.sh"},
-		{"modified a.txt", "deleted lib/deep/blob.bin", "modified src.txt"},
-		{"deleted link", "added new/dir/c.txt", "modified run.sh"},
-	}
-	if got := s.turnFiles(); !reflect.DeepEqual(got, wantFiles) {
-		t.Fatalf("turn files\n got %q\nwant %q", got, wantFiles)
-	}
-	if s.Session.Transcript == "" {
-		t.Error("the hooks did not record Claude Code's transcript")
-	}
+	s := c.wantSession(sid, "claude-code", threeTurnPrompts, threeTurnFiles())
 	var tools []string
 	for _, m := range s.Messages {
 		if m.Role == "tool" {
@@ -251,16 +236,9 @@ func TestClaudeCode(t *testing.T) {
 
 	// Rewind turn 2 on: the agent's changes of turns 2 and 3 undone, the
 	// user's edits between them kept; ignored build output untouched.
-	c.ckpt("rewind", "2", "--session", sid)
-	c.wantTree("rewind 2", with(afterT1, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}))
-	c.ckpt("undo")
-	c.wantTree("undo of rewind 2", afterT3)
-
 	// --exact: the whole tree as turn 2 began, the user's edits too.
-	c.ckpt("rewind", "2", "--exact", "--session", sid)
-	c.wantTree("rewind 2 --exact", with(afterT1, map[string]string{"build/out.o": "obj2\n"}))
-	c.ckpt("undo")
-	c.wantTree("undo of rewind 2 --exact", afterT3)
+	c.rewindThenUndo(with(afterT1, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}), afterT3, "2", "--session", sid)
+	c.rewindThenUndo(with(afterT1, map[string]string{"build/out.o": "obj2\n"}), afterT3, "2", "--exact", "--session", sid)
 
 	// The conversation: ckpt's copy loses turns 2 and 3 (the files stay),
 	// and the command it prints resumes Claude Code's own conversation as
@@ -324,28 +302,7 @@ func TestClaudeCode(t *testing.T) {
 	// workspace as [t4] began (turn 3's end); then a fork from turn 1: no
 	// conversation, the workspace as the session began. The original
 	// session stays as it was.
-	fork := func(turn string) sessionJSON {
-		var fk struct {
-			Session struct {
-				ID string `json:"id"`
-			} `json:"session"`
-		}
-		if err := json.Unmarshal([]byte(c.ckpt("fork", turn, "--json", "--session", sid)), &fk); err != nil {
-			t.Fatal(err)
-		}
-		return c.session(fk.Session.ID)
-	}
-	if got := fork("2").prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project"}) {
-		t.Errorf("the fork from turn 2 has turns %q", got)
-	}
-	c.wantTree("fork 2", afterT3)
-	if got := fork("1").prompts(); len(got) != 0 {
-		t.Errorf("the fork from turn 1 has turns %q", got)
-	}
-	c.wantTree("fork 1", with(start, map[string]string{"build/out.o": "obj2\n"}))
-	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] set up the project", "[t4] still there?"}) {
-		t.Errorf("the original session after the forks: %q", got)
-	}
+	c.wantForks(sid, afterT3, with(start, map[string]string{"build/out.o": "obj2\n"}), []string{"[t1] set up the project", "[t4] still there?"})
 	c.logHookTimes("Claude Code")
 }
 

@@ -154,22 +154,7 @@ func TestGemini(t *testing.T) {
 		t.Errorf("the model saw the turns\n %q\nwant %q", markers, want)
 	}
 
-	s := g.session(sid)
-	if s.Session.Agent != "gemini" {
-		t.Errorf("agent %q", s.Session.Agent)
-	}
-	if got, want := s.prompts(), []string{"[t1] set up the project", "[t2] edit things", "[t3] finish"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("prompts %q, want %q", got, want)
-	}
-	// build/ is ignored: never in a turn. The user's edits are not turn 3's.
-	wantFiles := [][]string{
-		{"added a.txt", "added lib/deep/blob.bin", "added link", "added run.sh"},
-		{"modified a.txt", "deleted lib/deep/blob.bin", "modified src.txt"},
-		{"deleted link", "added new/dir/c.txt", "modified run.sh"},
-	}
-	if got := s.turnFiles(); !reflect.DeepEqual(got, wantFiles) {
-		t.Fatalf("turn files\n got %q\nwant %q", got, wantFiles)
-	}
+	s := g.wantSession(sid, "gemini", threeTurnPrompts, threeTurnFiles())
 	chats := filepath.Join(g.home, ".gemini", "tmp", "work", "chats")
 	if filepath.Dir(s.Session.Transcript) != chats || !strings.HasSuffix(s.Session.Transcript, "-"+sid[:8]+".jsonl") {
 		t.Errorf("transcript %q, want Gemini CLI's chat file in %s", s.Session.Transcript, chats)
@@ -344,19 +329,6 @@ func (w *world) rewind(args ...string) rewindJSON {
 		w.t.Fatal(err)
 	}
 	return rw
-}
-
-func (w *world) fork(session, turn string) sessionJSON {
-	w.t.Helper()
-	var fk struct {
-		Session struct {
-			ID string `json:"id"`
-		} `json:"session"`
-	}
-	if err := json.Unmarshal([]byte(w.ckpt("fork", turn, "--json", "--session", session)), &fk); err != nil {
-		w.t.Fatal(err)
-	}
-	return w.session(fk.Session.ID)
 }
 
 // hookEvents is the hook log's lines for a session, each "EVENT: what

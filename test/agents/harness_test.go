@@ -135,20 +135,31 @@ func (w *world) hookTimes() map[string][]time.Duration {
 	return out
 }
 
+// hookStat is one hook event's times: how many calls, the median and the
+// 95th percentile.
+type hookStat struct {
+	event       string
+	n           int
+	median, p95 time.Duration
+}
+
+// hookStats summarizes the hook log's times per event, by event name.
+func (w *world) hookStats() []hookStat {
+	times := w.hookTimes()
+	var out []hookStat
+	for e, ds := range times {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		out = append(out, hookStat{e, len(ds), ds[len(ds)/2], ds[min(len(ds)-1, (len(ds)*95+99)/100-1)]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].event < out[j].event })
+	return out
+}
+
 // logHookTimes reports the median and 95th percentile per event.
 func (w *world) logHookTimes(agent string) {
 	w.t.Helper()
-	times := w.hookTimes()
-	events := make([]string, 0, len(times))
-	for e := range times {
-		events = append(events, e)
-	}
-	sort.Strings(events)
-	for _, e := range events {
-		ds := times[e]
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		p95 := ds[min(len(ds)-1, (len(ds)*95+99)/100-1)]
-		w.t.Logf("%s hook latency %-18s n=%-3d median %-6v p95 %v", agent, e, len(ds), ds[len(ds)/2], p95)
+	for _, s := range w.hookStats() {
+		w.t.Logf("%s hook latency %-18s n=%-3d median %-6v p95 %v", agent, s.event, s.n, s.median, s.p95)
 	}
 }
 

@@ -75,20 +75,6 @@ func (o *opencode) prompt(session, prompt string) string {
 	return ""
 }
 
-// wantTree is world.wantTree without OpenCode's own .opencode directory.
-func (o *opencode) wantTree(what string, want map[string]string) {
-	o.t.Helper()
-	got := o.tree()
-	for k := range got {
-		if strings.HasPrefix(k, ".opencode/") {
-			delete(got, k)
-		}
-	}
-	if !reflect.DeepEqual(got, want) {
-		o.t.Fatalf("%s: workspace\n got %q\nwant %q", what, got, want)
-	}
-}
-
 // TestOpenCode drives a two-turn OpenCode session whose own tools (write,
 // edit, bash) change the workspace, the user editing between turns, and
 // checks what ckpt's plugin recorded and that rewinds restore the files.
@@ -165,10 +151,7 @@ func TestOpenCode(t *testing.T) {
 	}
 
 	// Rewind turn 2: its changes undone, the user's edit kept.
-	o.ckpt("rewind", "2", "--session", sid)
-	o.wantTree("rewind 2", userT1)
-	o.ckpt("undo")
-	o.wantTree("undo of rewind 2", afterT2)
+	o.rewindThenUndo(userT1, afterT2, "2", "--session", sid)
 	// The whole session, --exact: the workspace as turn 1 began.
 	o.ckpt("rewind", "1", "--exact", "--session", sid)
 	o.wantTree("rewind 1 --exact", start)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -71,20 +70,6 @@ func (q *qwen) prompt(session string, first bool, prompt string) string {
 	return q.run(q.env(), q.bin, args...)
 }
 
-// wantTree is world.wantTree without Qwen Code's own .qwen directory.
-func (q *qwen) wantTree(what string, want map[string]string) {
-	q.t.Helper()
-	got := q.tree()
-	for k := range got {
-		if strings.HasPrefix(k, ".qwen/") {
-			delete(got, k)
-		}
-	}
-	if !reflect.DeepEqual(got, want) {
-		q.t.Fatalf("%s: workspace\n got %q\nwant %q", what, got, want)
-	}
-}
-
 // TestQwenCode drives a three-turn Qwen Code session whose own tools
 // (write_file, edit, run_shell_command) change the workspace, the user
 // editing between turns, and checks what ckpt recorded and that a rewind
@@ -141,25 +126,7 @@ func TestQwenCode(t *testing.T) {
 		t.Errorf("the last request carried turns %q, want %q", last, want)
 	}
 
-	s := q.session(sid)
-	if s.Session.Agent != "qwen-code" {
-		t.Errorf("agent %q", s.Session.Agent)
-	}
-	if got, want := s.prompts(), []string{"[t1] set up the project", "[t2] edit things", "[t3] finish"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("prompts %q, want %q", got, want)
-	}
-	// build/ is ignored: never in a turn. The user's edits are not turn 3's.
-	wantFiles := [][]string{
-		{"added a.txt", "added lib/deep/blob.bin", "added link", "added run.sh"},
-		{"modified a.txt", "deleted lib/deep/blob.bin", "modified src.txt"},
-		{"deleted link", "added new/dir/c.txt", "modified run.sh"},
-	}
-	if got := s.turnFiles(); !reflect.DeepEqual(got, wantFiles) {
-		t.Fatalf("turn files\n got %q\nwant %q", got, wantFiles)
-	}
-	if s.Session.Transcript == "" {
-		t.Error("the hooks did not record Qwen Code's transcript")
-	}
+	s := q.wantSession(sid, "qwen-code", threeTurnPrompts, threeTurnFiles())
 	// Each turn's messages: the prompt, the tool calls (from Qwen Code's
 	// transcript), the reply.
 	var msgs []string
@@ -187,24 +154,15 @@ func TestQwenCode(t *testing.T) {
 
 	// Rewind turn 2 on: the agent's changes of turns 2 and 3 undone, the
 	// user's edits between them kept; ignored build output untouched.
-	q.ckpt("rewind", "2", "--session", sid)
-	q.wantTree("rewind 2", with(afterT1, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}))
-	q.ckpt("undo")
-	q.wantTree("undo of rewind 2", afterT3)
+	q.rewindThenUndo(with(afterT1, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}), afterT3, "2", "--session", sid)
 
 	// The whole session, --exact: the workspace exactly as turn 1 began
 	// (the user's edits too); ignored build output untouched.
-	q.ckpt("rewind", "1", "--exact", "--session", sid)
-	q.wantTree("rewind 1 --exact", with(start, map[string]string{"build/out.o": "obj2\n"}))
-	q.ckpt("undo")
-	q.wantTree("undo of rewind 1 --exact", afterT3)
+	q.rewindThenUndo(with(start, map[string]string{"build/out.o": "obj2\n"}), afterT3, "1", "--exact", "--session", sid)
 
 	// The whole session, keeping the user's edits: every turn's changes
 	// undone (a file a turn added and a later one deleted stays away),
 	// the user's between turns kept.
-	q.ckpt("rewind", "1", "--session", sid)
-	q.wantTree("rewind 1", with(start, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}))
-	q.ckpt("undo")
-	q.wantTree("undo of rewind 1", afterT3)
+	q.rewindThenUndo(with(start, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}), afterT3, "1", "--session", sid)
 	q.logHookTimes("Qwen Code")
 }

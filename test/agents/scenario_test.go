@@ -1,0 +1,93 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// The steps every agent's end-to-end test shares: a three-turn session
+// whose turns are checked, rewound and undone, then forked.
+
+// wantSession checks what ckpt recorded of a session: its agent, its
+// turns' prompts and the files each turn changed ("STATUS PATH"), and that
+// the hooks named the agent's transcript. It returns the record.
+func (w *world) wantSession(sid, agent string, prompts []string, files [][]string) sessionJSON {
+	w.t.Helper()
+	s := w.session(sid)
+	if s.Session.Agent != agent {
+		w.t.Errorf("agent %q, want %q", s.Session.Agent, agent)
+	}
+	if got := s.prompts(); !reflect.DeepEqual(got, prompts) {
+		w.t.Fatalf("prompts %q, want %q", got, prompts)
+	}
+	if got := s.turnFiles(); !reflect.DeepEqual(got, files) {
+		w.t.Fatalf("turn files\n got %q\nwant %q", got, files)
+	}
+	if s.Session.Transcript == "" {
+		w.t.Errorf("the hooks did not record %s's transcript", agent)
+	}
+	return s
+}
+
+// rewindThenUndo runs a rewind (ckpt rewind ARGS...), checks the
+// workspace it leaves, then undoes it and checks the workspace is back.
+func (w *world) rewindThenUndo(want, back map[string]string, args ...string) {
+	w.t.Helper()
+	w.ckpt(append([]string{"rewind"}, args...)...)
+	w.wantTree(fmt.Sprint("rewind ", args), want)
+	w.ckpt("undo")
+	w.wantTree(fmt.Sprint("undo of rewind ", args), back)
+}
+
+// wantForks forks a session whose turns are [t1] and one more from turn 2
+// (a new session with turn 1's conversation, the workspace as turn 2
+// began: at2) and from turn 1 (no conversation, the workspace as the
+// session began: at1), and checks the original keeps its turns (orig).
+func (w *world) wantForks(sid string, at2, at1 map[string]string, orig []string) {
+	w.t.Helper()
+	if got := w.fork(sid, "2").prompts(); !reflect.DeepEqual(got, orig[:1]) {
+		w.t.Errorf("the fork from turn 2 has turns %q, want %q", got, orig[:1])
+	}
+	w.wantTree("fork 2", at2)
+	if got := w.fork(sid, "1").prompts(); len(got) != 0 {
+		w.t.Errorf("the fork from turn 1 has turns %q", got)
+	}
+	w.wantTree("fork 1", at1)
+	if got := w.session(sid).prompts(); !reflect.DeepEqual(got, orig) {
+		w.t.Errorf("the original session after the forks: %q, want %q", got, orig)
+	}
+}
+
+// fork forks a session from a turn (ckpt fork) and returns the new
+// session's record.
+func (w *world) fork(session, turn string) sessionJSON {
+	w.t.Helper()
+	var fk struct {
+		Session struct {
+			ID string `json:"id"`
+		} `json:"session"`
+	}
+	if err := json.Unmarshal([]byte(w.ckpt("fork", turn, "--json", "--session", session)), &fk); err != nil {
+		w.t.Fatal(err)
+	}
+	return w.session(fk.Session.ID)
+}
+
+// threeTurnPrompts and threeTurnFiles are the session the agents' tests
+// run: turn 1 sets up, turn 2 edits, turn 3 finishes.
+var threeTurnPrompts = []string{"[t1] set up the project", "[t2] edit things", "[t3] finish"}
+
+// threeTurnFiles is what each of its turns changes (build/ is ignored:
+// never in a turn; the user's edits between turns are no turn's), with
+// more of turn 3's, in path order between new/dir/c.txt and run.sh, where
+// an agent's script has more.
+func threeTurnFiles(turn3 ...string) [][]string {
+	t3 := append([]string{"deleted link", "added new/dir/c.txt"}, turn3...)
+	t3 = append(t3, "modified run.sh")
+	return [][]string{
+		{"added a.txt", "added lib/deep/blob.bin", "added link", "added run.sh"},
+		{"modified a.txt", "deleted lib/deep/blob.bin", "modified src.txt"},
+		t3,
+	}
+}

@@ -126,20 +126,31 @@ func TestGeminiRewindsLinear(t *testing.T) {
 // what the transcript must end with; Stop waits a little for it, so the
 // turn's tool calls are recorded too.
 func TestClaudeStopWaitsForTheTranscript(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "t.jsonl")
 	head := `{"type":"user","uuid":"u1","message":{"role":"user","content":"the prompt"}}` + "\n"
 	rest := `{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"role":"assistant","id":"m1","content":[{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/a.txt","content":"x"}}]}}` + "\n" +
 		`{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}` + "\n" +
 		`{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"role":"assistant","id":"m2","content":[{"type":"text","text":"Done."}]}}` + "\n"
+	got := stopWhileCatchingUp(t, head, rest, "Done.")
+	if want := []string{"tool Write /w/a.txt", "assistant  Done."}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("messages %q, want %q", got, want)
+	}
+}
+
+// stopWhileCatchingUp records a Claude Code Stop (whose payload's reply
+// is reply) on a transcript that holds head, while the agent's background
+// writer appends rest once the hook has read the transcript once. It
+// returns the turn's messages, each "ROLE TOOL CONTENT".
+func stopWhileCatchingUp(t *testing.T, head, rest, reply string) []string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "t.jsonl")
 	if err := os.WriteFile(p, []byte(head), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ev := &Event{Agent: ClaudeCode, Kind: KindStop, Transcript: p, Assistant: "Done."}
+	ev := &Event{Agent: ClaudeCode, Kind: KindStop, Transcript: p, Assistant: reply}
+	before := transcriptReads.Load()
 	wrote := make(chan error, 1)
 	go func() {
-		// The agent's background writer catches up once the hook is
-		// reading: the first read has found the file without the turn.
-		for transcriptReads.Load() == 0 {
+		for transcriptReads.Load() == before {
 			runtime.Gosched()
 		}
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -160,9 +171,7 @@ func TestClaudeStopWaitsForTheTranscript(t *testing.T) {
 	for _, m := range msgs {
 		got = append(got, m.Role+" "+m.Tool+" "+m.Content)
 	}
-	if want := []string{"tool Write /w/a.txt", "assistant  Done."}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("messages %q, want %q", got, want)
-	}
+	return got
 }
 
 // A transcript that never catches up (or cannot be read) leaves the
@@ -225,41 +234,13 @@ func TestClaudeStopLongMultiBlockReplyCaughtUp(t *testing.T) {
 // call has not caught up. Stop waits for the turn's end, so the tool calls
 // after it are recorded.
 func TestClaudeStopEarlierSameTextIsNotTheEnd(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "t.jsonl")
 	head := `{"type":"user","uuid":"u1","message":{"role":"user","content":"the prompt"}}` + "\n" +
 		`{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"role":"assistant","id":"m1","content":[{"type":"text","text":"Done."},{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/a.txt","content":"x"}}]}}` + "\n"
 	rest := `{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}` + "\n" +
 		`{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"role":"assistant","id":"m2","content":[{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"make"}}]}}` + "\n" +
 		`{"type":"user","uuid":"r2","parentUuid":"a2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}` + "\n" +
 		`{"type":"assistant","uuid":"a3","parentUuid":"r2","message":{"role":"assistant","id":"m3","content":[{"type":"text","text":"Done."}]}}` + "\n"
-	if err := os.WriteFile(p, []byte(head), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ev := &Event{Agent: ClaudeCode, Kind: KindStop, Transcript: p, Assistant: "Done."}
-	before := transcriptReads.Load()
-	wrote := make(chan error, 1)
-	go func() {
-		for transcriptReads.Load() == before {
-			runtime.Gosched()
-		}
-		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-		if err == nil {
-			_, err = f.WriteString(rest)
-			f.Close()
-		}
-		wrote <- err
-	}()
-	msgs, err := turnMessages(ev, "the prompt")
-	if err := <-wrote; err != nil {
-		t.Fatal(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range msgs {
-		got = append(got, m.Role+" "+m.Tool+" "+m.Content)
-	}
+	got := stopWhileCatchingUp(t, head, rest, "Done.")
 	if want := []string{"assistant  Done.", "tool Write /w/a.txt", "tool Bash make", "assistant  Done."}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("messages %q, want %q", got, want)
 	}

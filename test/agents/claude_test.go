@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // claude is Claude Code (the real CLI, pinned) in a world of its own,
@@ -322,16 +320,9 @@ func TestClaudeCodeStoreTrouble(t *testing.T) {
 	store := c.storeDir()
 
 	// Locked: another process holds the store for the whole turn.
-	lock, err := os.OpenFile(filepath.Join(store, "lock"), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	unlock := c.lockStore(store)
 	c.prompt(sid, false, "[t2] b")
-	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	lock.Close()
+	unlock()
 	if c.read("b.txt") != "b\n" {
 		t.Fatalf("b.txt %q", c.read("b.txt"))
 	}
@@ -343,10 +334,7 @@ func TestClaudeCodeStoreTrouble(t *testing.T) {
 	}
 
 	// Corrupt: the store's database overwritten with garbage.
-	c.ckpt("watch", "--stop")
-	if err := os.WriteFile(filepath.Join(store, "ckpt.db"), []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.corruptStore(store)
 	before := c.hookLog()
 	c.prompt(sid, false, "[t3] c")
 	if c.read("c.txt") != "c\n" {

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
-	"golang.org/x/sys/unix"
 )
 
 // codex is Codex (the real CLI, pinned) in a world of its own, talking to
@@ -378,16 +377,9 @@ func TestCodexStoreTrouble(t *testing.T) {
 	store := c.storeDir()
 
 	// Locked: another process holds the store for the whole turn.
-	lock, err := os.OpenFile(filepath.Join(store, "lock"), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	unlock := c.lockStore(store)
 	c.prompt(sid, "[t2] b")
-	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	lock.Close()
+	unlock()
 	if c.read("b.txt") != "b\n" {
 		t.Fatalf("b.txt %q", c.read("b.txt"))
 	}
@@ -400,10 +392,7 @@ func TestCodexStoreTrouble(t *testing.T) {
 	}
 
 	// Corrupt: the store's database overwritten with garbage.
-	c.ckpt("watch", "--stop")
-	if err := os.WriteFile(filepath.Join(store, "ckpt.db"), []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.corruptStore(store)
 	before := c.hookLog()
 	c.prompt(sid, "[t3] c")
 	if c.read("c.txt") != "c\n" {

@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // gemini is Gemini CLI (the real CLI, pinned) in a world of its own,
@@ -392,17 +390,10 @@ func TestGeminiStoreTrouble(t *testing.T) {
 	// Locked: another process holds the store for the whole turn. The
 	// hooks that write wait, give up and say so; those that only read
 	// have nothing to do.
-	lock, err := os.OpenFile(filepath.Join(store, "lock"), os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
+	unlock := g.lockStore(store)
 	before := g.hookLog()
 	g.prompt(sid, false, "[t2] two")
-	unix.Flock(int(lock.Fd()), unix.LOCK_UN)
-	lock.Close()
+	unlock()
 	locked := "session=" + sid + " workspace=" + g.ws + " error: store is locked by another process (waited 2s for " + filepath.Join(store, "lock") + ")"
 	wantLog("locked", before, []string{locked, locked,
 		"session=" + sid + " workspace=" + g.ws + ": nothing to end; note: no turn in progress (its start was not recorded)",
@@ -432,10 +423,7 @@ func TestGeminiStoreTrouble(t *testing.T) {
 	}
 
 	// Corrupt: the store's database overwritten with garbage.
-	g.ckpt("watch", "--stop")
-	if err := os.WriteFile(filepath.Join(store, "ckpt.db"), []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	g.corruptStore(store)
 	before = g.hookLog()
 	g.prompt(sid, false, "[t5] five")
 	corrupt := "session=" + sid + " workspace=" + g.ws + " error: corrupt database: " + filepath.Join(store, "ckpt.db") + ": not a SQLite database"

@@ -1,9 +1,15 @@
 package agents
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+
 	"encoding/json"
 	"fmt"
 	"reflect"
+
+	"golang.org/x/sys/unix"
 )
 
 // The steps every agent's end-to-end test shares: a three-turn session
@@ -89,5 +95,32 @@ func threeTurnFiles(turn3 ...string) [][]string {
 		{"added a.txt", "added lib/deep/blob.bin", "added link", "added run.sh"},
 		{"modified a.txt", "deleted lib/deep/blob.bin", "modified src.txt"},
 		t3,
+	}
+}
+
+// lockStore holds the store's lock, as another ckpt working on it would,
+// until the returned function is called.
+func (w *world) lockStore(store string) (unlock func()) {
+	w.t.Helper()
+	lock, err := os.OpenFile(filepath.Join(store, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		w.t.Fatal(err)
+	}
+	return func() {
+		unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+		lock.Close()
+	}
+}
+
+// corruptStore stops the workspace's watcher and overwrites the store's
+// database with garbage.
+func (w *world) corruptStore(store string) {
+	w.t.Helper()
+	w.ckpt("watch", "--stop")
+	if err := os.WriteFile(filepath.Join(store, "ckpt.db"), []byte(strings.Repeat("not a database\n", 512)), 0o600); err != nil {
+		w.t.Fatal(err)
 	}
 }

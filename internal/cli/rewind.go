@@ -41,6 +41,14 @@ before is checkpointed and
 --both the conversation stays rewound ('ckpt session show --all' still shows
 its messages). --dry-run shows what would change.
 
+Another session's work is never undone: a path that another session's
+turn, running at the same time, changed too is kept unless the rewound
+turn's own edit tools named it (reported as shared). A conversation rewind
+also prints how to go on in the agent's own conversation from before the
+turn: for Claude Code a command that resumes it as a fork, for Gemini CLI
+one that imports a copy of its chat (written to agent-forks/ in ckpt's
+state directory); the agent's own files are not touched.
+
 Without TURN, on a terminal, rewind opens the picker: the session's turns,
 newest first. Enter on a turn opens [code+conversation] [conversation]
 [code] [fork from here] [summarize from here] [summarize up to here]

@@ -2,9 +2,11 @@ package scan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
@@ -132,7 +134,14 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 		return nil, nil, &PathError{Op: "open workspace", Path: "", Err: unwrapErr(err)}
 	}
 	defer root.Close()
+	// A file Options.Include lists is captured whatever the ignore rules
+	// say (ckpt's own names and the store aside).
+	included := slices.Contains(opts.Include, rel)
 	m, err := matcherFor(root, dir)
+	bypassed := false
+	if ie := (*IgnoredError)(nil); included && errors.As(err, &ie) && ie.Source != "" {
+		m, err, bypassed = ignore.New(nil), nil, true
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,7 +163,10 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 	}
 	st := fromStat(raw)
 	isDir := st.mode&sIFMT == sIFDIR
-	if m.Ignored(rel, isDir) {
+	if bypassed && isDir {
+		return nil, nil, &IgnoredError{Path: rel}
+	}
+	if m.Ignored(rel, isDir) && !(included && !isDir) {
 		src, line, pat, _ := m.Explain(rel, isDir)
 		return nil, nil, &IgnoredError{Path: rel, Source: src, Line: line, Pattern: pat}
 	}

@@ -672,7 +672,9 @@ func (s *scanner) readDir(n *node) error {
 		}
 		switch st.mode & sIFMT {
 		case sIFDIR:
-			if id, size, ok := s.reuse(join(n.rel, name)); !ignored && !all && ok {
+			// A directory on the way to an included path is read: the
+			// watcher does not watch the ignored ones below it.
+			if id, size, ok := s.reuse(join(n.rel, name)); !ignored && !all && !listed && ok {
 				n.entries = append(n.entries, ent{name: name, mode: object.ModeDir, id: id, size: size})
 				continue
 			}

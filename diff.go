@@ -83,8 +83,20 @@ func (r *Repo) Diff(ctx context.Context, opts DiffOptions) (*DiffResult, error) 
 		}
 		toTree = d.To.Tree
 	} else {
+		// The ignored files HEAD or the checkpoint compared with hold
+		// are the workspace's too (see MetaTracked).
+		o := r.scanOptions(ctx, nil, nil)
+		if _, rec, err := r.head(ctx); err == nil {
+			o.Include = trackedOf(rec)
+		}
+		if d.From != nil {
+			if rec, err := r.st.Checkpoint(ctx, d.From.ID); err == nil {
+				o.Include = unionPaths(o.Include, trackedOf(rec))
+			}
+		}
 		cache := r.loadCache(ctx)
-		res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, cache))
+		o.Cache = cache
+		res, err := scan.Scan(ctx, o)
 		cache.Close()
 		if err != nil {
 			return nil, scanError(err)

@@ -244,7 +244,9 @@ func (r *Repo) dryRun(ctx context.Context, id ID, paths []string) (*RestoreResul
 		return nil, err
 	}
 	cache := r.loadCache(ctx)
-	res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, cache))
+	o := r.scanOptions(ctx, nil, cache)
+	o.Include = trackedOf(target)
+	res, err := scan.Scan(ctx, o)
 	cache.Close()
 	if err != nil {
 		return nil, scanError(err)
@@ -370,7 +372,7 @@ func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bo
 	}
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		rs.c, err = r.captureTx(ctx, tx, false, &captureRules{include: j.Include, from: j.RulesFrom})
+		rs.c, err = r.captureTx(ctx, tx, false, &captureRules{include: j.Include, from: j.RulesFrom, tracked: trackedOf(rs.target)})
 		if err != nil {
 			return err
 		}
@@ -413,7 +415,7 @@ func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bo
 			if recovering {
 				msg = "found while recovering an interrupted " + string(j.Op)
 			}
-			cp := &object.Checkpoint{Tree: rs.current, Kind: KindPreRestore, Message: msg}
+			cp := &object.Checkpoint{Tree: rs.current, Kind: KindPreRestore, Message: msg, Meta: withTracked(nil, rs.c.tracked)}
 			rs.preRec, err = r.newCheckpoint(ctx, tx, cp, rs.headRec, rs.c.res.Files, rs.c.res.Bytes, false, rs.headRef)
 			if err != nil {
 				return err
@@ -552,7 +554,7 @@ func (r *Repo) partialHead(ctx context.Context, tx store.Tx, rs *restoreState, j
 	if t, err := load(ctx, root); err == nil {
 		bytes = t.Size()
 	}
-	cp := &object.Checkpoint{Tree: root, Kind: KindRestore,
+	cp := &object.Checkpoint{Tree: root, Kind: KindRestore, Meta: withTracked(nil, rs.c.tracked),
 		Message: fmt.Sprintf("%s %s -- %s", j.Op, rs.target.ID.Short(), strings.Join(j.Paths, " "))}
 	if len(j.Paths) == 0 {
 		cp.Message = fmt.Sprintf("%s %s (partial checkpoint)", j.Op, rs.target.ID.Short())

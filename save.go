@@ -101,6 +101,8 @@ type capture struct {
 	// cached: the scan's stat cache was installed (commitCache), so the
 	// cache holds exactly what this scan saw.
 	cached bool
+	// tracked are the ignored paths it took as tracked (MetaTracked).
+	tracked []string
 }
 
 func (r *Repo) cachePath() string {
@@ -211,6 +213,10 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 	var sink scan.Sink
 	var cw *scan.CacheWriter
 	o := r.scanOptions(ctx, nil, cache)
+	var tracked []string
+	if rules != nil {
+		tracked = rules.tracked
+	}
 	if tx != nil && !rules.plain() {
 		sink = tx
 	} else if tx != nil {
@@ -219,11 +225,21 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		if err != nil {
 			return nil, err
 		}
+		// A cache written while other ignored paths were tracked holds
+		// directory trees with (or without) them: read its files' stat
+		// data, but take no directory whole on the watcher's word.
+		key := trackedKey(tracked)
+		prev, _ := r.st.Meta(ctx, metaCacheTracked)
 		token := ""
 		if ans := r.askWatcher(ctx, cache); ans != nil {
 			token = ans.Token
-			if accel && !ans.Full && r.watchAccelOK(ctx) {
+			if accel && !ans.Full && prev == key && r.watchAccelOK(ctx) {
 				o.Unchanged = watch.Unchanged(ans.Dirty)
+			}
+		}
+		if prev != key {
+			if err := tx.SetMeta(metaCacheTracked, key); err != nil {
+				return nil, err
 			}
 		}
 		// The new cache records the store's count of cache writes, bumped
@@ -247,13 +263,14 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			o.IgnoreFiles = r.treeFile(ctx, rules.from)
 		}
 	}
+	o.Include = unionPaths(o.Include, tracked)
 	res, err := scan.Scan(ctx, o)
 	if err != nil {
 		cw.Abort()
 		return nil, scanError(err)
 	}
 	r.noteCapture(res)
-	return &capture{res: res, cw: cw}, nil
+	return &capture{res: res, cw: cw, tracked: tracked}, nil
 }
 
 // commitCache installs the new stat cache after its transaction committed.
@@ -288,9 +305,22 @@ func (c *capture) abort() {
 type captureRules struct {
 	include []string
 	from    object.ID
+	// tracked are the ignored paths the checkpoint compared with holds
+	// (see MetaTracked): taken like include, but the capture stays plain.
+	tracked []string
 }
 
-func (c *captureRules) plain() bool { return c == nil || len(c.include) == 0 && c.from.IsZero() }
+func (c *captureRules) plain() bool {
+	return c == nil || len(c.include) == 0 && c.from.IsZero()
+}
+
+// tracking returns rules that take the ignored paths rec holds.
+func tracking(rec *store.Record) *captureRules {
+	if t := trackedOf(rec); len(t) > 0 {
+		return &captureRules{tracked: t}
+	}
+	return nil
+}
 
 // captureStored scans the workspace and stores its objects (and the new
 // stat cache) without recording a checkpoint, so that what follows can read
@@ -409,7 +439,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
 		var err error
-		c, err = r.captureTx(ctx, tx, true, nil)
+		c, err = r.captureTx(ctx, tx, true, tracking(headRec))
 		if err != nil {
 			return err
 		}
@@ -423,7 +453,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 			}
 			return nil
 		}
-		cp := &object.Checkpoint{Tree: c.res.Root, Kind: opts.Kind, Message: opts.Message, Author: opts.Author, Meta: opts.Meta}
+		cp := &object.Checkpoint{Tree: c.res.Root, Kind: opts.Kind, Message: opts.Message, Author: opts.Author, Meta: withTracked(opts.Meta, c.tracked)}
 		rec, err = r.newCheckpoint(ctx, tx, cp, headRec, c.res.Files, c.res.Bytes, true, headRef)
 		if err != nil {
 			return err

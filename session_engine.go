@@ -118,16 +118,96 @@ func (e sessionEngine) Restore(ctx context.Context, target ID, dryRun bool) (*Re
 	return e.r.restoreLocked(ctx, journalData{Op: OpRewind, Target: target}, false)
 }
 
-func (e sessionEngine) RestoreEdited(ctx context.Context, dryRun bool, message string, meta map[string]string, plan func(*session.Workspace) (*session.Edits, error)) (*RestoreResult, error) {
+func (e sessionEngine) RestoreEdited(ctx context.Context, dryRun bool, message string, meta map[string]string, track []Path, plan func(*session.Workspace) (*session.Edits, error)) (*RestoreResult, error) {
 	cp := &object.Checkpoint{Kind: KindRestore, Message: message, Meta: meta}
+	_, headRec, err := e.r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tracked := trackedOf(headRec)
+	for _, p := range track {
+		tracked = append(tracked, string(p))
+	}
+	tracked = unionPaths(tracked)
 	if dryRun {
 		var res *RestoreResult
-		_, _, err := e.storeEdited(ctx, cp, plan, &res)
+		_, _, err := e.storeEdited(ctx, cp, tracked, plan, &res)
 		return res, err
 	}
 	return e.r.computeAndRestore(ctx, journalData{Op: OpRewind}, func() (ID, ID, error) {
-		return e.storeEdited(ctx, cp, plan, nil)
+		return e.storeEdited(ctx, cp, tracked, plan, nil)
 	})
+}
+
+// Amend records a checkpoint holding what base holds and, as they are now,
+// the ignored files paths name (see MetaTracked). HEAD does not move. It
+// returns the checkpoint and the paths it took: a file over the size
+// limit, or not a file or symlink, is not taken.
+func (e sessionEngine) Amend(ctx context.Context, base ID, paths []Path, message string) (ID, []Path, error) {
+	r := e.r
+	rec, err := r.st.Checkpoint(ctx, base)
+	if err != nil {
+		return ID{}, nil, err
+	}
+	headRef, _, err := r.head(ctx)
+	if err != nil {
+		return ID{}, nil, err
+	}
+	var ps []string
+	for _, p := range paths {
+		ps = append(ps, string(p))
+	}
+	ps = unionPaths(ps)
+	var (
+		out   ID
+		taken []Path
+	)
+	err = r.st.Update(ctx, func(tx store.Tx) error {
+		cache := r.loadCache(ctx)
+		defer cache.Close()
+		o := r.scanOptions(ctx, tx, cache)
+		o.Include = ps
+		edits := map[string]*object.Entry{}
+		var names []string
+		for _, p := range ps {
+			ent, res, err := scan.Path(ctx, o, p)
+			var ie *scan.IgnoredError
+			if errors.As(err, &ie) || err == nil && res != nil && len(res.Skipped) > 0 {
+				continue // ckpt's own, a directory, too large, a FIFO: not taken
+			}
+			if err != nil {
+				return scanError(err)
+			}
+			edits[p] = ent
+			names = append(names, p)
+			taken = append(taken, Path(p))
+		}
+		if len(names) == 0 {
+			out = rec.ID
+			return nil
+		}
+		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+		root, err := tree.Overlay(ctx, load, tx.PutTree, rec.Tree, edits)
+		if err != nil {
+			return err
+		}
+		var bytes int64
+		if t, err := load(ctx, root); err == nil {
+			bytes = t.Size()
+		}
+		cp := &object.Checkpoint{Tree: root, Kind: rec.Kind, Branch: rec.Branch, Author: rec.Author, Message: message,
+			Meta: withTracked(rec.Meta, unionPaths(trackedOf(rec), names))}
+		nrec, err := r.newCheckpoint(ctx, tx, cp, rec, -1, bytes, false, headRef)
+		if err != nil {
+			return err
+		}
+		out = nrec.ID
+		return nil
+	})
+	if err != nil {
+		return ID{}, nil, err
+	}
+	return out, taken, nil
 }
 
 // storeEdited scans the workspace, plans edits on it and stores the
@@ -135,7 +215,7 @@ func (e sessionEngine) RestoreEdited(ctx context.Context, dryRun bool, message s
 // checkpoint and the workspace tree it edited. With dry set, it stores
 // nothing: the workspace is scanned into memory, and *dry is the plan of
 // the restore the checkpoint would make.
-func (e sessionEngine) storeEdited(ctx context.Context, cp *object.Checkpoint, plan func(*session.Workspace) (*session.Edits, error), dry **RestoreResult) (result, base ID, err error) {
+func (e sessionEngine) storeEdited(ctx context.Context, cp *object.Checkpoint, tracked []string, plan func(*session.Workspace) (*session.Edits, error), dry **RestoreResult) (result, base ID, err error) {
 	r := e.r
 	// The current state. Its objects are committed first (not a dry run),
 	// so the merge reads the user's files from the store.
@@ -146,14 +226,20 @@ func (e sessionEngine) storeEdited(ctx context.Context, cp *object.Checkpoint, p
 	)
 	if dry != nil {
 		cache := r.loadCache(ctx)
-		res, err := scan.Scan(ctx, r.scanOptions(ctx, nil, cache))
+		o := r.scanOptions(ctx, nil, cache)
+		o.Include = tracked
+		res, err := scan.Scan(ctx, o)
 		cache.Close()
 		if err != nil {
 			return ID{}, ID{}, scanError(err)
 		}
 		nowTree, untracked, memTrees = res.Root, res.Untracked, res.Trees
 	} else {
-		c0, err := r.captureStored(ctx, nil)
+		var rules *captureRules
+		if len(tracked) > 0 {
+			rules = &captureRules{tracked: tracked}
+		}
+		c0, err := r.captureStored(ctx, rules)
 		if err != nil {
 			return ID{}, ID{}, err
 		}
@@ -206,6 +292,7 @@ func (e sessionEngine) storeEdited(ctx context.Context, cp *object.Checkpoint, p
 		}
 		cp := *cp
 		cp.Tree = root
+		cp.Meta = withTracked(cp.Meta, tracked)
 		rec, err := r.newCheckpoint(ctx, tx, &cp, headRec, -1, bytes, false, headRef)
 		if err != nil {
 			return err

@@ -124,8 +124,30 @@ func (r *Repo) lineCount(ctx context.Context, from, to string) (LineCount, error
 	if err != nil {
 		return LineCount{}, err
 	}
+	// A path one side holds as a tracked ignored file (see MetaTracked)
+	// and the other does not hold at all did not change: the other side
+	// never looked at it.
+	held := func(rev string) map[string]bool {
+		m := map[string]bool{}
+		if id, err := ParseID(rev); err == nil {
+			if rec, err := r.st.Checkpoint(ctx, id); err == nil {
+				for _, p := range trackedOf(rec) {
+					m[p] = true
+				}
+			}
+		}
+		return m
+	}
+	// The working tree is scanned with from's tracked files.
+	fromHeld, toHeld := held(from), held(from)
+	if to != "" {
+		toHeld = held(to)
+	}
 	var c LineCount
 	for _, fc := range d.Files {
+		if p := string(fc.Path); fc.Status == "deleted" && fromHeld[p] && !toHeld[p] || fc.Status == "added" && toHeld[p] && !fromHeld[p] {
+			continue
+		}
 		ch, err := d.change(ctx, fc)
 		if err != nil {
 			return LineCount{}, err

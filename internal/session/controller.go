@@ -185,6 +185,13 @@ func (c *Controller[R, S]) endTurnLocked(ctx context.Context, s *Session, t *Tur
 	if err != nil {
 		return err
 	}
+	if len(t.Ignored) > 0 {
+		// The ignored files the turn's edit tools changed, as it left
+		// them (see TrackIgnored).
+		if end, _, err = c.e.Amend(ctx, end, t.Ignored, fmt.Sprintf("turn %d ended, with the ignored files its edit tools changed", t.N)); err != nil {
+			return err
+		}
+	}
 	t.End, t.Ended = &end, c.e.Now().UTC()
 	if t.Files, err = c.e.Changes(ctx, t.Begin, end); err != nil {
 		return err

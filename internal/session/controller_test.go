@@ -80,8 +80,12 @@ func (f *fakeEngine) Restore(ctx context.Context, target ID, dryRun bool) (*rest
 	f.mustHold("Restore")
 	return &restored{Target: target}, nil
 }
-func (f *fakeEngine) RestoreEdited(ctx context.Context, dryRun bool, msg string, meta map[string]string, plan func(*Workspace) (*Edits, error)) (*restored, error) {
+func (f *fakeEngine) RestoreEdited(ctx context.Context, dryRun bool, msg string, meta map[string]string, track []Path, plan func(*Workspace) (*Edits, error)) (*restored, error) {
 	return nil, errors.New("not in this test")
+}
+func (f *fakeEngine) Amend(ctx context.Context, base ID, paths []Path, msg string) (ID, []Path, error) {
+	f.mustHold("Amend")
+	return base, nil, nil
 }
 func (f *fakeEngine) Fork(ctx context.Context, name string, at ID) (*switched, error) {
 	f.mustHold("Fork")

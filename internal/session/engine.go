@@ -52,7 +52,18 @@ type Engine[R, S any] interface {
 	// restores that checkpoint. If the workspace changes before the
 	// restore starts, it scans and calls plan again. A dry run stores
 	// nothing and reports what the restore would write.
-	RestoreEdited(ctx context.Context, dryRun bool, message string, meta map[string]string, plan func(*Workspace) (*Edits, error)) (*R, error)
+	//
+	// track lists ignored files the workspace's tree (and the checkpoint)
+	// is to hold, as turns an agent's edit tool changed them in hold them
+	// (see Amend).
+	RestoreEdited(ctx context.Context, dryRun bool, message string, meta map[string]string, track []Path, plan func(*Workspace) (*Edits, error)) (*R, error)
+	// Amend records a checkpoint holding what base holds and, as they
+	// are now on disk, the ignored files paths name, so that a rewind can
+	// put them back (lock held). HEAD does not move. It returns the new
+	// checkpoint (base itself when it took nothing) and the paths it took:
+	// files over the size limit and anything but files and symlinks are
+	// not taken.
+	Amend(ctx context.Context, base ID, paths []Path, message string) (ID, []Path, error)
 	// LastOp returns the sequence number of the operation log's last
 	// entry (lock held): after a Restore, the restore's own.
 	LastOp(ctx context.Context) (int64, error)

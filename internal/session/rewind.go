@@ -182,15 +182,19 @@ func rewindPending(x int64) bool { return x < 0 }
 func (c *Controller[R, S]) rewindCodeLocked(ctx context.Context, s *Session, t *Turn, opts RewindOptions, out *RewindResult[R]) error {
 	var err error
 	if opts.Exact {
-		out.Restore, err = c.e.Restore(ctx, t.Begin, opts.DryRun)
-		return err
+		later := laterIgnored(s, t)
+		if len(later) == 0 {
+			out.Restore, err = c.e.Restore(ctx, t.Begin, opts.DryRun)
+			return err
+		}
+		return c.rewindExactIgnored(ctx, s, t, later, opts, out)
 	}
 	// The merge is computed from the workspace as it is; an edit made
 	// before the restore starts makes the engine scan and plan again (the
 	// restore would otherwise undo that edit).
 	msg := fmt.Sprintf("rewind session %s to turn %d, keeping user edits", s.ID, t.N)
 	meta := map[string]string{"session": s.ID, "turn": fmt.Sprint(t.N)}
-	out.Restore, err = c.e.RestoreEdited(ctx, opts.DryRun, msg, meta, func(ws *Workspace) (*Edits, error) {
+	out.Restore, err = c.e.RestoreEdited(ctx, opts.DryRun, msg, meta, ignoredOf(undoneTurns(s, t.N)), func(ws *Workspace) (*Edits, error) {
 		p, err := c.planKeepEdits(ctx, ws, s, t.N, opts)
 		if err != nil {
 			return nil, err
@@ -543,4 +547,69 @@ func merge3(p string, base, ours, theirs *object.Entry, content func(*object.Ent
 		return nil, false, nil
 	}
 	return []byte(merged), true, nil
+}
+
+// laterIgnored returns, for the ignored files the edit tools of turns
+// after t changed (and t's did not), the earliest of those turns: its
+// start holds the file as it was before any of them changed it.
+func laterIgnored(s *Session, t *Turn) map[Path]*Turn {
+	out := map[Path]*Turn{}
+	for _, u := range undoneTurns(s, t.N) {
+		if u == t {
+			continue
+		}
+		for _, p := range u.Ignored {
+			if _, ok := out[p]; !ok && !slices.Contains(t.Ignored, p) {
+				out[p] = u
+			}
+		}
+	}
+	return out
+}
+
+// rewindExactIgnored makes the workspace turn t's start, as --exact does,
+// and puts back the ignored files later turns' edit tools changed as the
+// first of those turns found them: t's start does not hold them (they
+// were not tracked yet), but they are the agent's doing all the same.
+func (c *Controller[R, S]) rewindExactIgnored(ctx context.Context, s *Session, t *Turn, later map[Path]*Turn, opts RewindOptions, out *RewindResult[R]) error {
+	begin, err := c.e.Tree(ctx, t.Begin)
+	if err != nil {
+		return err
+	}
+	var track []Path
+	for p := range later {
+		track = append(track, p)
+	}
+	slices.Sort(track)
+	track = append(track, t.Ignored...)
+	msg := fmt.Sprintf("rewind session %s to turn %d (exact)", s.ID, t.N)
+	meta := map[string]string{"session": s.ID, "turn": fmt.Sprint(t.N)}
+	out.Restore, err = c.e.RestoreEdited(ctx, opts.DryRun, msg, meta, track, func(ws *Workspace) (*Edits, error) {
+		v := &mergeView{ctx: ctx, ws: ws}
+		cur := map[string]*object.Entry{}
+		if err := tree.Diff(ctx, ws.ReadTree, ws.Tree, begin, nil, func(ch tree.Change) error {
+			cur[ch.Path] = ch.New
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		for p, u := range later {
+			if e, err := v.lookup(begin, string(p)); err != nil {
+				return nil, err
+			} else if e != nil {
+				continue // t's start holds it (it was tracked then)
+			}
+			ub, err := c.e.Tree(ctx, u.Begin)
+			if err != nil {
+				return nil, err
+			}
+			e, err := v.lookup(ub, string(p))
+			if err != nil {
+				return nil, err
+			}
+			cur[string(p)] = e
+		}
+		return &Edits{Paths: coveringEdits(cur)}, nil
+	})
+	return err
 }

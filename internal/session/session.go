@@ -52,6 +52,10 @@ type Turn struct {
 	End   *ID `json:"end,omitempty"`
 	// Files are the paths the turn changed (Begin to End).
 	Files []TurnFile `json:"files"`
+	// Ignored are ignored files (.env, ...) the agent's edit tools
+	// changed during the turn (see [Controller.TrackIgnored]): Begin and
+	// End hold them too, so a rewind puts them back.
+	Ignored []Path `json:"ignored,omitempty"`
 	// Summary marks a turn that stands for summarized turns.
 	Summary bool `json:"summary,omitempty"`
 	// Parts are a summary turn's original turns (their checkpoints), so

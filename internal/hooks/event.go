@@ -40,6 +40,7 @@ const (
 	KindTurnComplete Kind = "turn-complete" // a whole turn, reported when it is over (Codex)
 	KindSessionEnd   Kind = "session-end"   // end a turn still in progress
 	KindCompact      Kind = "compact"       // the agent compacts its context
+	KindEdit         Kind = "edit"          // an edit tool is about to change files (Paths)
 	KindIgnore       Kind = "ignore"        // an event ckpt has nothing to do for
 )
 
@@ -73,6 +74,9 @@ type Event struct {
 	// Messages are the turn's messages, when the payload carries them
 	// (the generic protocol's turn_end and turn).
 	Messages []ckpt.Message `json:"messages,omitempty"`
+	// Paths are the files an edit tool is about to change (KindEdit), as
+	// the payload names them: absolute, or relative to Cwd.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // ParseError is a payload ckpt cannot read.
@@ -135,6 +139,37 @@ type common struct {
 	StopHookActive       bool   `json:"stop_hook_active"`
 	LastAssistantMessage string `json:"last_assistant_message"`
 	PromptResponse       string `json:"prompt_response"`
+	// A tool's hooks (PreToolUse, BeforeTool): its name and arguments.
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// editTools are, per agent, the edit tools whose target file ckpt keeps
+// before they run, even if it is ignored (see [KindEdit]), and the
+// argument naming that file.
+var editTools = map[string]map[string]string{
+	ClaudeCode: {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"},
+	Gemini:     {"write_file": "file_path", "replace": "file_path"},
+	QwenCode:   {"write_file": "file_path", "edit": "file_path"},
+}
+
+// editEvent makes ev the KindEdit event of an edit tool's hook, if the
+// tool is one of the agent's edit tools and names its file; otherwise an
+// event to ignore.
+func editEvent(ev *Event, c *common) {
+	ev.Kind = KindIgnore
+	arg, ok := editTools[ev.Agent][c.ToolName]
+	if !ok {
+		ev.Detail = "not an edit tool: " + c.ToolName
+		return
+	}
+	var in map[string]json.RawMessage
+	var p string
+	if json.Unmarshal(c.ToolInput, &in) != nil || json.Unmarshal(in[arg], &p) != nil || p == "" || strings.ContainsRune(p, 0) {
+		ev.Detail = c.ToolName + " names no file"
+		return
+	}
+	ev.Kind, ev.Detail, ev.Paths = KindEdit, c.ToolName, []string{p}
 }
 
 func decodeObject(agent string, payload []byte, v any) error {
@@ -168,6 +203,8 @@ func parseClaude(payload []byte) (*Event, error) {
 		ev.Kind, ev.Detail = KindSessionEnd, c.Reason
 	case "PreCompact":
 		ev.Kind, ev.Detail = KindCompact, c.Trigger
+	case "PreToolUse":
+		editEvent(ev, &c)
 	default:
 		ev.Kind = KindIgnore
 	}
@@ -195,6 +232,8 @@ func parseGemini(payload []byte) (*Event, error) {
 		ev.Kind, ev.Detail = KindSessionEnd, c.Reason
 	case "PreCompress":
 		ev.Kind, ev.Detail = KindCompact, c.Trigger
+	case "BeforeTool":
+		editEvent(ev, &c)
 	default:
 		ev.Kind = KindIgnore
 	}

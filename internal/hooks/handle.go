@@ -197,6 +197,47 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		return r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true, Create: &ckpt.SessionOptions{Agent: agent, Title: title}})
 	}
 	switch ev.Kind {
+	case KindEdit:
+		// Before an edit tool writes: keep the files it names that no
+		// checkpoint holds (ignored), so a rewind puts them back.
+		var rel []string
+		for _, p := range ev.Paths {
+			if q, ok := workspacePath(ws, ev.Cwd, p); ok {
+				rel = append(rel, q)
+			}
+		}
+		ignored := r.IgnoredFiles(rel)
+		if len(ignored) == 0 {
+			res.Action = "nothing to keep"
+			return res, nil
+		}
+		ctl, _, err := r.Controller(ctx, ckpt.ControllerOptions{ID: sid, Exact: true})
+		if errors.Is(err, ckpt.ErrNotFound) {
+			res.Action = "nothing to keep"
+			res.notef("no session %s: its turn's start was not recorded", sid)
+			return res, nil
+		}
+		if err != nil {
+			return res, err
+		}
+		var ps []ckpt.Path
+		for _, p := range ignored {
+			ps = append(ps, ckpt.Path(p))
+		}
+		taken, err := ctl.TrackIgnored(ctx, ps)
+		if err != nil {
+			return res, err
+		}
+		res.Action = "nothing to keep"
+		if len(taken) > 0 {
+			var names []string
+			for _, p := range taken {
+				names = append(names, ckpt.QuotePath(string(p)))
+			}
+			res.Action = "kept ignored " + strings.Join(names, ", ")
+		}
+		return res, nil
+
 	case KindSessionStart:
 		_, s, err := open()
 		if err != nil {
@@ -575,4 +616,33 @@ func appendLog(path, line string) error {
 		err = cerr
 	}
 	return err
+}
+
+// workspacePath returns the workspace-relative, slash-separated path of
+// the file an agent's tool names (absolute, or relative to cwd), and false
+// for a path outside the workspace.
+func workspacePath(ws, cwd, p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		if cwd == "" {
+			cwd = ws
+		}
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	for _, w := range []string{ws, evalDir(ws)} {
+		for _, q := range []string{p, filepath.Join(evalDir(filepath.Dir(p)), filepath.Base(p))} {
+			if rel, err := filepath.Rel(w, q); err == nil && rel != "." && filepath.IsLocal(rel) {
+				return filepath.ToSlash(rel), true
+			}
+		}
+	}
+	return "", false
+}
+
+// evalDir resolves a directory's symlinks, or returns it as it is.
+func evalDir(d string) string {
+	if e, err := filepath.EvalSymlinks(d); err == nil {
+		return e
+	}
+	return d
 }

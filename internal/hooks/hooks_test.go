@@ -468,7 +468,9 @@ func TestParseEvents(t *testing.T) {
 		{Gemini, "gemini/after_agent.json", KindStop, ""},
 		{Gemini, "gemini/session_end.json", KindSessionEnd, "exit"},
 		{Gemini, "gemini/pre_compress.json", KindCompact, "auto"},
-		{Gemini, "gemini/before_tool.json", KindIgnore, ""},
+		{Gemini, "gemini/before_tool.json", KindIgnore, "not an edit tool: run_shell_command"},
+		{Gemini, "gemini/before_tool_write_file.json", KindEdit, "write_file"},
+		{ClaudeCode, "claude-code/pre_tool_use.json", KindEdit, "Edit"},
 		{Codex, "codex/agent_turn_complete.json", KindTurnComplete, "019a7c3f-0a12-7e93-b5c4-8d1e2f6a9b30"},
 		{Codex, "codex-hooks/session_start.json", KindSessionStart, "startup"},
 		{Codex, "codex-hooks/user_prompt_submit.json", KindPrompt, "019abb61-33b3-7801-8b1a-5e5d10eda0af"},
@@ -641,5 +643,44 @@ func TestProjectDirWinsOverCwd(t *testing.T) {
 	res, _, err := e.run(t, ClaudeCode, payload, func(o *RunOptions) { o.ProjectDir = e.ws })
 	if err != nil || res.Workspace != e.ws {
 		t.Fatalf("workspace %s, %v; want %s", res.Workspace, err, e.ws)
+	}
+}
+
+// An edit tool about to change an ignored file (.env): PreToolUse keeps
+// it in the turn, and a rewind of the turn puts it back. A file the rules
+// do not ignore needs nothing (the turn's checkpoints hold it).
+func TestEditToolKeepsIgnoredFile(t *testing.T) {
+	e := newEnv(t)
+	testutil.WriteFiles(t, e.ws, map[string]string{".gitignore": ".env\n", ".env": "GREETING=hi\n"})
+	const sid = "2f9c7c1e-5b0a-4c51-9a7e-3d1f6b8e4a21"
+	e.mustRun(t, ClaudeCode, "claude-code/user_prompt_submit.json", "began turn 1")
+	// Relative to the payload's cwd, as the agent may name it.
+	e.mustRun(t, ClaudeCode, "claude-code/pre_tool_use.json", `kept ignored .env`)
+	e.mustRun(t, ClaudeCode, "claude-code/pre_tool_use.json", "nothing to keep") // kept already
+	testutil.WriteFile(t, filepath.Join(e.ws, ".env"), "GREETING=hello\n")
+	// Gemini's form, for a file no rule ignores: nothing to do.
+	var m map[string]any
+	json.Unmarshal(e.payload(t, "claude-code/pre_tool_use.json"), &m)
+	m["tool_input"] = map[string]any{"file_path": filepath.Join(e.ws, "main.go")}
+	b, _ := json.Marshal(m)
+	if res, _, err := e.run(t, ClaudeCode, b); err != nil || res.Action != "nothing to keep" {
+		t.Fatalf("main.go: %+v %v", res, err)
+	}
+	e.editAndRemove(t)
+	e.transcript(t, "claude-code/transcript.jsonl", "claude-code/stop.json")
+	e.mustRun(t, ClaudeCode, "claude-code/stop.json", "ended turn 1")
+	r := e.open(t)
+	ctl, s, err := r.Controller(context.Background(), ckpt.ControllerOptions{ID: sid, Exact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Turns[0].Ignored; len(got) != 1 || got[0] != ".env" {
+		t.Fatalf("turn ignored = %q", got)
+	}
+	if _, err := ctl.Rewind(context.Background(), 1, ckpt.ScopeCode, ckpt.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.ReadFile(t, e.ws, ".env"); got != "GREETING=hi\n" {
+		t.Fatalf(".env = %q after the rewind", got)
 	}
 }

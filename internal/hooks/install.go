@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -139,12 +141,12 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 
 // Events lists the events ckpt installs a hook for, per agent.
 var Events = map[string][]string{
-	ClaudeCode: {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
-	Gemini:     {"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"},
+	ClaudeCode: {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
+	Gemini:     {"SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent", "SessionEnd"},
 	Codex:      {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
-	QwenCode:   {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	QwenCode:   {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 	// OpenCode's plugin hooks and event that ckpt's plugin file acts on.
-	OpenCode: {"chat.message", "tool.execute.after", "session.idle"},
+	OpenCode: {"chat.message", "tool.execute.before", "tool.execute.after", "session.idle"},
 }
 
 // hookTimeout is the time the installed entries give a hook, in seconds:
@@ -170,12 +172,31 @@ type geminiHandler struct {
 }
 
 type hookGroup struct {
-	Hooks []any `json:"hooks"`
+	// Matcher limits a tool event's hook to the agent's edit tools.
+	Matcher string `json:"matcher,omitempty"`
+	Hooks   []any  `json:"hooks"`
+}
+
+// toolEvents are the events before a tool runs, whose hook install limits
+// to the agent's edit tools (see editTools).
+var toolEvents = map[string]bool{"PreToolUse": true, "BeforeTool": true}
+
+// editMatcher is the matcher of an agent's edit tools: their names as a
+// regular expression's alternatives, as Claude Code, Gemini CLI and Qwen
+// Code match tool names.
+func editMatcher(agent string) string {
+	var names []string
+	for n := range editTools[agent] {
+		names = append(names, regexp.QuoteMeta(n))
+	}
+	sort.Strings(names)
+	return strings.Join(names, "|")
 }
 
 var geminiDescriptions = map[string]string{
 	"SessionStart": "ckpt: open this session's record",
 	"BeforeAgent":  "ckpt: checkpoint the workspace as the turn begins",
+	"BeforeTool":   "ckpt: keep an ignored file an edit tool is about to change",
 	"AfterAgent":   "ckpt: checkpoint the workspace as the turn ends",
 	"SessionEnd":   "ckpt: end a turn still in progress",
 }
@@ -514,6 +535,9 @@ func jsonMerge(src []byte, agent string, opts InstallOptions, ch *Change) ([]byt
 			return nil, fmt.Errorf("%s: \"hooks\" is not an object: fix it by hand first", ch.File)
 		}
 		group := hookGroup{Hooks: []any{handlerFor(agent, event, want, opts)}}
+		if toolEvents[event] {
+			group.Matcher = editMatcher(agent)
+		}
 		evN := hooksN.member(event)
 		if evN == nil {
 			src = addMember(src, hooksN, event, []any{group}, st)

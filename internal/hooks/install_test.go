@@ -186,7 +186,7 @@ func TestInstallShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := decode(t, read(t, p))
-	if len(m) != 1 || len(m["hooks"].(map[string]any)) != 4 {
+	if len(m) != 1 || len(m["hooks"].(map[string]any)) != len(Events[ClaudeCode]) {
 		t.Fatalf("new file: %s", read(t, p))
 	}
 	if ch, _ := Uninstall(ClaudeCode, ScopeProject, p, opts); ch.Backup == "" {
@@ -256,7 +256,7 @@ func TestInstallShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(ch.Updated) != 0 || reflect.DeepEqual(ch.Added, Events[ClaudeCode]) || !reflect.DeepEqual(ch.Kept, []string{"Stop: ckpt hook claude-code --strict"}) ||
-		strings.Count(string(read(t, p)), "hook claude-code") != 4 {
+		strings.Count(string(read(t, p)), "hook claude-code") != len(Events[ClaudeCode]) {
 		t.Fatalf("install over a customized entry: %+v\n%s", ch, read(t, p))
 	}
 	if ch, err := Uninstall(ClaudeCode, ScopeProject, p, opts); err != nil || !reflect.DeepEqual(ch.Kept, []string{"Stop: ckpt hook claude-code --strict"}) {

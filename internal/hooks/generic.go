@@ -16,6 +16,7 @@ var genericEvents = map[string]Kind{
 	"turn":          KindTurnComplete,
 	"session_end":   KindSessionEnd,
 	"compact":       KindCompact,
+	"before_edit":   KindEdit,
 }
 
 // genericRoles are the roles a generic message may have.
@@ -32,9 +33,14 @@ var labelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._ -]{0,63}$`)
 //	 "messages": [{"role": "assistant", "content": "Fixed."},
 //	              {"role": "tool", "tool": "Edit", "content": "src/a.go"}]}
 //
+//	{"event": "before_edit", "session_id": "run-42", "paths": [".env"]}
+//
 // event is session_start, turn_begin (prompt), turn_end (messages),
 // turn (a whole turn after the fact: prompt and messages; it begins at
-// the workspace's last checkpoint), session_end or compact. session_id
+// the workspace's last checkpoint), session_end, compact, or before_edit
+// (paths: files a tool is about to write, absolute or relative to cwd;
+// those the ignore rules leave out are kept in the turn, so a rewind puts
+// them back). session_id
 // names the session (letters, digits, '.', '_', '-'; other characters
 // become '_', see [SessionID]); cwd, if set, is where
 // the workspace is looked for (default: the hook's directory); agent, if
@@ -48,6 +54,7 @@ type genericPayload struct {
 	Prompt    string           `json:"prompt"`
 	Reason    string           `json:"reason"`
 	Messages  []genericMessage `json:"messages"`
+	Paths     []string         `json:"paths"`
 }
 
 type genericMessage struct {
@@ -63,13 +70,25 @@ func parseGeneric(payload []byte) (*Event, error) {
 	}
 	kind, ok := genericEvents[g.Event]
 	if !ok {
-		return nil, &ParseError{Generic, fmt.Errorf("unknown event %q (want session_start, turn_begin, turn_end, turn, session_end or compact)", clip(g.Event, 40))}
+		return nil, &ParseError{Generic, fmt.Errorf("unknown event %q (want session_start, turn_begin, turn_end, turn, session_end, compact or before_edit)", clip(g.Event, 40))}
 	}
 	if g.Agent != "" && !labelRE.MatchString(g.Agent) {
 		return nil, &ParseError{Generic, fmt.Errorf("agent %q: letters, digits, '.', '_', '-' and spaces, up to 64", clip(g.Agent, 80))}
 	}
 	ev := &Event{Agent: Generic, Name: g.Event, Kind: kind, SessionID: g.SessionID, Cwd: g.Cwd,
 		Prompt: g.Prompt, Detail: g.Reason, Label: g.Agent}
+	if len(g.Paths) > 0 && kind != KindEdit {
+		return nil, &ParseError{Generic, fmt.Errorf("%s carries no paths (before_edit does)", g.Event)}
+	}
+	for i, p := range g.Paths {
+		if p == "" || strings.ContainsRune(p, 0) {
+			return nil, &ParseError{Generic, fmt.Errorf("paths[%d]: empty or with a NUL byte", i)}
+		}
+	}
+	if len(g.Paths) > 1000 {
+		return nil, &ParseError{Generic, fmt.Errorf("%d paths: at most 1000 in one before_edit", len(g.Paths))}
+	}
+	ev.Paths = g.Paths
 	if len(g.Messages) > 0 && kind != KindStop && kind != KindTurnComplete {
 		return nil, &ParseError{Generic, fmt.Errorf("%s carries no messages (turn_end and turn do)", g.Event)}
 	}

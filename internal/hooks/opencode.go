@@ -16,7 +16,8 @@ import (
 // user's). ckpt's install writes one, ckpt.js, which runs `ckpt hook
 // opencode` — ckpt's own protocol (see [parseGeneric]) — at the plugin
 // hooks below: chat.message (the user's message, before the model sees
-// it: begin a turn), tool.execute.after (a tool call, kept for the
+// it: begin a turn), tool.execute.before (an edit tool's file, kept if
+// it is ignored), tool.execute.after (a tool call, kept for the
 // turn's messages) and the session.idle event (the turn is over: end it,
 // with the replies and tool calls). It spawns ckpt synchronously, so the
 // checkpoint is taken before OpenCode goes on, or exits (`opencode run`).
@@ -38,6 +39,9 @@ func opencodePlugin(command string) []byte {
 import { spawnSync } from "node:child_process";
 
 const CKPT = ` + strconv.Quote(command) + `;
+
+// OpenCode's tools that write the file their filePath names.
+const EDIT_TOOLS = new Set(["write", "edit", "multiedit"]);
 
 // hook runs ckpt's hook with one event of ckpt's protocol on stdin, and
 // waits for it: the checkpoint is taken before OpenCode goes on. ckpt
@@ -85,6 +89,14 @@ export const Ckpt = async ({ directory }) => {
         .join("\n");
       turns.delete(input.sessionID);
       hook({ event: "turn_begin", session_id: input.sessionID, cwd: directory, agent: "opencode", prompt });
+    },
+    "tool.execute.before": async (input, output) => {
+      // Before an edit tool writes: a file the ignore rules leave out is
+      // kept in the turn, so a rewind puts it back.
+      const file = output?.args?.filePath;
+      if (EDIT_TOOLS.has(input.tool) && typeof file === "string" && file !== "") {
+        hook({ event: "before_edit", session_id: input.sessionID, cwd: directory, paths: [file] });
+      }
     },
     "tool.execute.after": async (input) => {
       turn(input.sessionID).msgs.push({ role: "tool", tool: input.tool, content: describe(input.args) });

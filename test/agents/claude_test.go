@@ -69,6 +69,7 @@ type sessionJSON struct {
 				Path   string `json:"path"`
 				Status string `json:"status"`
 			} `json:"files"`
+			Ignored []string `json:"ignored"`
 		} `json:"turns"`
 		Transcript string `json:"transcript"`
 	} `json:"session"`
@@ -451,4 +452,22 @@ func TestClaudeCodeRewindBoth(t *testing.T) {
 	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] one"}) {
 		t.Errorf("ckpt's turns after undo: %q", got)
 	}
+}
+
+// TestClaudeCodeIgnoredEdits: Claude Code's Edit and Write change ignored
+// files; its PreToolUse hook keeps them, and a rewind puts them back.
+func TestClaudeCodeIgnoredEdits(t *testing.T) {
+	const sid = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
+	c := newClaude(t, map[string][]step{})
+	abs := func(p string) string { return filepath.Join(c.ws, p) }
+	c.ignoredEdits(sid, ".env", c.model.turns, func(first bool, text string) string { c.prompt(sid, first, text); return sid },
+		func(p, content string) []step {
+			// Claude Code edits only a file it has read.
+			old := strings.TrimSuffix(c.read(p), "\n")
+			return []step{call("Read", map[string]any{"file_path": abs(p)}),
+				call("Edit", map[string]any{"file_path": abs(p), "old_string": old, "new_string": strings.TrimSuffix(content, "\n")})}
+		},
+		func(p, content string) []step {
+			return []step{call("Write", map[string]any{"file_path": abs(p), "content": content})}
+		})
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -349,7 +350,9 @@ func (w *world) hookEvents(session string) []string {
 
 func (w *world) wantHookEvents(session string, want []string) {
 	w.t.Helper()
-	if got := w.hookEvents(session); !reflect.DeepEqual(got, want) {
+	// Before each edit tool: nothing to keep when the file is not ignored.
+	got := slices.DeleteFunc(w.hookEvents(session), func(e string) bool { return e == "BeforeTool: nothing to keep" })
+	if !reflect.DeepEqual(got, want) {
 		w.t.Errorf("hook log\n got %q\nwant %q\n%s", got, want, w.hookLog())
 	}
 }
@@ -382,7 +385,7 @@ func TestGeminiStoreTrouble(t *testing.T) {
 				t.Errorf("%s: hook log line %d: %q, want %q", what, i+1, line, want[min(i, len(want)-1)])
 			}
 		}
-		if want := []string{"SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"}; !reflect.DeepEqual(got, want) {
+		if want := []string{"SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent", "SessionEnd"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: hook log events %q, want %q", what, got, want)
 		}
 	}
@@ -396,6 +399,8 @@ func TestGeminiStoreTrouble(t *testing.T) {
 	unlock()
 	locked := "session=" + sid + " workspace=" + g.ws + " error: store is locked by another process (waited 2s for " + filepath.Join(store, "lock") + ")"
 	wantLog("locked", before, []string{locked, locked,
+		// 3.txt is no ignored file: nothing to keep, no lock needed.
+		"session=" + sid + " workspace=" + g.ws + ": nothing to keep",
 		"session=" + sid + " workspace=" + g.ws + ": nothing to end; note: no turn in progress (its start was not recorded)",
 		"session=" + sid + " workspace=" + g.ws + ": closed session"})
 
@@ -417,7 +422,7 @@ func TestGeminiStoreTrouble(t *testing.T) {
 	before = g.hookLog()
 	g.prompt(sid, false, "[t4] four", "CKPT_STORE="+bad)
 	notDir := "session=" + sid + " workspace=" + g.ws + " error: lstat " + filepath.Join(bad, "ckpt.db") + ": not a directory"
-	wantLog("store a file", before, []string{notDir, notDir, notDir, notDir})
+	wantLog("store a file", before, []string{notDir, notDir, notDir, notDir, notDir})
 	if b, err := os.ReadFile(bad); err != nil || string(b) != "a file\n" {
 		t.Errorf("the file named as the store: %q, %v", b, err)
 	}
@@ -427,7 +432,7 @@ func TestGeminiStoreTrouble(t *testing.T) {
 	before = g.hookLog()
 	g.prompt(sid, false, "[t5] five")
 	corrupt := "session=" + sid + " workspace=" + g.ws + " error: corrupt database: " + filepath.Join(store, "ckpt.db") + ": not a SQLite database"
-	wantLog("corrupt", before, []string{corrupt, corrupt, corrupt, corrupt})
+	wantLog("corrupt", before, []string{corrupt, corrupt, corrupt, corrupt, corrupt})
 
 	g.wantTree("after every turn", map[string]string{"1.txt": "1\n", "2.txt": "2\n", "3.txt": "3\n", "4.txt": "4\n", "5.txt": "5\n"})
 }
@@ -593,4 +598,22 @@ func TestGeminiLongTurn(t *testing.T) {
 	if n := len(s.Messages); n != 42 {
 		t.Errorf("%d messages, want 42 (the prompt, 40 tool calls, the reply)", n)
 	}
+}
+
+// TestGeminiIgnoredEdits: Gemini CLI's replace and write_file change
+// ignored files; its BeforeTool hook keeps them, and a rewind puts them
+// back. (Gemini CLI's tools refuse to touch an ignored .env, so the file
+// is another.)
+func TestGeminiIgnoredEdits(t *testing.T) {
+	g := newGemini(t, map[string][]step{})
+	abs := func(p string) string { return filepath.Join(g.ws, p) }
+	const sid = "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"
+	g.ignoredEdits(sid, "app.local", g.model.turns, func(first bool, text string) string { g.prompt(sid, first, text); return sid },
+		func(p, content string) []step {
+			old := strings.TrimSuffix(g.read(p), "\n")
+			return []step{call("replace", map[string]any{"file_path": abs(p), "instruction": "Change it.", "old_string": old, "new_string": strings.TrimSuffix(content, "\n")})}
+		},
+		func(p, content string) []step {
+			return []step{call("write_file", map[string]any{"file_path": abs(p), "content": content})}
+		})
 }

@@ -157,3 +157,23 @@ func TestOpenCode(t *testing.T) {
 	o.wantTree("rewind 1 --exact", start)
 	o.logHookTimes("OpenCode")
 }
+
+// TestOpenCodeIgnoredEdits: OpenCode's edit and write change ignored
+// files; ckpt's plugin sends them before the tool runs, and a rewind puts
+// them back. (OpenCode's run would not read the .env here, so the file
+// is another.)
+func TestOpenCodeIgnoredEdits(t *testing.T) {
+	o := newOpenCode(t, map[string][]step{})
+	abs := func(p string) string { return filepath.Join(o.ws, p) }
+	sid := ""
+	o.ignoredEdits("", "app.local", o.model.turns, func(first bool, text string) string { sid = o.prompt(sid, text); return sid },
+		func(p, content string) []step {
+			// OpenCode edits only a file it has read.
+			old := strings.TrimSuffix(o.read(p), "\n")
+			return []step{call("read", map[string]any{"filePath": abs(p)}),
+				call("edit", map[string]any{"filePath": abs(p), "oldString": old, "newString": strings.TrimSuffix(content, "\n")})}
+		},
+		func(p, content string) []step {
+			return []step{call("write", map[string]any{"filePath": abs(p), "content": content})}
+		})
+}

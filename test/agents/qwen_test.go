@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -165,4 +166,22 @@ func TestQwenCode(t *testing.T) {
 	// the user's between turns kept.
 	q.rewindThenUndo(with(start, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}), afterT3, "1", "--session", sid)
 	q.logHookTimes("Qwen Code")
+}
+
+// TestQwenCodeIgnoredEdits: Qwen Code's edit and write_file change ignored
+// files; its PreToolUse hook keeps them, and a rewind puts them back.
+func TestQwenCodeIgnoredEdits(t *testing.T) {
+	q := newQwen(t, map[string][]step{})
+	abs := func(p string) string { return filepath.Join(q.ws, p) }
+	const sid = "6b7c8d9e-0f1a-4b2c-9d3e-4f5a6b7c8d9e"
+	q.ignoredEdits(sid, ".env", q.model.turns, func(first bool, text string) string { q.prompt(sid, first, text); return sid },
+		func(p, content string) []step {
+			old := strings.TrimSuffix(q.read(p), "\n")
+			// Qwen Code edits only a file it has read.
+			return []step{call("read_file", map[string]any{"file_path": abs(p)}),
+				call("edit", map[string]any{"file_path": abs(p), "old_string": old, "new_string": strings.TrimSuffix(content, "\n")})}
+		},
+		func(p, content string) []step {
+			return []step{call("write_file", map[string]any{"file_path": abs(p), "content": content})}
+		})
 }

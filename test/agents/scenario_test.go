@@ -124,3 +124,34 @@ func (w *world) corruptStore(store string) {
 		w.t.Fatal(err)
 	}
 }
+
+// ignoredEdits runs two turns (prompt returns the session's id, for an
+// agent that names it: sid "") whose edit tools (edit, create: the agent's
+// tool calls that edit and create a file) change ignored files: turn 1
+// rewrites the ignored file env (.env) and creates the ignored
+// build/gen.cfg; turn 2
+// changes a tracked file. Rewinding turn 1 puts .env back and removes
+// gen.cfg, though no whole-tree checkpoint holds them; undo brings the
+// agent's versions back; ignored files no edit tool touched stay.
+func (w *world) ignoredEdits(sid, env string, turns map[string][]step, prompt func(first bool, text string) string, edit, create func(p, content string) []step) {
+	w.t.Helper()
+	start := map[string]string{".gitignore": env + "\nbuild/\n", env: "KEY=old\n", "src.txt": "one\n", "build/cache": "c\n"}
+	w.write(start)
+	turns["[t81]"] = append(edit(env, "KEY=new\n"), create("build/gen.cfg", "generated\n")...)
+	turns["[t82]"] = edit("src.txt", "two\n")
+	if got := prompt(true, "[t81] configure"); sid == "" {
+		sid = got // the agent names its session
+	}
+	prompt(false, "[t82] edit source")
+	after := with(start, map[string]string{env: "KEY=new\n", "build/gen.cfg": "generated\n", "src.txt": "two\n"})
+	w.wantTree("after the turns", after)
+	s := w.session(sid)
+	if len(s.Session.Turns) != 2 || !reflect.DeepEqual(s.Session.Turns[0].Ignored, []string{env, "build/gen.cfg"}) {
+		w.t.Fatalf("turns %+v: turn 1 should keep %s and build/gen.cfg", s.Session.Turns, env)
+	}
+	if log := w.hookLog(); !strings.Contains(log, "kept ignored "+env) {
+		w.t.Errorf("hook log lacks the kept %s:\n%s", env, log)
+	}
+	w.rewindThenUndo(start, after, "1", "--session", sid)
+	w.rewindThenUndo(start, after, "1", "--exact", "--session", sid)
+}

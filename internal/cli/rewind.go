@@ -39,7 +39,9 @@ your edits between turns included. Nothing is lost either way: the state
 before is checkpointed and
 'ckpt undo' takes the rewind back. 'ckpt undo' steps the files only: after
 --both the conversation stays rewound ('ckpt session show --all' still shows
-its messages). --dry-run shows what would change.
+its messages). --dry-run shows what would change. Ignored files (.env) an
+agent's edit tools changed are put back too: the agent's hooks keep each
+before the tool writes it.
 
 Another session's work is never undone: a path that another session's
 turn, running at the same time, changed too is kept unless the rewound

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -151,7 +153,13 @@ var editTools = map[string]map[string]string{
 	ClaudeCode: {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"},
 	Gemini:     {"write_file": "file_path", "replace": "file_path"},
 	QwenCode:   {"write_file": "file_path", "edit": "file_path"},
+	// Codex's apply_patch names its files in the patch (its "command").
+	Codex: {"apply_patch": "command"},
 }
+
+// patchFileRE finds the files an apply_patch patch adds, updates, deletes
+// or moves to.
+var patchFileRE = regexp.MustCompile(`(?m)^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\r?$`)
 
 // editEvent makes ev the KindEdit event of an edit tool's hook, if the
 // tool is one of the agent's edit tools and names its file; otherwise an
@@ -169,7 +177,20 @@ func editEvent(ev *Event, c *common) {
 		ev.Detail = c.ToolName + " names no file"
 		return
 	}
-	ev.Kind, ev.Detail, ev.Paths = KindEdit, c.ToolName, []string{p}
+	paths := []string{p}
+	if ev.Agent == Codex {
+		paths = nil
+		for _, m := range patchFileRE.FindAllStringSubmatch(p, 1000) {
+			if f := strings.TrimSpace(m[1]); f != "" && !slices.Contains(paths, f) {
+				paths = append(paths, f)
+			}
+		}
+		if len(paths) == 0 {
+			ev.Detail = c.ToolName + " names no file"
+			return
+		}
+	}
+	ev.Kind, ev.Detail, ev.Paths = KindEdit, c.ToolName, paths
 }
 
 func decodeObject(agent string, payload []byte, v any) error {
@@ -311,6 +332,8 @@ func codexHookEvent(h *codexHook) *Event {
 		ev.Kind, ev.Assistant, ev.Detail = KindStop, h.LastAssistantMessage, h.TurnID
 	case "SessionEnd":
 		ev.Kind, ev.Detail = KindSessionEnd, h.Reason
+	case "PreToolUse":
+		editEvent(ev, &h.common)
 	default:
 		ev.Kind = KindIgnore
 	}

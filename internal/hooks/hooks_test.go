@@ -476,7 +476,8 @@ func TestParseEvents(t *testing.T) {
 		{Codex, "codex-hooks/user_prompt_submit.json", KindPrompt, "019abb61-33b3-7801-8b1a-5e5d10eda0af"},
 		{Codex, "codex-hooks/stop.json", KindStop, "019abb61-33b3-7801-8b1a-5e5d10eda0af"},
 		{Codex, "codex-hooks/session_end.json", KindSessionEnd, "other"},
-		{Codex, "codex-hooks/pre_tool_use.json", KindIgnore, ""},
+		{Codex, "codex-hooks/pre_tool_use.json", KindIgnore, "not an edit tool: Bash"},
+		{Codex, "codex-hooks/pre_tool_use_apply_patch.json", KindEdit, "apply_patch"},
 	}
 	for _, c := range cases {
 		data, err := os.ReadFile(filepath.Join("testdata", c.fixture))

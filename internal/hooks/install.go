@@ -143,7 +143,7 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 var Events = map[string][]string{
 	ClaudeCode: {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 	Gemini:     {"SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent", "SessionEnd"},
-	Codex:      {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	Codex:      {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 	QwenCode:   {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 	// OpenCode's plugin hooks and event that ckpt's plugin file acts on.
 	OpenCode: {"chat.message", "tool.execute.before", "tool.execute.after", "session.idle"},

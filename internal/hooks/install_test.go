@@ -382,12 +382,16 @@ func TestCodexInstall(t *testing.T) {
 		p + ":user_prompt_submit:0:0": "sha256:0ca4d0804c62d80bf982eb6479d2dcd68d79273669e153a5deeb27fcc75015b6",
 		p + ":stop:1:0":               "sha256:fe415dcc2fb669b3b763fe7baec832602e753b36d96126bea098a30498b9f0bd",
 		p + ":session_end:0:0":        "sha256:525d2a7a0a6b9938b939a6115c2287b04d3405e7992a5fd92cd8229ffd9d2906",
+		// Its matcher is in the hash; test/agents' TestCodexIgnoredEdits
+		// shows the real Codex runs the hook so trusted.
+		p + ":pre_tool_use:1:0": codexHookHash("PreToolUse", ptr("apply_patch"), codexDecl{Type: "command", Command: "/opt/ckpt/bin/ckpt hook codex", Timeout: ptr(int64(30))}),
 	} {
-		if got, _ := state[k].(map[string]any)["trusted_hash"].(string); got != want {
+		e, _ := state[k].(map[string]any)
+		if got, _ := e["trusted_hash"].(string); got != want {
 			t.Errorf("trust for %s: %q, want %q\n%s", k, got, want, confOnce)
 		}
 	}
-	if len(state) != 4 || cm["model"] != "gpt-5.1-codex" {
+	if len(state) != len(Events[Codex]) || cm["model"] != "gpt-5.1-codex" {
 		t.Fatalf("config.toml:\n%s", confOnce)
 	}
 	st := Status(Codex, ScopeUser, p)
@@ -483,7 +487,7 @@ func TestCodexNotifyInstall(t *testing.T) {
 		strings.Contains(string(once), "hooks.state") || strings.Contains(string(read(t, p)), "hook codex") {
 		t.Fatalf("config.toml:\n%s\nhooks.json:\n%s", once, read(t, p))
 	}
-	if st := Status(Codex, ScopeUser, p); !reflect.DeepEqual(st.Events, []string{"notify"}) || len(st.Missing) != 4 {
+	if st := Status(Codex, ScopeUser, p); !reflect.DeepEqual(st.Events, []string{"notify"}) || len(st.Missing) != len(Events[Codex]) {
 		t.Fatalf("status %+v", st)
 	}
 	if ch, err := Install(Codex, ScopeUser, p, legacy); err != nil || ch.Changed {
@@ -509,7 +513,7 @@ func TestCodexNotifyInstall(t *testing.T) {
 	if _, err := Install(Codex, ScopeUser, p, opts); err != nil {
 		t.Fatal(err)
 	}
-	if st := Status(Codex, ScopeUser, p); st.Other == "" || len(st.Trusted) != 4 {
+	if st := Status(Codex, ScopeUser, p); st.Other == "" || len(st.Trusted) != len(Events[Codex]) {
 		t.Fatalf("status %+v", st)
 	}
 	if _, err := Uninstall(Codex, ScopeUser, p, opts); err != nil || string(read(t, conf)) != other {
@@ -785,7 +789,7 @@ func TestCodexTrustKeyResolvesCodexHome(t *testing.T) {
 	if !strings.Contains(conf, `[hooks.state."`+filepath.Join(real, "hooks.json")+`:stop:0:0"]`) {
 		t.Fatalf("config.toml:\n%s", conf)
 	}
-	if st := Status(Codex, ScopeUser, p); len(st.Trusted) != 4 {
+	if st := Status(Codex, ScopeUser, p); len(st.Trusted) != len(Events[Codex]) {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -807,13 +811,13 @@ func TestCodexInstallKeepsTheUsersHooks(t *testing.T) {
 	p := filepath.Join(dir, "hooks.json")
 	os.WriteFile(p, []byte(b.String()), 0o644)
 	ch, err := Install(Codex, ScopeUser, p, installOpts(t))
-	if err != nil || ch.Changed || len(ch.Kept) != 4 {
+	if err != nil || ch.Changed || len(ch.Kept) != len(Events[Codex]) {
 		t.Fatalf("%+v, %v", ch, err)
 	}
 	if _, err := os.Stat(codexConfigFile(p)); err == nil {
 		t.Fatal("made a config.toml with nothing to trust")
 	}
-	if st := Status(Codex, ScopeUser, p); len(st.Events) != 4 || !reflect.DeepEqual(st.Untrusted, Events[Codex]) {
+	if st := Status(Codex, ScopeUser, p); len(st.Events) != len(Events[Codex]) || !reflect.DeepEqual(st.Untrusted, Events[Codex]) {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -837,3 +841,5 @@ func TestInstallCommandNotNamedCkpt(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -926,3 +926,29 @@ func TestCodexSymlinkedHome(t *testing.T) {
 		})
 	}
 }
+
+// TestCodexIgnoredEdits: Codex's apply_patch changes ignored files; its
+// PreToolUse hook (Codex runs it for apply_patch, with the patch) keeps
+// the files the patch names, and a rewind puts them back.
+func TestCodexIgnoredEdits(t *testing.T) {
+	c := newCodex(t, map[string][]step{}, false)
+	sid := ""
+	c.ignoredEdits("", ".env", c.model.turns, func(first bool, text string) string { sid = c.prompt(sid, text); return sid },
+		func(p, content string) []step {
+			lines := []string{"*** Update File: " + p, "@@"}
+			for _, l := range strings.Split(strings.TrimSuffix(c.read(p), "\n"), "\n") {
+				lines = append(lines, "-"+l)
+			}
+			for _, l := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+				lines = append(lines, "+"+l)
+			}
+			return []step{patch(lines...)}
+		},
+		func(p, content string) []step {
+			lines := []string{"*** Add File: " + p}
+			for _, l := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+				lines = append(lines, "+"+l)
+			}
+			return []step{patch(lines...)}
+		})
+}

@@ -76,6 +76,44 @@ hook's JSON on stdin and acts by hook_event_name:
   PreCompact         note the compaction in the conversation
 
 'ckpt hook qwen-code install' adds these hooks to .qwen/settings.json.`,
+	hooks.Droid: `'ckpt hook droid' is the hook program Factory's Droid runs: it reads the
+hook's JSON on stdin and acts by hook_event_name:
+
+  SessionStart       open (or resume) the session with Droid's session_id
+  UserPromptSubmit   begin a turn: checkpoint the whole workspace, the prompt
+                     as the turn's label
+  Stop               end the turn: checkpoint again, record the files it
+                     changed and, from the transcript, the replies and tool
+                     calls
+  SessionEnd         end a turn still in progress
+  PreCompact         note the compaction in the conversation
+
+Droid runs UserPromptSubmit in its interactive sessions and through its
+JSON-RPC protocol ('droid exec --output-format stream-jsonrpc', the SDK),
+not in a plain 'droid exec': such a turn is not recorded.
+
+'ckpt hook droid install' adds these hooks to .factory/settings.json.`,
+	hooks.Cursor: `'ckpt hook cursor' is the hook program Cursor's agent runs (its CLI,
+cursor-agent, and its editor's agent): it reads the hook's JSON on stdin and
+acts by hook_event_name:
+
+  beforeSubmitPrompt  begin a turn: checkpoint the whole workspace, the
+                      prompt as the turn's label
+  stop                end the turn (completed, aborted or failed):
+                      checkpoint again, record the files it changed and,
+                      when Cursor names a transcript, the replies and tool
+                      calls
+  sessionStart        open the session (not installed: the prompt's hook
+                      opens it)
+  sessionEnd          end a turn still in progress (not installed)
+  preCompact          note the compaction in the conversation
+
+The session is Cursor's conversation (conversation_id); the workspace is
+found from the first of workspace_roots. Cursor reads a hook's stdout as
+JSON: it prints {"continue": true} for beforeSubmitPrompt and {} for the
+rest, so the agent always goes on.
+
+'ckpt hook cursor install' adds these hooks to .cursor/hooks.json.`,
 	hooks.OpenCode: `OpenCode has no hook commands; it loads JS plugins. 'ckpt hook opencode
 install' writes one, .opencode/plugins/ckpt.js, that runs 'ckpt hook opencode'
 (ckpt's own protocol, as 'ckpt hook generic' reads it) and waits for it:
@@ -137,7 +175,7 @@ two payloads are told apart by their content.`,
 func newHookCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hook AGENT [install|uninstall] | hook status",
-		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex, Qwen Code, OpenCode",
+		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex, Qwen Code, OpenCode, Droid, Cursor",
 		Long: `Hook is the program coding agents run at their hook events, so every turn of
 the agent is a session turn in ckpt: a whole-tree checkpoint when it begins
 (shell side effects are covered), another when it ends, the files it
@@ -151,6 +189,10 @@ and the rest.
   ckpt hook qwen-code install [--project|--user]
   ckpt hook opencode install [--project|--user]
                                      write ckpt's plugin for OpenCode
+  ckpt hook droid install [--project|--user]
+                                     Factory's Droid: .factory/settings.json
+  ckpt hook cursor install [--project|--user]
+                                     Cursor's agent: .cursor/hooks.json
   ckpt hook AGENT uninstall [--local|--project|--user]
                                      remove exactly what install added
   ckpt hook status                   what is installed where
@@ -162,7 +204,8 @@ exits 1 (never 2, which would make the agent drop the prompt). It handles
 the event in a child process of its own, so a crash of that process (out
 of memory, a fatal runtime error) or one still running past --timeout is
 reported the same way. It prints nothing on stdout (agents read a hook's
-stdout). The log is $CKPT_HOOK_LOG, else hooks.log in $XDG_STATE_HOME/ckpt.
+stdout), except for Cursor, which wants JSON there: the answer that lets
+its agent go on. The log is $CKPT_HOOK_LOG, else hooks.log in $XDG_STATE_HOME/ckpt.
 See docs/hooks.md.`,
 		Example: `  ckpt hook claude-code install
   ckpt hook gemini install --user
@@ -224,6 +267,10 @@ func agentName(agent string) string {
 		return "Qwen Code"
 	case hooks.OpenCode:
 		return "OpenCode"
+	case hooks.Droid:
+		return "Droid"
+	case hooks.Cursor:
+		return "Cursor"
 	}
 	return agent
 }
@@ -248,6 +295,10 @@ func runHook(e *env, o *hookOptions, agent string, args []string) error {
 			return usagef("ckpt hook %s reads the agent's hook JSON on stdin: it is what %s runs, not a command to type (see 'ckpt hook %s install')", agent, agentName(agent), agent)
 		}
 		payload = readPayload(e.stdin, o.timeout)
+	}
+	if agent == hooks.Cursor && !child {
+		// Cursor reads the answer on stdout, whatever happens below.
+		defer e.stdout.Write(hooks.CursorResponse(payload))
 	}
 	if !child && e.guardHook() {
 		if ran, err := runHookGuarded(e, o, agent, payload, called); ran {
@@ -335,6 +386,8 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 		hooks.Codex:      "~/.codex/hooks.json\n($CODEX_HOME/hooks.json if set)",
 		hooks.OpenCode:   "the plugin file ckpt.js in the workspace's\n.opencode/plugins/ (--project, the default) or in ~/.config/opencode/plugins/\n(--user; $XDG_CONFIG_HOME/opencode if set)",
 		hooks.QwenCode:   "the workspace's .qwen/settings.json\n(--project, the default) or ~/.qwen/settings.json (--user; $QWEN_HOME/settings.json\nif set)",
+		hooks.Droid:      "the workspace's .factory/settings.json\n(--project, the default) or ~/.factory/settings.json (--user)",
+		hooks.Cursor:     "the workspace's .cursor/hooks.json\n(--project, the default) or ~/.cursor/hooks.json (--user)",
 	}[agent]
 	var long string
 	if install {

@@ -21,7 +21,7 @@ const (
 )
 
 // Agents lists the supported agents.
-var Agents = []string{ClaudeCode, Gemini, Codex, QwenCode, OpenCode}
+var Agents = []string{ClaudeCode, Gemini, Codex, QwenCode, OpenCode, Droid, Cursor}
 
 // Generic is the hook program for any other agent, script or harness: it
 // takes ckpt's own protocol (see [parseGeneric]) and has nothing to
@@ -94,8 +94,8 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s payload: %v", e.Age
 func (e *ParseError) Unwrap() error { return e.Err }
 
 // Parse reads an agent's hook payload: the JSON Claude Code, Gemini CLI,
-// Codex and Qwen Code write on the hook's stdin, or the JSON argument Codex passes
-// its legacy notify program.
+// Codex, Qwen Code, Droid and Cursor write on the hook's stdin, or the
+// JSON argument Codex passes its legacy notify program.
 func Parse(agent string, payload []byte) (*Event, error) {
 	payload = bytes.TrimSpace(payload)
 	if len(payload) == 0 {
@@ -110,6 +110,10 @@ func Parse(agent string, payload []byte) (*Event, error) {
 		return parseCodex(payload)
 	case QwenCode:
 		return parseQwen(payload)
+	case Droid:
+		return parseDroid(payload)
+	case Cursor:
+		return parseCursor(payload)
 	case OpenCode:
 		// ckpt's own protocol, which ckpt's OpenCode plugin speaks.
 		ev, err := parseGeneric(payload)

@@ -22,6 +22,7 @@ var ProjectDirEnv = map[string]string{
 	ClaudeCode: "CLAUDE_PROJECT_DIR",
 	Gemini:     "GEMINI_PROJECT_DIR",
 	QwenCode:   "QWEN_PROJECT_DIR",
+	Droid:      "FACTORY_PROJECT_DIR",
 }
 
 // Defaults bounding a hook call.

@@ -70,7 +70,8 @@ func (s Scope) InWorkspace() bool { return s == ScopeLocal || s == ScopeProject 
 
 // SettingsFile returns the file an agent reads its hooks from: for the
 // project scope, under the workspace; for the user scope, under the home
-// directory ($CLAUDE_CONFIG_DIR, $CODEX_HOME and $QWEN_HOME are honored). For Codex
+// directory ($CLAUDE_CONFIG_DIR, $CODEX_HOME, $QWEN_HOME and Droid's
+// $FACTORY_HOME_OVERRIDE are honored). For Codex
 // it is hooks.json; the config.toml beside it holds the hooks' trust and
 // the legacy notify program.
 func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
@@ -90,6 +91,10 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return filepath.Join(workspace, ".qwen", "settings.json"), nil
 		case OpenCode:
 			return filepath.Join(workspace, ".opencode", "plugins", "ckpt.js"), nil
+		case Droid:
+			return filepath.Join(workspace, ".factory", "settings.json"), nil
+		case Cursor:
+			return filepath.Join(workspace, ".cursor", "hooks.json"), nil
 		case Codex:
 			return "", fmt.Errorf("ckpt installs Codex's hooks for the user only ($CODEX_HOME/hooks.json, trusted in its config.toml): use --user")
 		}
@@ -127,6 +132,19 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return "", err
 		}
 		return filepath.Join(home, ".qwen", "settings.json"), nil
+	case Droid:
+		if d := os.Getenv("FACTORY_HOME_OVERRIDE"); d != "" {
+			home, err = d, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".factory", "settings.json"), nil
+	case Cursor:
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, ".cursor", "hooks.json"), nil
 	case Codex:
 		if d := os.Getenv("CODEX_HOME"); d != "" {
 			return filepath.Join(d, "hooks.json"), nil
@@ -145,6 +163,11 @@ var Events = map[string][]string{
 	Gemini:     {"SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent", "SessionEnd"},
 	Codex:      {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 	QwenCode:   {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
+	Droid:      {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	// Cursor's two events that carry a turn: its sessionStart and
+	// sessionEnd add nothing ckpt needs (the prompt's hook opens the
+	// session; stop comes also for an aborted turn).
+	Cursor: {"beforeSubmitPrompt", "stop"},
 	// OpenCode's plugin hooks and event that ckpt's plugin file acts on.
 	OpenCode: {"chat.message", "tool.execute.before", "tool.execute.after", "session.idle"},
 }
@@ -201,7 +224,16 @@ var geminiDescriptions = map[string]string{
 	"SessionEnd":   "ckpt: end a turn still in progress",
 }
 
+// cursorHandler is the entry install writes in Cursor's hooks.json:
+// the command alone (Cursor's default timeout applies).
+type cursorHandler struct {
+	Command string `json:"command"`
+}
+
 func handlerFor(agent, event, command string, opts InstallOptions) any {
+	if agent == Cursor {
+		return cursorHandler{Command: command}
+	}
 	if agent == Gemini {
 		return geminiHandler{Name: "ckpt-" + event, Type: "command", Command: command,
 			Timeout: hookTimeout * 1000, Description: geminiDescriptions[event]}
@@ -396,7 +428,8 @@ func isCkptHook(argv []string, agent string) bool {
 
 // found is a handler that runs ckpt's hook in a settings file's hooks
 // object: its event, (group, handler) indexes and command, and whether
-// it is exactly install's (ours) or a command of the user's.
+// it is exactly install's (ours) or a command of the user's. handler is
+// -1 for an entry that is itself the handler (Cursor's hooks.json).
 type found struct {
 	event          string
 	eventIdx       int
@@ -414,6 +447,16 @@ func ckptHandlers(src []byte, hooksN *jsonNode, agent string) []found {
 		}
 		for gi, g := range m.val.elems {
 			hs := g.member("hooks")
+			if hs == nil && g.kind == '{' && g.member("command") != nil {
+				// Cursor's hooks.json: the entry is the handler.
+				cmdN := g.member("command")
+				cmd, ok := cmdN.str(src)
+				if ok && isCkptHook(shellFields(cmd), agent) {
+					out = append(out, found{event: m.key, eventIdx: ei, group: gi, handler: -1, handlerNode: g, command: cmdN,
+						ours: isOursCommand(cmd, agent)})
+				}
+				continue
+			}
 			if hs == nil || hs.kind != '[' {
 				continue
 			}
@@ -501,8 +544,13 @@ func jsonInstall(src []byte, agent string, opts InstallOptions, ch *Change) ([]b
 		return jsonMerge(src, agent, opts, ch)
 	}
 	// A file ckpt makes is formatted as the agents write theirs
-	// (JSON.stringify(settings, null, 2)).
-	out, err := jsonMerge([]byte("{}\n"), agent, opts, ch)
+	// (JSON.stringify(settings, null, 2)); Cursor's hooks.json says
+	// which version of the format it is.
+	empty := "{}\n"
+	if agent == Cursor {
+		empty = `{"version": 1}` + "\n"
+	}
+	out, err := jsonMerge([]byte(empty), agent, opts, ch)
 	if err != nil {
 		return nil, err
 	}
@@ -534,9 +582,12 @@ func jsonMerge(src []byte, agent string, opts InstallOptions, ch *Change) ([]byt
 		if hooksN.kind != '{' {
 			return nil, fmt.Errorf("%s: \"hooks\" is not an object: fix it by hand first", ch.File)
 		}
-		group := hookGroup{Hooks: []any{handlerFor(agent, event, want, opts)}}
+		var group any = hookGroup{Hooks: []any{handlerFor(agent, event, want, opts)}}
 		if toolEvents[event] {
-			group.Matcher = editMatcher(agent)
+			group = hookGroup{Matcher: editMatcher(agent), Hooks: []any{handlerFor(agent, event, want, opts)}}
+		}
+		if agent == Cursor {
+			group = handlerFor(agent, event, want, opts)
 		}
 		evN := hooksN.member(event)
 		if evN == nil {
@@ -625,14 +676,14 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 		evN := hooksN.members[f.eventIdx].val
 		g := evN.elems[f.group]
 		hs := g.member("hooks")
-		onlyHooks := true
+		onlyHooks := f.handler >= 0
 		for _, m := range g.members {
 			if m.key != "hooks" && m.key != "matcher" {
 				onlyHooks = false
 			}
 		}
 		switch {
-		case len(hs.elems) > 1 || !onlyHooks:
+		case f.handler >= 0 && (len(hs.elems) > 1 || !onlyHooks):
 			src = removeElem(src, hs, f.handler)
 		case len(evN.elems) > 1:
 			src = removeElem(src, evN, f.group)

@@ -57,6 +57,10 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 			msgs, err = geminiTurn(ev.Transcript, prompt)
 		case QwenCode:
 			msgs, err = qwenTurn(ev.Transcript, prompt)
+		case Droid:
+			msgs, err = droidTurn(ev.Transcript, prompt)
+		case Cursor:
+			msgs, err = cursorTurn(ev.Transcript, prompt)
 		}
 	}
 	// A record without some of the turn's tool calls says so (a rewind

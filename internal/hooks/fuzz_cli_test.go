@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +15,8 @@ import (
 // FuzzHookExit runs `ckpt hook AGENT` end to end — the CLI, the payload,
 // the workspace's store, the transcript the payload names — on any
 // payload, as stdin or (Codex) as the argument: it exits 0 and prints
-// nothing on stdout, whatever the payload says.
+// nothing on stdout (for Cursor, the JSON answer that lets it go on),
+// whatever the payload says.
 func FuzzHookExit(f *testing.F) {
 	ws := f.TempDir()
 	state := f.TempDir()
@@ -60,6 +62,14 @@ func FuzzHookExit(f *testing.F) {
 			stdin = payload
 		}
 		code, out, errs := run(args, stdin)
+		if agent == hooks.Cursor {
+			// Cursor reads a JSON answer that lets it go on.
+			want := string(hooks.CursorResponse(payload))
+			if code != 0 || out != want && (json.Valid(payload) || out != "{}\n" && out != "{\"continue\":true}\n") {
+				t.Fatalf("ckpt %q: exit %d, stdout %q; want 0 and %q\nstderr: %s", args, code, out, want, errs)
+			}
+			return
+		}
 		if code != 0 || out != "" {
 			t.Fatalf("ckpt %q: exit %d, stdout %q; want 0 and nothing\nstderr: %s", args, code, out, errs)
 		}

@@ -131,26 +131,42 @@ func FuzzSettingsJSON(f *testing.F) {
 		if gemini {
 			agent = Gemini
 		}
-		opts := InstallOptions{Command: "/opt/ckpt/bin/ckpt"}
-		ch := &Change{Agent: agent, File: "settings.json"}
-		out, err := jsonInstall(append([]byte(nil), src...), agent, opts, ch)
-		if err != nil {
-			return
-		}
-		if _, err := parseSettings(out, "settings.json"); err != nil {
-			t.Fatalf("install made a file it cannot read: %v\n%s", err, out)
-		}
-		if len(out) > len(src)+4096 {
-			t.Fatalf("install grew %d bytes to %d", len(src), len(out))
-		}
-		back, err := jsonUninstall(out, agent, &Change{Agent: agent, File: "settings.json"})
-		if err != nil {
-			t.Fatalf("uninstall after install: %v\n%s", err, out)
-		}
-		if strings.Contains(string(back), opts.Command+" hook "+agent+`"`) {
-			t.Fatalf("uninstall left ckpt's entry:\n%s", back)
-		}
+		settingsRoundTrip(t, src, agent)
 	})
+}
+
+// FuzzCursorHooksJSON: install and uninstall on any Cursor hooks.json,
+// whose entries are commands, not groups of them.
+func FuzzCursorHooksJSON(f *testing.F) {
+	addFiles(f, "settings/*.json", func(data []byte) { f.Add(data) })
+	f.Add([]byte(`{"version": 1, "hooks": {"stop": [{"command": "ckpt hook cursor"}, {"command": "./audit.sh"}]}}`))
+	f.Add([]byte(`{"hooks": {"stop": [{"hooks": [{"command": "ckpt hook cursor"}]}], "beforeSubmitPrompt": {}}}`))
+	f.Fuzz(func(t *testing.T, src []byte) { settingsRoundTrip(t, src, Cursor) })
+}
+
+// settingsRoundTrip installs ckpt's entries for agent in src and takes
+// them out again: install fails, or gives a file that parses, grown by at
+// most ckpt's entries, from which uninstall removes them.
+func settingsRoundTrip(t *testing.T, src []byte, agent string) {
+	opts := InstallOptions{Command: "/opt/ckpt/bin/ckpt"}
+	ch := &Change{Agent: agent, File: "settings.json"}
+	out, err := jsonInstall(append([]byte(nil), src...), agent, opts, ch)
+	if err != nil {
+		return
+	}
+	if _, err := parseSettings(out, "settings.json"); err != nil {
+		t.Fatalf("install made a file it cannot read: %v\n%s", err, out)
+	}
+	if len(out) > len(src)+4096 {
+		t.Fatalf("install grew %d bytes to %d", len(src), len(out))
+	}
+	back, err := jsonUninstall(out, agent, &Change{Agent: agent, File: "settings.json"})
+	if err != nil {
+		t.Fatalf("uninstall after install: %v\n%s", err, out)
+	}
+	if strings.Contains(string(back), opts.Command+" hook "+agent+`"`) {
+		t.Fatalf("uninstall left ckpt's entry:\n%s", back)
+	}
 }
 
 // FuzzCodexConfig: install and uninstall on any config.toml. They fail
@@ -235,3 +251,15 @@ func FuzzQwenCodeTranscript(f *testing.F) {
 
 // FuzzParseOpenCode: what ckpt's OpenCode plugin sends (ckpt's protocol).
 func FuzzParseOpenCode(f *testing.F) { fuzzParse(f, OpenCode, "opencode/*.json", "generic/*.json") }
+
+// FuzzParseDroid: Droid's hook payloads.
+func FuzzParseDroid(f *testing.F) { fuzzParse(f, Droid, "droid/*.json") }
+
+// FuzzDroidTranscript: Droid's transcript (JSON lines).
+func FuzzDroidTranscript(f *testing.F) { fuzzTranscript(f, Droid, "droid/transcript.jsonl") }
+
+// FuzzParseCursor: Cursor's hook payloads.
+func FuzzParseCursor(f *testing.F) { fuzzParse(f, Cursor, "cursor/*.json") }
+
+// FuzzCursorTranscript: Cursor's transcript (JSON lines).
+func FuzzCursorTranscript(f *testing.F) { fuzzTranscript(f, Cursor, "cursor/transcript.jsonl") }

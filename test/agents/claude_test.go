@@ -126,7 +126,7 @@ func (w *world) tree() map[string]string {
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			switch rel {
-			case ".claude", ".gemini", ".codex", ".qwen", ".opencode":
+			case ".claude", ".gemini", ".codex", ".qwen", ".opencode", ".factory":
 				return filepath.SkipDir
 			}
 			return nil

@@ -11,7 +11,9 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
-// An agent CLI, pinned: the npm package and the command it installs.
+// An agent CLI, pinned: the npm package and the command it installs
+// (a name in node_modules/.bin, or a path under node_modules for a
+// package that installs its program without a bin entry).
 type agentCLI struct {
 	pkg, version, bin string
 }
@@ -42,6 +44,9 @@ func (a agentCLI) install(t testing.TB) string {
 	}
 	dir := filepath.Join(cache, strings.NewReplacer("/", "_", "@", "_").Replace(a.pkg)+"_"+a.version)
 	bin := filepath.Join(dir, "node_modules", ".bin", a.bin)
+	if strings.Contains(a.bin, "/") {
+		bin = filepath.Join(dir, "node_modules", filepath.FromSlash(a.bin))
+	}
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}

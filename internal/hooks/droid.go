@@ -49,6 +49,8 @@ func parseDroid(payload []byte) (*Event, error) {
 		ev.Kind, ev.Detail = KindSessionEnd, h.Reason
 	case "PreCompact":
 		ev.Kind, ev.Detail = KindCompact, h.Trigger
+	case "PreToolUse":
+		editEvent(ev, &h.common)
 	default:
 		ev.Kind = KindIgnore
 	}

@@ -18,8 +18,9 @@ func TestDroidHooks(t *testing.T) {
 	e.mustRun(t, Droid, "droid/session_start.json", "opened session")
 	e.mustRun(t, Droid, "droid/user_prompt_submit.json", "began turn 1")
 	e.editAndRemove(t)
+	// Execute is no edit tool: nothing to do before it.
 	res, stderr, err := e.run(t, Droid, e.payload(t, "droid/pre_tool_use.json"))
-	if err != nil || res.Action != "ignored" || !strings.Contains(stderr, "ckpt does nothing for droid PreToolUse\n") {
+	if err != nil || res.Action != "ignored" || !strings.Contains(stderr, "ckpt does nothing for droid PreToolUse: not an edit tool: Execute\n") {
 		t.Fatalf("PreToolUse: %+v, %v, %q", res, err, stderr)
 	}
 	e.transcript(t, "droid/transcript.jsonl", "droid/stop.json")
@@ -50,7 +51,7 @@ func TestParseDroid(t *testing.T) {
 		{"stop.json", KindStop, "", ""},
 		{"session_end.json", KindSessionEnd, "prompt_input_exit", ""},
 		{"pre_compact.json", KindCompact, "manual", ""},
-		{"pre_tool_use.json", KindIgnore, "", ""},
+		{"pre_tool_use.json", KindIgnore, "not an edit tool: Execute", ""},
 	} {
 		data, err := os.ReadFile(filepath.Join("testdata", "droid", c.fixture))
 		if err != nil {

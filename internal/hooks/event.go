@@ -159,6 +159,7 @@ var editTools = map[string]map[string]string{
 	QwenCode:   {"write_file": "file_path", "edit": "file_path"},
 	// Codex's apply_patch names its files in the patch (its "command").
 	Codex: {"apply_patch": "command"},
+	Droid: {"Create": "file_path", "Edit": "file_path", "MultiEdit": "file_path"},
 }
 
 // patchFileRE finds the files an apply_patch patch adds, updates, deletes

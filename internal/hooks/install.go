@@ -163,7 +163,7 @@ var Events = map[string][]string{
 	Gemini:     {"SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent", "SessionEnd"},
 	Codex:      {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 	QwenCode:   {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
-	Droid:      {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	Droid:      {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 	// Cursor's two events that carry a turn: its sessionStart and
 	// sessionEnd add nothing ckpt needs (the prompt's hook opens the
 	// session; stop comes also for an aborted turn).

@@ -297,3 +297,27 @@ func TestDroid(t *testing.T) {
 	d.rewindThenUndo(with(start, map[string]string{"notes.txt": "mine\n", "keep.txt": "keep, edited\n", "build/out.o": "obj2\n"}), afterT3, "1", "--session", sid)
 	d.logHookTimes("Droid")
 }
+
+// TestDroidIgnoredEdits: Droid's Edit and Create change ignored files; its
+// PreToolUse hook keeps them, and a rewind puts them back.
+func TestDroidIgnoredEdits(t *testing.T) {
+	d := newDroid(t, map[string][]step{})
+	abs := func(p string) string { return filepath.Join(d.ws, p) }
+	var r *droidRPC
+	d.ignoredEdits("", ".env", d.model.turns, func(first bool, text string) string {
+		if first {
+			r = d.start()
+			t.Cleanup(r.close)
+		}
+		r.prompt(text)
+		return r.sid
+	},
+		func(p, content string) []step {
+			old := strings.TrimSuffix(d.read(p), "\n")
+			return []step{call("Read", map[string]any{"file_path": abs(p)}),
+				call("Edit", map[string]any{"file_path": abs(p), "old_str": old, "new_str": strings.TrimSuffix(content, "\n")})}
+		},
+		func(p, content string) []step {
+			return []step{call("Create", map[string]any{"file_path": abs(p), "content": content})}
+		})
+}

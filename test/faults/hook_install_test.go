@@ -49,8 +49,8 @@ func TestInstallLeavesTheUsersOwnCommand(t *testing.T) {
 		t.Errorf("install did not say it left the user's command:\n%s", out)
 	}
 	got := readFile(t, settings)
-	if strings.Count(got, "hook claude-code") != 4 || !strings.Contains(got, "notify-send done") {
-		t.Fatalf("after install (want the user's Stop and ckpt's three others):\n%s", got)
+	if strings.Count(got, "hook claude-code") != 5 || !strings.Contains(got, "notify-send done") {
+		t.Fatalf("after install (want the user's Stop and ckpt's four others):\n%s", got)
 	}
 	e.Must("hook", "claude-code", "uninstall", "--project")
 	if got := readFile(t, settings); got != orig {

@@ -245,3 +245,25 @@ func TestSessionStatWithTrackedIgnoredFile(t *testing.T) {
 		t.Fatalf("stat = %+v", st)
 	}
 }
+
+// Summarized turns keep the ignored files their edit tools changed: a
+// rewind of the summary turn puts them back (keeping user edits, and
+// exact).
+func TestRewindSummarizedTurnsPutsBackIgnoredFile(t *testing.T) {
+	for _, exact := range []bool{false, true} {
+		ctx := context.Background()
+		r, ws := openTest(t, map[string]string{".gitignore": ".env\n", ".env": "old\n", "a.txt": "a\n"})
+		c := newCtl(t, r, "env")
+		trackTurn(t, c, "one", []string{".env"}, func() { writeFile(t, ws, ".env", "new\n") })
+		turn(t, c, "two", func() { writeFile(t, ws, "a.txt", "a2\n") })
+		if _, err := c.Summarize(ctx, 1, SummarizeFrom); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{Exact: exact}); err != nil {
+			t.Fatal(err)
+		}
+		if got := testutil.ReadFile(t, ws, ".env"); got != "old\n" {
+			t.Errorf("exact=%v: .env = %q after rewinding the summarized turns", exact, got)
+		}
+	}
+}

@@ -138,6 +138,9 @@ func (c *Controller[R, S]) Summarize(ctx context.Context, turn int, dir Directio
 	for _, t := range s.Turns[first-1 : last] {
 		st.Parts = append(st.Parts, t.parts()...)
 	}
+	// The ignored files the turns' edit tools changed: the parts' ends
+	// hold them, and a rewind must capture and put them back.
+	st.Ignored = ignoredOf(s.Turns[first-1 : last])
 	seen := map[Path]int{}
 	for _, t := range s.Turns[first-1 : last] {
 		for _, f := range t.Files {

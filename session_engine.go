@@ -139,6 +139,19 @@ func (e sessionEngine) RestoreEdited(ctx context.Context, dryRun bool, message s
 	})
 }
 
+// Tracked returns the ignored paths a checkpoint holds (see MetaTracked).
+func (e sessionEngine) Tracked(ctx context.Context, id ID) ([]Path, error) {
+	rec, err := e.r.st.Checkpoint(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []Path
+	for _, p := range trackedOf(rec) {
+		out = append(out, Path(p))
+	}
+	return out, nil
+}
+
 // Amend records a checkpoint holding what base holds and, as they are now,
 // the ignored files paths name (see MetaTracked). HEAD does not move. It
 // returns the checkpoint and the paths it took: a file over the size

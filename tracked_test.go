@@ -267,3 +267,46 @@ func TestRewindSummarizedTurnsPutsBackIgnoredFile(t *testing.T) {
 		}
 	}
 }
+
+// An exact rewind puts back what a later summarized part's edit tool
+// changed, read from that part's start, and leaves alone an ignored file
+// HEAD tracks (another session's rewind put it back) that the turn's
+// start never held, as a plain restore to that start does.
+func TestExactRewindIgnoredFilesOfPartsAndOthers(t *testing.T) {
+	ctx := context.Background()
+	t.Run("summarized part", func(t *testing.T) {
+		r, ws := openTest(t, map[string]string{".gitignore": ".env\n", ".env": "old\n", "a.txt": "a\n"})
+		c := newCtl(t, r, "env")
+		turn(t, c, "one", func() { writeFile(t, ws, "a.txt", "a2\n") })
+		trackTurn(t, c, "two", []string{".env"}, func() { writeFile(t, ws, ".env", "new\n") })
+		if _, err := c.Summarize(ctx, 1, SummarizeFrom); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{Exact: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := testutil.ReadFile(t, ws, ".env"); got != "old\n" {
+			t.Errorf(".env = %q", got)
+		}
+	})
+	t.Run("tracked by another session", func(t *testing.T) {
+		r, ws := openTest(t, map[string]string{".gitignore": "*.env\n", "x.env": "x0\n", "z.env": "z0\n", "a.txt": "a\n"})
+		a, b := newCtl(t, r, "a"), newCtl(t, r, "b")
+		turn(t, a, "a1", func() { writeFile(t, ws, "a.txt", "a1\n") })
+		trackTurn(t, b, "b1", []string{"z.env"}, func() { writeFile(t, ws, "z.env", "z1\n") })
+		if _, err := b.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, ws, "z.env", "z-user\n")
+		trackTurn(t, a, "a2", []string{"x.env"}, func() { writeFile(t, ws, "x.env", "x1\n") })
+		if _, err := a.Rewind(ctx, 1, ScopeCode, RewindOptions{Exact: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := readAny(ws, "x.env"), "x0\n"; got != want {
+			t.Errorf("x.env = %q, want %q", got, want)
+		}
+		if got, want := readAny(ws, "z.env"), "z-user\n"; got != want {
+			t.Errorf("z.env = %q, want %q: the exact rewind's turn start never held it", got, want)
+		}
+	})
+}

@@ -87,6 +87,7 @@ func (f *fakeEngine) Amend(ctx context.Context, base ID, paths []Path, msg strin
 	f.mustHold("Amend")
 	return base, nil, nil
 }
+func (f *fakeEngine) Tracked(ctx context.Context, id ID) ([]Path, error) { return nil, nil }
 func (f *fakeEngine) Fork(ctx context.Context, name string, at ID) (*switched, error) {
 	f.mustHold("Fork")
 	return &switched{Branch: name}, nil

@@ -64,6 +64,10 @@ type Engine[R, S any] interface {
 	// files over the size limit and anything but files and symlinks are
 	// not taken.
 	Amend(ctx context.Context, base ID, paths []Path, message string) (ID, []Path, error)
+	// Tracked returns the ignored paths a checkpoint holds, present or
+	// absent (see Amend): a restore to it speaks for them and leaves other
+	// ignored files alone.
+	Tracked(ctx context.Context, checkpoint ID) ([]Path, error)
 	// LastOp returns the sequence number of the operation log's last
 	// entry (lock held): after a Restore, the restore's own.
 	LastOp(ctx context.Context) (int64, error)

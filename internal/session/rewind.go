@@ -182,7 +182,10 @@ func rewindPending(x int64) bool { return x < 0 }
 func (c *Controller[R, S]) rewindCodeLocked(ctx context.Context, s *Session, t *Turn, opts RewindOptions, out *RewindResult[R]) error {
 	var err error
 	if opts.Exact {
-		later := laterIgnored(s, t)
+		later, err := c.exactIgnored(ctx, s, t)
+		if err != nil {
+			return err
+		}
 		if len(later) == 0 {
 			out.Restore, err = c.e.Restore(ctx, t.Begin, opts.DryRun)
 			return err
@@ -549,39 +552,81 @@ func merge3(p string, base, ours, theirs *object.Entry, content func(*object.Ent
 	return []byte(merged), true, nil
 }
 
-// laterIgnored returns, for the ignored files the edit tools of turns
-// after t changed (and t's did not), the earliest of those turns: its
-// start holds the file as it was before any of them changed it.
-func laterIgnored(s *Session, t *Turn) map[Path]*Turn {
-	out := map[Path]*Turn{}
+// exactIgnored works out what an exact rewind to turn t does with the
+// ignored files the undone turns' edit tools changed: each goes back as
+// the earliest start that holds it (t's own, or a later turn's, or a
+// summarized part's: it was not tracked before). It returns those paths
+// (nil when t's start holds them all: a plain restore to it does) and the
+// starts to read them from.
+func (c *Controller[R, S]) exactIgnored(ctx context.Context, s *Session, t *Turn) (map[Path]ID, error) {
+	all := ignoredOf(undoneTurns(s, t.N))
+	if len(all) == 0 {
+		return nil, nil
+	}
+	held, err := c.e.Tracked(ctx, t.Begin)
+	if err != nil {
+		return nil, err
+	}
+	out := map[Path]ID{}
 	for _, u := range undoneTurns(s, t.N) {
-		if u == t {
-			continue
-		}
-		for _, p := range u.Ignored {
-			if _, ok := out[p]; !ok && !slices.Contains(t.Ignored, p) {
-				out[p] = u
+		for _, part := range u.parts() {
+			var listed []Path
+			for _, p := range all {
+				if _, ok := out[p]; !ok && !slices.Contains(held, p) {
+					listed = append(listed, p)
+				}
+			}
+			if len(listed) == 0 {
+				break
+			}
+			have, err := c.e.Tracked(ctx, part.Begin)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range listed {
+				if slices.Contains(have, p) {
+					out[p] = part.Begin
+				}
 			}
 		}
 	}
-	return out
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // rewindExactIgnored makes the workspace turn t's start, as --exact does,
 // and puts back the ignored files later turns' edit tools changed as the
-// first of those turns found them: t's start does not hold them (they
-// were not tracked yet), but they are the agent's doing all the same.
-func (c *Controller[R, S]) rewindExactIgnored(ctx context.Context, s *Session, t *Turn, later map[Path]*Turn, opts RewindOptions, out *RewindResult[R]) error {
+// first start that held them found them (see exactIgnored): t's start
+// does not hold them (they were not tracked yet), but they are the
+// agent's doing all the same. Other ignored files the workspace tracks
+// (HEAD lists them) and t's start does not are left alone, as a plain
+// restore to t's start leaves them.
+func (c *Controller[R, S]) rewindExactIgnored(ctx context.Context, s *Session, t *Turn, later map[Path]ID, opts RewindOptions, out *RewindResult[R]) error {
 	begin, err := c.e.Tree(ctx, t.Begin)
 	if err != nil {
 		return err
+	}
+	held, err := c.e.Tracked(ctx, t.Begin)
+	if err != nil {
+		return err
+	}
+	var headList []Path
+	if head, err := c.e.Head(ctx); err != nil {
+		return err
+	} else if !head.IsZero() {
+		if headList, err = c.e.Tracked(ctx, head); err != nil {
+			return err
+		}
 	}
 	var track []Path
 	for p := range later {
 		track = append(track, p)
 	}
+	track = append(track, held...)
 	slices.Sort(track)
-	track = append(track, t.Ignored...)
+	track = slices.Compact(track)
 	msg := fmt.Sprintf("rewind session %s to turn %d (exact)", s.ID, t.N)
 	meta := map[string]string{"session": s.ID, "turn": fmt.Sprint(t.N)}
 	out.Restore, err = c.e.RestoreEdited(ctx, opts.DryRun, msg, meta, track, func(ws *Workspace) (*Edits, error) {
@@ -593,13 +638,13 @@ func (c *Controller[R, S]) rewindExactIgnored(ctx context.Context, s *Session, t
 		}); err != nil {
 			return nil, err
 		}
-		for p, u := range later {
-			if e, err := v.lookup(begin, string(p)); err != nil {
-				return nil, err
-			} else if e != nil {
-				continue // t's start holds it (it was tracked then)
+		for _, p := range headList {
+			if _, ok := later[p]; !ok && !slices.Contains(held, p) {
+				delete(cur, string(p)) // not t's start's to speak for
 			}
-			ub, err := c.e.Tree(ctx, u.Begin)
+		}
+		for p, from := range later {
+			ub, err := c.e.Tree(ctx, from)
 			if err != nil {
 				return nil, err
 			}

@@ -87,11 +87,11 @@ func (r *Repo) Diff(ctx context.Context, opts DiffOptions) (*DiffResult, error) 
 		// are the workspace's too (see MetaTracked).
 		o := r.scanOptions(ctx, nil, nil)
 		if _, rec, err := r.head(ctx); err == nil {
-			o.Include = trackedOf(rec)
+			o.Tracked = trackedOf(rec)
 		}
 		if d.From != nil {
 			if rec, err := r.st.Checkpoint(ctx, d.From.ID); err == nil {
-				o.Include = unionPaths(o.Include, trackedOf(rec))
+				o.Tracked = unionPaths(o.Tracked, trackedOf(rec))
 			}
 		}
 		cache := r.loadCache(ctx)

@@ -245,7 +245,7 @@ func (r *Repo) dryRun(ctx context.Context, id ID, paths []string) (*RestoreResul
 	}
 	cache := r.loadCache(ctx)
 	o := r.scanOptions(ctx, nil, cache)
-	o.Include = trackedOf(target)
+	o.Tracked = trackedOf(target)
 	res, err := scan.Scan(ctx, o)
 	cache.Close()
 	if err != nil {

@@ -263,7 +263,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			o.IgnoreFiles = r.treeFile(ctx, rules.from)
 		}
 	}
-	o.Include = unionPaths(o.Include, tracked)
+	o.Tracked = tracked
 	res, err := scan.Scan(ctx, o)
 	if err != nil {
 		cw.Abort()

@@ -179,7 +179,7 @@ func (e sessionEngine) Amend(ctx context.Context, base ID, paths []Path, message
 		cache := r.loadCache(ctx)
 		defer cache.Close()
 		o := r.scanOptions(ctx, tx, cache)
-		o.Include = ps
+		o.Tracked = ps
 		edits := map[string]*object.Entry{}
 		var names []string
 		for _, p := range ps {
@@ -240,7 +240,7 @@ func (e sessionEngine) storeEdited(ctx context.Context, cp *object.Checkpoint, t
 	if dry != nil {
 		cache := r.loadCache(ctx)
 		o := r.scanOptions(ctx, nil, cache)
-		o.Include = tracked
+		o.Tracked = tracked
 		res, err := scan.Scan(ctx, o)
 		cache.Close()
 		if err != nil {

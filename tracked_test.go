@@ -310,3 +310,32 @@ func TestExactRewindIgnoredFilesOfPartsAndOthers(t *testing.T) {
 		}
 	})
 }
+
+// The user replaces an ignored directory holding a tracked file by a
+// symlink out of the workspace: a rewind writes nothing through it and
+// keeps the symlink (it is in the way of the file to put back).
+func TestRewindKeepsSymlinkInPlaceOfIgnoredDirectory(t *testing.T) {
+	for _, exact := range []bool{false, true} {
+		ctx := context.Background()
+		out := t.TempDir()
+		writeFile(t, out, "passwd", "outside\n")
+		r, ws := openTest(t, map[string]string{".gitignore": "cfg\n", "cfg/passwd": "orig\n", "a.txt": "a\n"})
+		c := newCtl(t, r, "s")
+		trackTurn(t, c, "one", []string{"cfg/passwd"}, func() { writeFile(t, ws, "cfg/passwd", "agent\n") })
+		if err := os.RemoveAll(filepath.Join(ws, "cfg")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(out, filepath.Join(ws, "cfg")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{Exact: exact}); err != nil {
+			t.Fatalf("exact=%v: %v", exact, err)
+		}
+		if got := readAny(out, "passwd"); got != "outside\n" {
+			t.Errorf("exact=%v: the file outside the workspace = %q", exact, got)
+		}
+		if l, err := os.Readlink(filepath.Join(ws, "cfg")); err != nil || l != out {
+			t.Errorf("exact=%v: the user's symlink cfg is gone (%q, %v)", exact, l, err)
+		}
+	}
+}

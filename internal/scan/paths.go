@@ -136,7 +136,7 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 	defer root.Close()
 	// A file Options.Include lists is captured whatever the ignore rules
 	// say (ckpt's own names and the store aside).
-	included := slices.Contains(opts.Include, rel)
+	included := slices.Contains(opts.Include, rel) || slices.Contains(opts.Tracked, rel)
 	m, err := matcherFor(root, dir)
 	bypassed := false
 	if ie := (*IgnoredError)(nil); included && errors.As(err, &ie) && ie.Source != "" {

@@ -169,6 +169,11 @@ type Options struct {
 	// them are captured there. Files and symlinks captured only because of
 	// it are reported in Result.Forced.
 	Include []string
+	// Tracked lists more paths captured like Include's (the ignored
+	// files a checkpoint holds), except that an ignored file or symlink
+	// on the way to one is not: the path is absent below it, and that
+	// entry is none of the tracked paths.
+	Tracked []string
 }
 
 // Progress is a snapshot of a running scan's counters.
@@ -285,6 +290,9 @@ type scanner struct {
 	// include: Options.Include (true) and the directories leading to
 	// those paths (false).
 	include map[string]bool
+	// viaTracked: directories of include leading only to Options.Tracked
+	// paths.
+	viaTracked map[string]bool
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -334,15 +342,16 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 	for _, e := range opts.Exclude {
 		s.exclude[e] = true
 	}
-	if len(opts.Include) > 0 {
-		s.include = map[string]bool{}
-		for _, p := range opts.Include {
+	if len(opts.Include)+len(opts.Tracked) > 0 {
+		s.include, s.viaTracked = map[string]bool{}, map[string]bool{}
+		for i, p := range append(slices.Clone(opts.Include), opts.Tracked...) {
 			s.include[p] = true
 			for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
 				if _, ok := s.include[d]; ok {
 					break
 				}
 				s.include[d] = false
+				s.viaTracked[d] = i >= len(opts.Include)
 			}
 		}
 	}
@@ -664,6 +673,12 @@ func (s *scanner) readDir(n *node) error {
 				s.markUntracked(n.rel)
 				continue
 			}
+		}
+		if ignored && !all && st.mode&sIFMT != sIFDIR && s.viaTracked[join(n.rel, name)] {
+			// On the way to a tracked path, but a file or symlink (never
+			// followed): that path is absent, and this entry stays out.
+			s.markUntracked(n.rel)
+			continue
 		}
 		if ignored && st.mode&sIFMT != sIFDIR {
 			s.rmu.Lock()

@@ -324,6 +324,41 @@ func TestIncludeIgnored(t *testing.T) {
 	}
 }
 
+// TestTrackedBelowIgnoredFile: a tracked path below an ignored file or
+// symlink is absent (a symlink is never followed), and the ignored entry
+// on the way to it is not captured either; an included one is (a revert
+// puts back what lies there).
+func TestTrackedBelowIgnoredFile(t *testing.T) {
+	f := newFixture(t)
+	f.write(".gitignore", "cfg\nflat\n", 0o644)
+	f.write("a", "a", 0o644)
+	f.write("flat", "a file where a directory was", 0o644)
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "passwd"), []byte("outside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(f.root, "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Scan(context.Background(), Options{Root: f.root, Tracked: []string{"cfg/passwd", "flat/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(capturedPaths(res), " "), ".gitignore a"; got != want {
+		t.Fatalf("captured %q, want %q", got, want)
+	}
+	if len(res.Forced) != 0 || !res.Untracked[""] {
+		t.Fatalf("Forced = %q, Untracked = %v", res.Forced, res.Untracked)
+	}
+	res, err = Scan(context.Background(), Options{Root: f.root, Include: []string{"flat/x"}, Tracked: []string{"cfg/passwd", "flat/y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(capturedPaths(res), " "), ".gitignore a flat"; got != want {
+		t.Fatalf("with flat/x included: captured %q, want %q", got, want)
+	}
+}
+
 func TestExcludeStoreInside(t *testing.T) {
 	f := newFixture(t)
 	f.write("a", "a", 0o644)

@@ -161,7 +161,7 @@ func agentResume(e *env, ctl *ckpt.Controller, res *ckpt.RewindResult) (*hooks.A
 	default:
 		return nil, ""
 	}
-	ar, err := hooks.ResumeBefore(s, t, hooks.ResumeOptions{DryRun: res.DryRun})
+	ar, err := hooks.ResumeBefore(s, t, hooks.ResumeOptions{DryRun: res.DryRun, Context: e.ctx})
 	if err != nil {
 		return nil, fmt.Sprintf("%s's own conversation still holds the rewound turns: %v", agentName(s.Agent), err)
 	}
@@ -247,6 +247,10 @@ func printRewindText(e *env, out *rewindOutput) {
 		switch ar := out.AgentResume; {
 		case ar != nil && ar.At == "":
 			e.warnf("%s's own conversation is unchanged; turn %d was its first, so a new conversation (%s) starts before it", agentName(ar.Agent), res.Turn, ar)
+		case ar != nil && len(ar.Command) == 0:
+			e.warnf("%s's own conversation is unchanged; the rewind would have %s fork it before turn %d (a new %s session; the original stays) and print the command that goes on from the fork", agentName(ar.Agent), agentName(ar.Agent), res.Turn, agentName(ar.Agent))
+		case ar != nil && ar.Agent == hooks.Codex && ar.Written:
+			e.warnf("%s's own conversation is unchanged; %s forked it before turn %d (%s); to go on from the fork (a new %s session; the original stays):\n  %s", agentName(ar.Agent), agentName(ar.Agent), res.Turn, ar.File, agentName(ar.Agent), ar)
 		case ar != nil && ar.File != "" && !ar.Written:
 			e.warnf("%s's own conversation is unchanged; the rewind would write a copy of it ending before turn %d (%s) and go on from it with:\n  %s", agentName(ar.Agent), res.Turn, ar.File, ar)
 		case ar != nil && ar.File != "":

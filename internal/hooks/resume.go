@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,10 +22,13 @@ type AgentResume struct {
 	Command []string `json:"command"`
 	// At is the agent's message the resumed conversation ends with (""
 	// for a new conversation: the turn was the first); for Gemini CLI, the
-	// message of the turn's prompt, where the copy is rewound to.
+	// message of the turn's prompt, where the copy is rewound to; for
+	// Codex, the turn the fork ends before.
 	At string `json:"at,omitempty"`
 	// File is the copy of the agent's chat ckpt wrote for it to import
-	// (Gemini CLI), or would write (a dry run, Written false).
+	// (Gemini CLI), or would write (a dry run, Written false); for Codex,
+	// the rollout file of the fork Codex wrote. A Codex dry run has no
+	// File and no Command: the fork's id is Codex's to choose.
 	File    string `json:"file,omitempty"`
 	Written bool   `json:"written,omitempty"`
 }
@@ -36,6 +40,9 @@ type ResumeOptions struct {
 	Dir string
 	// DryRun computes the command but writes nothing.
 	DryRun bool
+	// Context bounds the agent's own commands ckpt runs (Codex's app
+	// server); nil for none.
+	Context context.Context
 }
 
 // String is the command as a shell line.
@@ -63,14 +70,17 @@ var ErrNoResume = errors.New("cannot resume the agent's conversation before the 
 //     copied into o.Dir with a rewind to the turn's prompt appended (the
 //     record Gemini CLI itself writes when it rewinds); Gemini CLI imports
 //     it as a new session.
+//   - Codex: codex resume FORK, where FORK is a new thread Codex's app
+//     server forks from the session's before the turn (thread/fork with
+//     beforeTurnId); see codexResume.
 //
 // For other agents it returns an error wrapping ErrNoResume. The turn's
 // prompt is found from the transcript's end, skipping one prompt of the
 // same words for each later turn that had them (a "go on" sent again),
 // removed turns included: the agent's transcript still holds those.
 func ResumeBefore(s *ckpt.Session, t *ckpt.Turn, o ResumeOptions) (*AgentResume, error) {
-	if s.Agent != ClaudeCode && s.Agent != Gemini {
-		return nil, fmt.Errorf("%w: ckpt resumes Claude Code's and Gemini CLI's conversations only (this session's agent: %q)", ErrNoResume, s.Agent)
+	if s.Agent != ClaudeCode && s.Agent != Gemini && s.Agent != Codex {
+		return nil, fmt.Errorf("%w: ckpt resumes Claude Code's, Gemini CLI's and Codex's conversations only (this session's agent: %q)", ErrNoResume, s.Agent)
 	}
 	if s.Transcript == "" {
 		return nil, fmt.Errorf("%w: the hooks have not named %s's transcript for session %s", ErrNoResume, agentTitle(s.Agent), s.ID)
@@ -84,8 +94,11 @@ func ResumeBefore(s *ckpt.Session, t *ckpt.Turn, o ResumeOptions) (*AgentResume,
 			}
 		}
 	}
-	if s.Agent == Gemini {
+	switch s.Agent {
+	case Gemini:
 		return geminiResume(s, want, later, o)
+	case Codex:
+		return codexResume(s, want, later, o)
 	}
 	uuid, parent, err := findPrompt(s.Transcript, want, later)
 	if err != nil {

@@ -38,7 +38,7 @@ func TestResumeBefore(t *testing.T) {
 	}{
 		"unknown prompt": {s, "never asked"},
 		"no transcript":  {&ckpt.Session{ID: "x", Agent: ClaudeCode}, "p"},
-		"another agent":  {&ckpt.Session{ID: "x", Agent: Codex, Transcript: tr}, "p"},
+		"another agent":  {&ckpt.Session{ID: "x", Agent: QwenCode, Transcript: tr}, "p"},
 	} {
 		if _, err := ResumeBefore(c.s, &ckpt.Turn{Prompt: c.prompt}, ResumeOptions{}); !errors.Is(err, ErrNoResume) {
 			t.Errorf("%s: %v, want ErrNoResume", name, err)

@@ -317,8 +317,10 @@ func TestCodex(t *testing.T) {
 	c.rewindThenUndo(with(afterT1, map[string]string{"build/out.o": "obj2\n"}), afterT3, "2", "--exact", "--session", sid)
 
 	// The conversation: ckpt's copy loses turns 2 and 3 (the files stay).
-	// Codex's own conversation is not forked: ckpt says so, and the
-	// session, resumed, still has every turn.
+	// Codex's own conversation is never changed: a dry run says Codex
+	// would fork it, and here ckpt cannot (no `codex` on its PATH), so it
+	// forks nothing; the session, resumed, still has every turn.
+	// TestCodexForkBeforeTurn has the fork.
 	var rw struct {
 		Turn        int             `json:"turn"`
 		Prompt      string          `json:"prompt"`
@@ -326,8 +328,8 @@ func TestCodex(t *testing.T) {
 		AgentResume json.RawMessage `json:"agent_resume"`
 	}
 	_, _, errs := c.ckptCode("rewind", "2", "--conversation", "--dry-run", "--session", sid)
-	if !strings.Contains(errs, "Codex's own conversation still holds the rewound turns") {
-		t.Errorf("rewind --conversation --dry-run does not say Codex's conversation is not rewound:\n%s", errs)
+	if !strings.Contains(errs, "Codex's own conversation is unchanged; the rewind would have Codex fork it before turn 2") {
+		t.Errorf("rewind --conversation --dry-run does not say Codex would fork its conversation:\n%s", errs)
 	}
 	if err := json.Unmarshal([]byte(c.ckpt("rewind", "2", "--conversation", "--json", "--session", sid)), &rw); err != nil {
 		t.Fatal(err)
@@ -566,20 +568,72 @@ func (c *codex) appServer(method string, params any) json.RawMessage {
 	return nil
 }
 
-// TestCodexForkBeforeTurn is what ckpt could use to resume Codex's own
-// conversation as it was before turn N (it does not yet: rewind
-// --conversation rewinds only ckpt's record): Codex 0.169's app-server
-// forks a thread up to a turn (thread/fork with lastTurnId, the id of
-// turn N-1 from the rollout file), and `codex exec resume` goes on from
-// the fork. The original conversation stays whole, and ckpt's hooks
-// record the fork as a session of its own.
+// codexOnPath lets ckpt run this Codex: a conversation rewind has
+// Codex's app server fork the conversation, and ckpt finds `codex` on
+// PATH — with the refusing proxy, so it reaches nothing beyond loopback.
+func (c *codex) codexOnPath() {
+	for i, kv := range c.world.env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			c.world.env[i] = "PATH=" + filepath.Dir(c.bin) + string(os.PathListSeparator) + p
+		}
+	}
+	c.world.env = append(c.world.env, c.env()...)
+}
+
+// codexResumeJSON is a conversation rewind's agent_resume for Codex.
+type codexResumeJSON struct {
+	Agent   string   `json:"agent"`
+	Command []string `json:"command"`
+	At      string   `json:"at"`
+	File    string   `json:"file"`
+	Written bool     `json:"written"`
+}
+
+// rewindCodex runs `ckpt rewind ARGS --json` and returns its agent_resume.
+func (c *codex) rewindCodex(args ...string) *codexResumeJSON {
+	c.t.Helper()
+	var rw struct {
+		AgentResume *codexResumeJSON `json:"agent_resume"`
+	}
+	if err := json.Unmarshal([]byte(c.ckpt(append([]string{"rewind", "--json"}, args...)...)), &rw); err != nil {
+		c.t.Fatal(err)
+	}
+	return rw.AgentResume
+}
+
+// rollouts counts the rollout files under $CODEX_HOME/sessions.
+func (c *codex) rollouts() int {
+	c.t.Helper()
+	n := 0
+	err := filepath.WalkDir(filepath.Join(c.home, "sessions"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// TestCodexForkBeforeTurn: a conversation rewind to turn 2 has Codex's
+// app server fork the conversation before turn 2 (thread/fork with
+// beforeTurnId, the turn's id from the rollout file) and prints `codex
+// resume FORK`; resumed, the fork sends turn 1 and nothing after. The
+// original rollout stays byte for byte, and ckpt's hooks record the fork
+// as a session of its own. A rewind of the fork's own first turn forks
+// again (the fork's history, inherited from the original, comes before
+// it), and a rewind of the original's turn 1 starts a new conversation.
 func TestCodexForkBeforeTurn(t *testing.T) {
 	c := newCodex(t, map[string][]step{
-		"[t1]": {patch("*** Add File: one.txt", "+1")},
-		"[t2]": {patch("*** Add File: two.txt", "+2")},
-		"[t3]": {patch("*** Add File: three.txt", "+3")},
-		"[t9]": {patch("*** Add File: nine.txt", "+9")},
+		"[t1]":  {patch("*** Add File: one.txt", "+1")},
+		"[t2]":  {patch("*** Add File: two.txt", "+2")},
+		"[t3]":  {patch("*** Add File: three.txt", "+3")},
+		"[t9]":  {patch("*** Add File: nine.txt", "+9")},
+		"[t10]": nil,
 	}, false)
+	c.codexOnPath()
 	sid := c.prompt("", "[t1] one")
 	c.prompt(sid, "[t2] two")
 	c.prompt(sid, "[t3] three")
@@ -592,38 +646,103 @@ func TestCodexForkBeforeTurn(t *testing.T) {
 	if len(ids) != 3 {
 		t.Fatalf("turn ids in the rollout: %q", ids)
 	}
-	var fork struct {
-		Thread struct {
-			ID           string `json:"id"`
-			ForkedFromID string `json:"forkedFromId"`
-			Turns        []struct {
-				ID string `json:"id"`
-			} `json:"turns"`
-		} `json:"thread"`
+
+	// A dry run says what it would do, and Codex writes nothing.
+	if _, _, errs := c.ckptCode("rewind", "2", "--conversation", "--dry-run", "--session", sid); !strings.Contains(errs, "Codex's own conversation is unchanged; the rewind would have Codex fork it before turn 2") {
+		t.Errorf("rewind 2 --conversation --dry-run:\n%s", errs)
 	}
-	if err := json.Unmarshal(c.appServer("thread/fork", map[string]any{"threadId": sid, "lastTurnId": ids[0]}), &fork); err != nil {
+	if ar := c.rewindCodex("2", "--conversation", "--dry-run", "--session", sid); ar == nil || ar.At != ids[1] || ar.Written || ar.File != "" || ar.Command != nil {
+		t.Errorf("rewind 2 --conversation --dry-run: agent_resume %+v", ar)
+	}
+	if n := c.rollouts(); n != 1 {
+		t.Errorf("%d rollout files after the dry runs, want 1", n)
+	}
+
+	_, _, errs := c.ckptCode("rewind", "2", "--conversation", "--session", sid)
+	if got := c.session(sid).prompts(); !reflect.DeepEqual(got, []string{"[t1] one"}) {
+		t.Fatalf("ckpt's turns after rewind 2 --conversation: %q", got)
+	}
+	var fork string
+	for _, l := range strings.Split(errs, "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "codex" && f[1] == "resume" {
+			fork = f[2]
+		}
+	}
+	if fork == "" || !strings.Contains(errs, "Codex's own conversation is unchanged; Codex forked it before turn 2 (") {
+		t.Fatalf("rewind 2 --conversation does not print `codex resume FORK`:\n%s", errs)
+	}
+	if n := c.rollouts(); n != 2 {
+		t.Errorf("%d rollout files after the fork, want 2", n)
+	}
+	var turns struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(c.appServer("thread/turns/list", map[string]any{"threadId": fork}), &turns); err != nil {
 		t.Fatal(err)
 	}
-	if fork.Thread.ForkedFromID != sid || len(fork.Thread.Turns) != 1 || fork.Thread.Turns[0].ID != ids[0] {
-		t.Fatalf("thread/fork: %+v", fork.Thread)
+	if len(turns.Data) != 1 || turns.Data[0].ID != ids[0] {
+		t.Errorf("the fork's turns, as Codex lists them: %+v, want %s only", turns.Data, ids[0])
 	}
+
+	// `codex resume FORK`, run as `codex exec resume FORK PROMPT`.
 	c.model.reset()
-	if got := c.prompt(fork.Thread.ID, "[t9] after the fork"); got != fork.Thread.ID {
-		t.Fatalf("resumed %s, want the fork %s", got, fork.Thread.ID)
+	if got := c.prompt(fork, "[t9] after the fork"); got != fork {
+		t.Fatalf("resumed %s, want the fork %s", got, fork)
 	}
 	for _, r := range c.model.requests() {
 		if want := []string{"[t1]", "[t9]"}; !reflect.DeepEqual(r.Markers, want) {
 			t.Errorf("the fork sent turns %q, want %q", r.Markers, want)
 		}
 	}
+	if len(c.model.requests()) != 2 {
+		t.Errorf("%d requests for [t9], want 2", len(c.model.requests()))
+	}
 	if after, err := os.ReadFile(rollout); err != nil || string(after) != string(before) {
 		t.Errorf("the original rollout changed (%v)", err)
 	}
-	if got := c.session(fork.Thread.ID).prompts(); !reflect.DeepEqual(got, []string{"[t9] after the fork"}) {
+	fs := c.session(fork)
+	if got := fs.prompts(); !reflect.DeepEqual(got, []string{"[t9] after the fork"}) {
 		t.Errorf("ckpt's record of the fork: %q", got)
 	}
-	if c.read("nine.txt") != "9\n" {
-		t.Errorf("nine.txt %q", c.read("nine.txt"))
+	if fs.Session.Agent != "codex" || !strings.HasSuffix(fs.Session.Transcript, fork+".jsonl") {
+		t.Errorf("the fork's session: agent %q, transcript %q", fs.Session.Agent, fs.Session.Transcript)
+	}
+	c.wantTree("after the fork's turn", map[string]string{"one.txt": "1\n", "two.txt": "2\n", "three.txt": "3\n", "nine.txt": "9\n"})
+
+	// The fork's first turn: its rollout holds only its own turns, and
+	// [t1] (the original's) comes before [t9]: a fork again.
+	forkRollout := fs.Session.Transcript
+	forkBefore, err := os.ReadFile(forkRollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar2 := c.rewindCodex("1", "--conversation", "--session", fork)
+	if ar2 == nil || len(ar2.Command) != 3 || ar2.Command[0] != "codex" || ar2.Command[1] != "resume" || !ar2.Written || ar2.File == "" {
+		t.Fatalf("rewind 1 --conversation of the fork: agent_resume %+v", ar2)
+	}
+	c.model.reset()
+	c.prompt(ar2.Command[2], "[t10] again")
+	for _, r := range c.model.requests() {
+		if want := []string{"[t1]", "[t10]"}; !reflect.DeepEqual(r.Markers, want) {
+			t.Errorf("the fork of the fork sent turns %q, want %q", r.Markers, want)
+		}
+	}
+	if after, err := os.ReadFile(forkRollout); err != nil || string(after) != string(forkBefore) {
+		t.Errorf("the fork's rollout changed (%v)", err)
+	}
+
+	// The original's first turn: a new conversation, nothing forked.
+	n := c.rollouts()
+	if ar := c.rewindCodex("1", "--conversation", "--session", sid); ar == nil || !reflect.DeepEqual(ar.Command, []string{"codex"}) || ar.At != "" || ar.Written {
+		t.Errorf("rewind 1 --conversation: agent_resume %+v", ar)
+	}
+	if c.rollouts() != n {
+		t.Errorf("rewind 1 --conversation wrote a rollout")
+	}
+	if after, err := os.ReadFile(rollout); err != nil || string(after) != string(before) {
+		t.Errorf("the original rollout changed (%v)", err)
 	}
 }
 

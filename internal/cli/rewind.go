@@ -49,7 +49,8 @@ turn's own edit tools named it (reported as shared). A conversation rewind
 also prints how to go on in the agent's own conversation from before the
 turn: for Claude Code a command that resumes it as a fork, for Gemini CLI
 one that imports a copy of its chat (written to agent-forks/ in ckpt's
-state directory); the agent's own files are not touched.
+state directory), for Codex one that resumes the fork Codex's app server
+wrote (codex must be on PATH); the agent's own files are not touched.
 
 Without TURN, on a terminal, rewind opens the picker: the session's turns,
 newest first. Enter on a turn opens [code+conversation] [conversation]

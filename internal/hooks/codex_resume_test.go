@@ -149,3 +149,32 @@ func TestCodexHome(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCodexRollout: any rollout file reads without a panic, as turns
+// with distinct, non-empty ids. The seeds are the recorded rollouts'
+// short lines (the long ones carry instructions, slow to mutate).
+func FuzzCodexRollout(f *testing.F) {
+	for _, name := range []string{"rollout.jsonl", "fork.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("testdata/codex-rollout", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		var short []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if len(l) < 600 {
+				short = append(short, l)
+			}
+		}
+		f.Add([]byte(strings.Join(short, "\n")))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		turns, _ := codexRollout(data)
+		seen := map[string]bool{}
+		for _, tu := range turns {
+			if tu.id == "" || seen[tu.id] {
+				t.Fatalf("turns %q", turns)
+			}
+			seen[tu.id] = true
+		}
+	})
+}

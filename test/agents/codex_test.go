@@ -416,7 +416,8 @@ func TestCodexStoreTrouble(t *testing.T) {
 
 // TestCodexRewindBoth: code and conversation at once. The files go back
 // and ckpt's record loses turn 2; undo brings the files back and leaves
-// ckpt's record rewound. Codex's own conversation is not rewound.
+// ckpt's record rewound. Codex's own conversation is not forked here (ckpt
+// has no codex on its PATH; TestCodexForkBeforeTurn forks it).
 func TestCodexRewindBoth(t *testing.T) {
 	c := newCodex(t, map[string][]step{
 		"[t1]": {patch("*** Add File: one.txt", "+1")},

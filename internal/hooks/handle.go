@@ -621,7 +621,11 @@ func appendLog(path, line string) error {
 
 // workspacePath returns the workspace-relative, slash-separated path of
 // the file an agent's tool names (absolute, or relative to cwd), and false
-// for a path outside the workspace.
+// for a path outside the workspace. The directories on the way are
+// resolved as the tool's write would resolve them: a symlinked directory
+// inside the workspace leads to the file it writes (ws/link/f is sub/f
+// when link points to sub), and one leading out of the workspace leads
+// out. The file itself may be a symlink: that is the path kept.
 func workspacePath(ws, cwd, p string) (string, bool) {
 	if !filepath.IsAbs(p) {
 		if cwd == "" {
@@ -630,20 +634,29 @@ func workspacePath(ws, cwd, p string) (string, bool) {
 		p = filepath.Join(cwd, p)
 	}
 	p = filepath.Clean(p)
-	for _, w := range []string{ws, evalDir(ws)} {
-		for _, q := range []string{p, filepath.Join(evalDir(filepath.Dir(p)), filepath.Base(p))} {
-			if rel, err := filepath.Rel(w, q); err == nil && rel != "." && filepath.IsLocal(rel) {
-				return filepath.ToSlash(rel), true
-			}
+	q := filepath.Join(evalDir(filepath.Dir(p)), filepath.Base(p))
+	for _, w := range []string{evalDir(ws), ws} {
+		if rel, err := filepath.Rel(w, q); err == nil && rel != "." && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel), true
 		}
 	}
 	return "", false
 }
 
-// evalDir resolves a directory's symlinks, or returns it as it is.
+// evalDir resolves a directory's symlinks — those of its longest
+// existing ancestor, for a directory not made yet — or returns it as it
+// is.
 func evalDir(d string) string {
-	if e, err := filepath.EvalSymlinks(d); err == nil {
-		return e
+	rest := ""
+	for cur := d; ; {
+		if e, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(e, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return d
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
 	}
-	return d
 }

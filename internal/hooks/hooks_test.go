@@ -685,3 +685,35 @@ func TestEditToolKeepsIgnoredFile(t *testing.T) {
 		t.Fatalf(".env = %q after the rewind", got)
 	}
 }
+
+// The file an edit tool names is found as its write finds it: through a
+// symlinked directory inside the workspace to the real file; through one
+// leading out, nowhere in the workspace; in a directory not made yet, below
+// its resolved ancestor.
+func TestWorkspacePath(t *testing.T) {
+	ws, out := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	os.Symlink("sub", filepath.Join(ws, "link"))
+	os.Symlink(out, filepath.Join(ws, "away"))
+	wsLink := filepath.Join(t.TempDir(), "wslink")
+	os.Symlink(ws, wsLink)
+	for _, c := range []struct {
+		cwd, p, want string
+		ok           bool
+	}{
+		{ws, ".env", ".env", true},
+		{ws, filepath.Join(ws, "link", "f"), "sub/f", true},
+		{filepath.Join(ws, "link"), "f", "sub/f", true},
+		{ws, filepath.Join(ws, "away", "f"), "", false},
+		{ws, filepath.Join(ws, "new", "dir", "f"), "new/dir/f", true},
+		{ws, filepath.Join(wsLink, "link", "new", "f"), "sub/new/f", true},
+		{ws, "../x", "", false},
+		{ws, ws, "", false},
+		{ws, "/etc/passwd", "", false},
+	} {
+		got, ok := workspacePath(ws, c.cwd, c.p)
+		if got != c.want || ok != c.ok {
+			t.Errorf("workspacePath(%s, %s) = %q, %v; want %q, %v", c.cwd, c.p, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -387,7 +387,11 @@ func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bo
 		}
 		keepNested(rs.plan, rs.c.res)
 		// Keep the current state unless a checkpoint already holds it.
-		needPre := (rs.headRec == nil || rs.current != rs.headRec.Tree) && rs.current != rs.target.Tree
+		// A capture that took ignored files HEAD does not list (they are
+		// absent, so the trees match) still needs its own checkpoint:
+		// HEAD does not say they were absent, and undo would leave what
+		// the restore writes there.
+		needPre := (rs.headRec == nil || rs.current != rs.headRec.Tree || !listsAll(rs.headRec, rs.c.tracked)) && rs.current != rs.target.Tree
 		if recovering {
 			// The state before the interrupted restore is j.Before; the
 			// half-restored state needs no checkpoint unless something else
@@ -423,8 +427,14 @@ func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bo
 		}
 		if !recovering {
 			j.Before = j.Head
-			if rs.preRec != nil {
+			switch {
+			case rs.preRec != nil:
 				j.Before, j.Pre = rs.preRec.ID, true
+			case !needPre && rs.current == rs.target.Tree && listsAll(rs.target, rs.c.tracked):
+				// The workspace is the target already (edits no
+				// checkpoint held, which a rewind's target took in):
+				// that is the state before, and what undo goes back to.
+				j.Before = rs.target.ID
 			}
 		}
 		if rs.plan.Empty() {
@@ -514,7 +524,7 @@ func (r *Repo) finalizeRestore(ctx context.Context, rs *restoreState, j journalD
 		if j.Op == OpSwitch {
 			detail = j.FromBranch + " -> " + j.Branch
 		}
-		if j.Op != OpRestore || oc.Changed || j.Before != newHead {
+		if j.Op != OpRestore || oc.Changed || j.Before != newHead || j.Head != newHead {
 			_, err := tx.AppendOp(store.Op{Kind: string(j.Op), Before: j.Before, After: newHead, Target: j.OpTarget, Checkpoint: rs.target.ID, Detail: detail})
 			return err
 		}

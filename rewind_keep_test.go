@@ -400,3 +400,27 @@ func TestKeepUserEditsAddedThenDeleted(t *testing.T) {
 		t.Errorf("conflicts %v, kept %v", res.Conflicts, res.Kept)
 	}
 }
+
+// A rewind with nothing left to take back (the user already undid the
+// turn by hand) while the user has edits no checkpoint holds: undo must
+// leave the workspace as it was before the rewind, not go back to HEAD
+// (which lacks those edits).
+func TestKeepUserEditsNoOpRewindThenUndo(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	c := newCtl(t, r, "keep")
+	turn(t, c, "agent edits a", func() { writeFile(t, ws, "a.txt", "agent\n") })
+	writeFile(t, ws, "a.txt", "a\n")    // the user takes the turn back by hand
+	writeFile(t, ws, "b.txt", "mine\n") // and edits b
+	if _, err := c.Rewind(ctx, 1, ScopeCode, RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Undo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"a.txt": "a\n", "b.txt": "mine\n"} {
+		if got := testutil.ReadFile(t, ws, p); got != want {
+			t.Errorf("after the rewind and its undo %s = %q, want %q", p, got, want)
+		}
+	}
+}

@@ -143,3 +143,18 @@ func (r *Repo) IgnoredFiles(paths []string) []string {
 	}
 	return unionPaths(out)
 }
+
+// listsAll reports whether rec lists every one of paths as a tracked
+// ignored path.
+func listsAll(rec *store.Record, paths []string) bool {
+	if len(paths) == 0 {
+		return true
+	}
+	have := trackedOf(rec)
+	for _, p := range paths {
+		if !slices.Contains(have, p) {
+			return false
+		}
+	}
+	return true
+}

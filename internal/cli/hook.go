@@ -126,6 +126,26 @@ install' writes one, .opencode/plugins/ckpt.js, that runs 'ckpt hook opencode'
                        record the files it changed, the replies and tool calls)
 
 The ckpt session's id is OpenCode's session id (ses_...).`,
+	hooks.Copilot: `'ckpt hook copilot' is the hook program GitHub Copilot CLI runs: it reads the
+hook's JSON on stdin and acts by hook_event_name:
+
+  SessionStart       open (or resume) the session with Copilot's session id
+  UserPromptSubmit   begin a turn: checkpoint the whole workspace, the prompt
+                     as the turn's label
+  Stop               end the turn: checkpoint again, record the files it
+                     changed and, from Copilot's session events, the replies
+                     and tool calls (Copilot waits for it)
+  SessionEnd         end a turn still in progress
+  PreCompact         note the compaction in the conversation
+
+Those are the names Copilot gives its events when they are configured in
+PascalCase; configured in camelCase (sessionStart, userPromptSubmitted,
+agentStop, sessionEnd) Copilot sends no event name, and ckpt tells the event
+from the payload's fields.
+
+'ckpt hook copilot install' writes these hooks to ckpt.json in
+~/.copilot/hooks/ (or, --project, in the repository's .github/hooks/, which
+Copilot reads only in a folder you trust).`,
 	hooks.Generic: `'ckpt hook generic' drives a session from any agent, script or in-house
 harness, the way the agents' hooks do: one JSON object per call on stdin.
 
@@ -175,7 +195,7 @@ two payloads are told apart by their content.`,
 func newHookCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "hook AGENT [install|uninstall] | hook status",
-		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex, Qwen Code, OpenCode, Droid, Cursor",
+		Short: "Agent hooks: sessions and turn checkpoints from Claude Code, Gemini CLI, Codex, Qwen Code, OpenCode, Copilot CLI, Droid, Cursor",
 		Long: `Hook is the program coding agents run at their hook events, so every turn of
 the agent is a session turn in ckpt: a whole-tree checkpoint when it begins
 (shell side effects are covered), another when it ends, the files it
@@ -193,6 +213,8 @@ and the rest.
                                      Factory's Droid: .factory/settings.json
   ckpt hook cursor install [--project|--user]
                                      Cursor's agent: .cursor/hooks.json
+  ckpt hook copilot install [--user|--project]
+                                     write ckpt's hooks file for Copilot CLI
   ckpt hook AGENT uninstall [--local|--project|--user]
                                      remove exactly what install added
   ckpt hook status                   what is installed where
@@ -271,6 +293,8 @@ func agentName(agent string) string {
 		return "Droid"
 	case hooks.Cursor:
 		return "Cursor"
+	case hooks.Copilot:
+		return "Copilot CLI"
 	}
 	return agent
 }
@@ -388,6 +412,7 @@ func newHookInstallCmd(e *env, agent string, install bool) *cobra.Command {
 		hooks.QwenCode:   "the workspace's .qwen/settings.json\n(--project, the default) or ~/.qwen/settings.json (--user; $QWEN_HOME/settings.json\nif set)",
 		hooks.Droid:      "the workspace's .factory/settings.json\n(--project, the default) or ~/.factory/settings.json (--user)",
 		hooks.Cursor:     "the workspace's .cursor/hooks.json\n(--project, the default) or ~/.cursor/hooks.json (--user)",
+		hooks.Copilot:    "the hooks file ckpt.json in ~/.copilot/hooks/\n(--user, the default; $COPILOT_HOME/hooks/ if set) or in the workspace's\n.github/hooks/ (--project)",
 	}[agent]
 	var long string
 	if install {
@@ -441,6 +466,21 @@ the file only if the command changed; a file of that name that is not
 ckpt's is refused, not replaced. A copy of a file it replaces is kept in
 $XDG_STATE_HOME/ckpt/hook-backups.`, file)
 		}
+		if agent == hooks.Copilot {
+			long = fmt.Sprintf(`Install writes %s.
+
+Copilot CLI runs the hooks of every .json file in those hooks directories,
+waiting for each: ckpt's file runs 'ckpt hook copilot' at SessionStart,
+UserPromptSubmit, Stop and SessionEnd (see 'ckpt hook copilot --help'). The
+hooks in a repository's .github/hooks/ run only once you trust the folder
+(Copilot asks when it starts there; 'copilot -p' needs --trust-folder or a
+trust saved before); the user's run everywhere, which is why they are the
+default. The file runs this ckpt by its absolute path (through the PATH entry
+that leads to it, if any); --command sets another. Installing again rewrites
+the file only if the command changed; a file of that name holding any other
+hook is refused, not replaced. A copy of a file it replaces is kept in
+$XDG_STATE_HOME/ckpt/hook-backups.`, file)
+		}
 	} else {
 		long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s,
 and the lists and objects they leave empty; nothing else changes. An entry
@@ -451,6 +491,12 @@ yours that runs 'ckpt hook' among other things is left as it is.`, file)
 if it is ckpt's (it starts with ckpt's comment line); a file of that name
 that is not ckpt's is left alone. A copy is kept in
 $XDG_STATE_HOME/ckpt/hook-backups.`, file)
+		}
+		if agent == hooks.Copilot {
+			long = fmt.Sprintf(`Uninstall removes %s,
+if it is ckpt's (each hook in it runs 'ckpt hook copilot' exactly as install
+writes it); a file of that name with any other hook is left alone. A copy is
+kept in $XDG_STATE_HOME/ckpt/hook-backups.`, file)
 		}
 		if agent == hooks.Codex {
 			long = fmt.Sprintf(`Uninstall removes ckpt's hook entries from %s, their
@@ -478,10 +524,18 @@ alone).`, file)
 			c.Use = verb + " [--local|--project|--user]"
 			c.Flags().BoolVar(&o.local, "local", false, "the workspace's settings on this machine: .claude/settings.local.json (default)")
 			c.Flags().BoolVar(&o.project, "project", false, "the workspace's shared settings: .claude/settings.json")
+		} else if agent == hooks.Copilot {
+			c.Use = verb + " [--user|--project]"
+			c.Example = fmt.Sprintf("  ckpt hook copilot %[1]s\n  ckpt hook copilot %[1]s --project --json", verb)
+			c.Flags().BoolVar(&o.project, "project", false, "the workspace's .github/hooks/ (Copilot runs them in a trusted folder only)")
 		} else {
 			c.Flags().BoolVar(&o.project, "project", false, "the workspace's settings (default)")
 		}
-		c.Flags().BoolVar(&o.user, "user", false, "the user's settings, for every project")
+		userHelp := "the user's settings, for every project"
+		if agent == hooks.Copilot {
+			userHelp = "the user's ~/.copilot/hooks/, for every project (default)"
+		}
+		c.Flags().BoolVar(&o.user, "user", false, userHelp)
 	}
 	if install {
 		c.Flags().StringVar(&o.command, "command", "", "run ckpt as `CMD` (default: this ckpt's absolute path)")

@@ -15,7 +15,7 @@ import (
 // Commands are the agents' own commands, as their npm packages install
 // them.
 var Commands = map[string]string{ClaudeCode: "claude", Gemini: "gemini", Codex: "codex", QwenCode: "qwen", OpenCode: "opencode",
-	Droid: "droid", Cursor: "cursor-agent"}
+	Copilot: "copilot", Droid: "droid", Cursor: "cursor-agent"}
 
 // Agent is an agent's command as found on PATH.
 type Agent struct {

@@ -21,7 +21,7 @@ const (
 )
 
 // Agents lists the supported agents.
-var Agents = []string{ClaudeCode, Gemini, Codex, QwenCode, OpenCode, Droid, Cursor}
+var Agents = []string{ClaudeCode, Gemini, Codex, QwenCode, OpenCode, Copilot, Droid, Cursor}
 
 // Generic is the hook program for any other agent, script or harness: it
 // takes ckpt's own protocol (see [parseGeneric]) and has nothing to
@@ -114,6 +114,8 @@ func Parse(agent string, payload []byte) (*Event, error) {
 		return parseDroid(payload)
 	case Cursor:
 		return parseCursor(payload)
+	case Copilot:
+		return parseCopilot(payload)
 	case OpenCode:
 		// ckpt's own protocol, which ckpt's OpenCode plugin speaks.
 		ev, err := parseGeneric(payload)

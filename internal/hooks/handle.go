@@ -23,6 +23,7 @@ var ProjectDirEnv = map[string]string{
 	Gemini:     "GEMINI_PROJECT_DIR",
 	QwenCode:   "QWEN_PROJECT_DIR",
 	Droid:      "FACTORY_PROJECT_DIR",
+	Copilot:    "COPILOT_PROJECT_DIR",
 }
 
 // Defaults bounding a hook call.
@@ -322,6 +323,12 @@ func Handle(ctx context.Context, ev *Event, opts Options) (*Result, error) {
 		if ev.Kind == KindSessionEnd {
 			res.Action += " (session end)"
 			return res, nil
+		}
+		if filepath.IsAbs(ev.Transcript) && s.Transcript != ev.Transcript {
+			// An agent that names its transcript only at Stop (Copilot).
+			if err := ctl.SetTranscript(ctx, ev.Transcript); err != nil {
+				res.notef("transcript: %v", err)
+			}
 		}
 		if !opts.NoMessages {
 			addMessages(ctx, ctl, ev, t, res)

@@ -42,10 +42,11 @@ const (
 // DefaultScope is the scope install uses when none is given: the local
 // settings for Claude Code; the project for Gemini CLI, which has no local
 // settings file; the user for Codex, whose hooks (and the trust they need)
-// are the user's ($CODEX_HOME).
+// are the user's ($CODEX_HOME), and for Copilot, which runs a
+// repository's hooks only in a folder the user trusts.
 func DefaultScope(agent string) Scope {
 	switch agent {
-	case Codex:
+	case Codex, Copilot:
 		return ScopeUser
 	case ClaudeCode:
 		return ScopeLocal
@@ -95,6 +96,8 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return filepath.Join(workspace, ".factory", "settings.json"), nil
 		case Cursor:
 			return filepath.Join(workspace, ".cursor", "hooks.json"), nil
+		case Copilot:
+			return filepath.Join(workspace, ".github", "hooks", "ckpt.json"), nil
 		case Codex:
 			return "", fmt.Errorf("ckpt installs Codex's hooks for the user only ($CODEX_HOME/hooks.json, trusted in its config.toml): use --user")
 		}
@@ -124,6 +127,12 @@ func SettingsFile(agent string, scope Scope, workspace string) (string, error) {
 			return "", err
 		}
 		return filepath.Join(d, "plugins", "ckpt.js"), nil
+	case Copilot:
+		d, err := copilotHome()
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(d, "hooks", "ckpt.json"), nil
 	case QwenCode:
 		if d := os.Getenv("QWEN_HOME"); d != "" {
 			return filepath.Join(d, "settings.json"), nil
@@ -170,6 +179,8 @@ var Events = map[string][]string{
 	Cursor: {"beforeSubmitPrompt", "stop"},
 	// OpenCode's plugin hooks and event that ckpt's plugin file acts on.
 	OpenCode: {"chat.message", "tool.execute.before", "tool.execute.after", "session.idle"},
+	// Copilot's PascalCase names, for which its payloads name the event.
+	Copilot: {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
 }
 
 // hookTimeout is the time the installed entries give a hook, in seconds:
@@ -503,6 +514,9 @@ func Install(agent string, scope Scope, file string, opts InstallOptions) (*Chan
 	if agent == OpenCode {
 		return ch, opencodeInstall(file, opts, ch)
 	}
+	if agent == Copilot {
+		return ch, copilotInstall(file, opts, ch)
+	}
 	if _, ok := Events[agent]; !ok {
 		return nil, fmt.Errorf("unknown agent %q", agent)
 	}
@@ -518,6 +532,9 @@ func Uninstall(agent string, scope Scope, file string, opts InstallOptions) (*Ch
 	}
 	if agent == OpenCode {
 		return ch, opencodeUninstall(file, opts, ch)
+	}
+	if agent == Copilot {
+		return ch, copilotUninstall(file, opts, ch)
 	}
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		return ch, nil
@@ -997,6 +1014,10 @@ func Status(agent string, scope Scope, file string) *Installed {
 	}
 	if agent == OpenCode {
 		opencodeStatus(in)
+		return in
+	}
+	if agent == Copilot {
+		copilotStatus(in)
 		return in
 	}
 	src, _, err := readSettings(file)

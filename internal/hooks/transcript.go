@@ -61,6 +61,8 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 			msgs, err = droidTurn(ev.Transcript, prompt)
 		case Cursor:
 			msgs, err = cursorTurn(ev.Transcript, prompt)
+		case Copilot:
+			msgs, err = copilotTurn(ev.Transcript, prompt)
 		}
 	}
 	// A record without some of the turn's tool calls says so (a rewind

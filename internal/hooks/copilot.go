@@ -67,6 +67,9 @@ func parseCopilot(payload []byte) (*Event, error) {
 	}
 	ev := &Event{Agent: Copilot, Name: h.HookEventName, SessionID: h.SessionID, Cwd: h.Cwd,
 		Transcript: h.TranscriptPath, StopHookActive: h.StopHookActive}
+	if ev.SessionID == "" && h.CamelSessionID != nil { // Notification's fields are camelCase
+		ev.SessionID = *h.CamelSessionID
+	}
 	switch h.HookEventName {
 	case "SessionStart":
 		ev.Kind, ev.Detail = KindSessionStart, h.Source
@@ -155,12 +158,12 @@ func parseCopilotLine(l []byte) (copilotRecord, bool) {
 // copilotTurn reads the turn whose prompt is prompt from Copilot's
 // transcript: its replies and tool calls. Copilot appends to the file in
 // the background, and at Stop the turn's last events may not be in it
-// yet: it reads again (for up to transcriptWait) until the turn is there
-// and ends with a reply that calls no tool, and says so in a message if
-// it never does.
-func copilotTurn(path, prompt string) ([]ckpt.Message, error) {
+// yet: it reads again (for up to wait) until the turn is there and ends
+// with a reply that calls no tool, and says so in a message if it never
+// does.
+func copilotTurn(path, prompt string, wait time.Duration) ([]ckpt.Message, error) {
 	msgs, done, err := copilotTurnOnce(path, prompt)
-	for deadline := time.Now().Add(transcriptWait); !done && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(wait); !done && time.Now().Before(deadline); {
 		time.Sleep(transcriptPoll)
 		msgs, done, err = copilotTurnOnce(path, prompt)
 	}

@@ -62,7 +62,12 @@ func turnMessages(ev *Event, prompt string) ([]ckpt.Message, error) {
 		case Cursor:
 			msgs, err = cursorTurn(ev.Transcript, prompt)
 		case Copilot:
-			msgs, err = copilotTurn(ev.Transcript, prompt)
+			// Copilot too appends to its transcript in the background.
+			wait := time.Duration(0)
+			if ev.Kind == KindStop {
+				wait = transcriptWait
+			}
+			msgs, err = copilotTurn(ev.Transcript, prompt, wait)
 		}
 	}
 	// A record without some of the turn's tool calls says so (a rewind

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
@@ -263,3 +264,38 @@ func FuzzParseCursor(f *testing.F) { fuzzParse(f, Cursor, "cursor/*.json") }
 
 // FuzzCursorTranscript: Cursor's transcript (JSON lines).
 func FuzzCursorTranscript(f *testing.F) { fuzzTranscript(f, Cursor, "cursor/transcript.jsonl") }
+
+// FuzzParseCopilot: Copilot CLI's hook payloads, PascalCase and camelCase.
+func FuzzParseCopilot(f *testing.F) { fuzzParse(f, Copilot, "copilot/*.json") }
+
+// FuzzCopilotTranscript: Copilot CLI's transcript (its session events,
+// JSON lines).
+func FuzzCopilotTranscript(f *testing.F) {
+	fuzzTranscript(f, Copilot, "copilot/transcript.jsonl")
+}
+
+// FuzzCopilotHooksFile: reading any file named ckpt.json in Copilot's
+// hooks directories. ckpt's own file, with any command, reads back as
+// ckpt's with every event.
+func FuzzCopilotHooksFile(f *testing.F) {
+	addFiles(f, "copilot/*.json", func(data []byte) { f.Add(data, "/opt/bin/ckpt") })
+	f.Add(copilotFile("/usr/local/bin/ckpt"), "ckpt")
+	f.Add([]byte(`{"version": 1, "hooks": {"Stop": [{"type": "command", "bash": "ckpt hook copilot"}, {}]}}`), "/a b/ckpt")
+	f.Fuzz(func(t *testing.T, src []byte, command string) {
+		if cmds, ours := copilotHooks(src); ours && len(cmds) == 0 {
+			t.Fatalf("a file with no hook is ckpt's: %s", src)
+		}
+		if filepath.Base(command) != "ckpt" || strings.ContainsAny(command, "\x00\n") || !utf8.ValidString(command) {
+			return
+		}
+		cmds, ours := copilotHooks(copilotFile(command))
+		if !ours || len(cmds) != len(Events[Copilot]) {
+			t.Fatalf("ckpt's file for %q is not read back as ckpt's: %v %v\n%s", command, ours, cmds, copilotFile(command))
+		}
+		for e, c := range cmds {
+			if c != command {
+				t.Fatalf("%s runs %q, want %q", e, c, command)
+			}
+		}
+	})
+}

@@ -130,23 +130,24 @@ func TestClaudeStopWaitsForTheTranscript(t *testing.T) {
 	rest := `{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"role":"assistant","id":"m1","content":[{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/w/a.txt","content":"x"}}]}}` + "\n" +
 		`{"type":"user","uuid":"r1","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}` + "\n" +
 		`{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"role":"assistant","id":"m2","content":[{"type":"text","text":"Done."}]}}` + "\n"
-	got := stopWhileCatchingUp(t, head, rest, "Done.")
+	got := stopWhileCatchingUp(t, ClaudeCode, head, rest, "Done.")
 	if want := []string{"tool Write /w/a.txt", "assistant  Done."}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("messages %q, want %q", got, want)
 	}
 }
 
-// stopWhileCatchingUp records a Claude Code Stop (whose payload's reply
-// is reply) on a transcript that holds head, while the agent's background
-// writer appends rest once the hook has read the transcript once. It
-// returns the turn's messages, each "ROLE TOOL CONTENT".
-func stopWhileCatchingUp(t *testing.T, head, rest, reply string) []string {
+// stopWhileCatchingUp records an agent's Stop (whose payload's reply is
+// reply, if it has one) on a transcript that holds head, while the
+// agent's background writer appends rest once the hook has read the
+// transcript once. It returns the turn's messages, each "ROLE TOOL
+// CONTENT".
+func stopWhileCatchingUp(t *testing.T, agent, head, rest, reply string) []string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "t.jsonl")
 	if err := os.WriteFile(p, []byte(head), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ev := &Event{Agent: ClaudeCode, Kind: KindStop, Transcript: p, Assistant: reply}
+	ev := &Event{Agent: agent, Kind: KindStop, Transcript: p, Assistant: reply}
 	before := transcriptReads.Load()
 	wrote := make(chan error, 1)
 	go func() {
@@ -240,7 +241,7 @@ func TestClaudeStopEarlierSameTextIsNotTheEnd(t *testing.T) {
 		`{"type":"assistant","uuid":"a2","parentUuid":"r1","message":{"role":"assistant","id":"m2","content":[{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"make"}}]}}` + "\n" +
 		`{"type":"user","uuid":"r2","parentUuid":"a2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"ok"}]}}` + "\n" +
 		`{"type":"assistant","uuid":"a3","parentUuid":"r2","message":{"role":"assistant","id":"m3","content":[{"type":"text","text":"Done."}]}}` + "\n"
-	got := stopWhileCatchingUp(t, head, rest, "Done.")
+	got := stopWhileCatchingUp(t, ClaudeCode, head, rest, "Done.")
 	if want := []string{"assistant  Done.", "tool Write /w/a.txt", "tool Bash make", "assistant  Done."}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("messages %q, want %q", got, want)
 	}

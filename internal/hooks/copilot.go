@@ -39,7 +39,7 @@ type copilotHook struct {
 	CamelSessionID  *string         `json:"sessionId"`
 	CamelTranscript string          `json:"transcriptPath"`
 	StopReason      string          `json:"stopReason"`
-	ToolName        string          `json:"toolName"`
+	CamelToolName   string          `json:"toolName"`
 	AgentName       string          `json:"agentName"`
 	Error           json.RawMessage `json:"error"`
 }
@@ -81,6 +81,8 @@ func parseCopilot(payload []byte) (*Event, error) {
 		ev.Kind, ev.Detail = KindSessionEnd, h.Reason
 	case "PreCompact":
 		ev.Kind, ev.Detail = KindCompact, h.Trigger
+	case "PreToolUse":
+		editEvent(ev, &h.common)
 	default:
 		ev.Kind = KindIgnore
 	}
@@ -95,7 +97,7 @@ func copilotCamel(h *copilotHook, hasPrompt bool) (*Event, error) {
 	ev := &Event{Agent: Copilot, SessionID: *h.CamelSessionID, Cwd: h.Cwd, Transcript: h.CamelTranscript,
 		StopHookActive: h.StopHookActive}
 	switch {
-	case h.ToolName != "" || h.AgentName != "" || len(h.Error) > 0:
+	case h.CamelToolName != "" || h.AgentName != "" || len(h.Error) > 0:
 		ev.Name, ev.Kind = "a tool's, subagent's or error's event", KindIgnore
 	case hasPrompt:
 		ev.Name, ev.Kind, ev.Prompt = "userPromptSubmitted", KindPrompt, h.Prompt

@@ -91,6 +91,8 @@ func TestParseCopilot(t *testing.T) {
 		{"session_end.json", "SessionEnd", KindSessionEnd, "user_exit", "", false},
 		{"pre_compact.json", "PreCompact", KindCompact, "manual", "", true},
 		{"notification.json", "Notification", KindIgnore, "", "", false},
+		// Copilot names its edit tool Edit (Claude Code's name) here.
+		{"pre_tool_use.json", "PreToolUse", KindEdit, "Edit", "", false},
 		{"camel_session_start.json", "sessionStart", KindSessionStart, "new", "", false},
 		{"camel_user_prompt_submitted.json", "userPromptSubmitted", KindPrompt, "", prompt, false},
 		{"camel_agent_stop.json", "agentStop", KindStop, "", "", true},
@@ -204,6 +206,13 @@ func TestCopilotInstall(t *testing.T) {
         "timeoutSec": 30
       }
     ],
+    "PreToolUse": [
+      {
+        "type": "command",
+        "bash": "/opt/bin/ckpt hook copilot",
+        "timeoutSec": 30
+      }
+    ],
     "Stop": [
       {
         "type": "command",
@@ -240,7 +249,7 @@ func TestCopilotInstall(t *testing.T) {
 	opts.Command = "/usr/local/bin/ckpt"
 	ch, err = Install(Copilot, ScopeProject, file, opts)
 	if err != nil || !ch.Changed || !reflect.DeepEqual(ch.Added, []string{"SessionEnd"}) ||
-		!reflect.DeepEqual(ch.Updated, []string{"SessionStart", "UserPromptSubmit", "Stop"}) || ch.Backup == "" {
+		!reflect.DeepEqual(ch.Updated, []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"}) || ch.Backup == "" {
 		t.Fatalf("install with another ckpt: %+v, %v", ch, err)
 	}
 	if data, _ := os.ReadFile(file); string(data) != strings.ReplaceAll(want, "/opt/bin/ckpt", "/usr/local/bin/ckpt") {
@@ -271,7 +280,7 @@ func TestCopilotInstall(t *testing.T) {
 	if data, _ := os.ReadFile(file); string(data) != theirs {
 		t.Errorf("the user's file changed:\n%s", data)
 	}
-	if st := Status(Copilot, ScopeProject, file); !reflect.DeepEqual(st.Events, []string{"Stop"}) || len(st.Missing) != 3 {
+	if st := Status(Copilot, ScopeProject, file); !reflect.DeepEqual(st.Events, []string{"Stop"}) || len(st.Missing) != len(Events[Copilot])-1 {
 		t.Errorf("status of the user's file: %+v", st)
 	}
 	// A project install does not write through a link out of the project.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -162,6 +163,9 @@ var editTools = map[string]map[string]string{
 	// Codex's apply_patch names its files in the patch (its "command").
 	Codex: {"apply_patch": "command"},
 	Droid: {"Create": "file_path", "Edit": "file_path", "MultiEdit": "file_path"},
+	// Copilot CLI names its create and edit tools as Claude Code does in
+	// the PascalCase events, with its own arguments.
+	Copilot: {"Write": "path", "Edit": "path"},
 }
 
 // patchFileRE finds the files an apply_patch patch adds, updates, deletes
@@ -181,7 +185,11 @@ func editEvent(ev *Event, c *common) {
 	var in map[string]json.RawMessage
 	var p string
 	if json.Unmarshal(c.ToolInput, &in) != nil || json.Unmarshal(in[arg], &p) != nil || p == "" || strings.ContainsRune(p, 0) {
-		ev.Detail = c.ToolName + " names no file"
+		keys := slices.Sorted(maps.Keys(in))
+		ev.Detail = fmt.Sprintf("%s names no file (no %s among its arguments %s)", c.ToolName, arg, clip(strings.Join(keys, ", "), 200))
+		if len(c.ToolInput) > 0 && c.ToolInput[0] == '"' {
+			ev.Detail = fmt.Sprintf("%s names no file (its arguments are a string, not an object)", c.ToolName)
+		}
 		return
 	}
 	paths := []string{p}

@@ -180,7 +180,7 @@ var Events = map[string][]string{
 	// OpenCode's plugin hooks and event that ckpt's plugin file acts on.
 	OpenCode: {"chat.message", "tool.execute.before", "tool.execute.after", "session.idle"},
 	// Copilot's PascalCase names, for which its payloads name the event.
-	Copilot: {"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"},
+	Copilot: {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd"},
 }
 
 // hookTimeout is the time the installed entries give a hook, in seconds:

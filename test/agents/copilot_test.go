@@ -200,3 +200,20 @@ func TestCopilotProjectHooks(t *testing.T) {
 		t.Errorf("a.txt %q", got)
 	}
 }
+
+// TestCopilotIgnoredEdits: Copilot CLI's edit and create change ignored
+// files; its PreToolUse hook keeps them, and a rewind puts them back.
+func TestCopilotIgnoredEdits(t *testing.T) {
+	const sid = "4d0f2a38-9e5c-4b7f-8a2d-3c8e6f9b1d54"
+	c := newCopilot(t, map[string][]step{})
+	abs := func(p string) string { return filepath.Join(c.ws, p) }
+	c.ignoredEdits(sid, ".env", c.model.turns, func(first bool, text string) string { c.prompt(sid, first, text); return sid },
+		func(p, content string) []step {
+			old := strings.TrimSuffix(c.read(p), "\n")
+			return []step{call("view", map[string]any{"path": abs(p)}),
+				call("edit", map[string]any{"path": abs(p), "old_str": old, "new_str": strings.TrimSuffix(content, "\n")})}
+		},
+		func(p, content string) []step {
+			return []step{call("create", map[string]any{"path": abs(p), "file_text": content})}
+		})
+}

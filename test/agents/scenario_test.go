@@ -147,7 +147,7 @@ func (w *world) ignoredEdits(sid, env string, turns map[string][]step, prompt fu
 	w.wantTree("after the turns", after)
 	s := w.session(sid)
 	if len(s.Session.Turns) != 2 || !reflect.DeepEqual(s.Session.Turns[0].Ignored, []string{env, "build/gen.cfg"}) {
-		w.t.Fatalf("turns %+v: turn 1 should keep %s and build/gen.cfg", s.Session.Turns, env)
+		w.t.Fatalf("turns %+v: turn 1 should keep %s and build/gen.cfg; hook log:\n%s", s.Session.Turns, env, w.hookLog())
 	}
 	if log := w.hookLog(); !strings.Contains(log, "kept ignored "+env) {
 		w.t.Errorf("hook log lacks the kept %s:\n%s", env, log)

@@ -137,6 +137,9 @@ func TestToolsList(t *testing.T) {
 	required := map[string][]string{}
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
+		if ro := tool.Annotations != nil && tool.Annotations.ReadOnlyHint; ro == slices.Contains(mcpserver.WriteTools, tool.Name) {
+			t.Errorf("%s: read-only hint %v, but WriteTools %v", tool.Name, ro, mcpserver.WriteTools)
+		}
 		if len(tool.Description) < 40 {
 			t.Errorf("%s: description %q does not say when to use it", tool.Name, tool.Description)
 		}

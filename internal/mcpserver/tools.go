@@ -65,6 +65,13 @@ type SessionRewindArgs struct {
 
 const defaultListLimit = 20
 
+// WriteTools are the tools that change the workspace or the store (every
+// tool not annotated read-only); a read-only server removes them.
+var WriteTools = []string{
+	"snapshot_create", "snapshot_restore", "snapshot_delete",
+	"checkpoint_restore", "undo", "redo", "session_rewind",
+}
+
 func (s *Server) addTools() {
 	destructive, notDestructive := true, false
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}

@@ -279,5 +279,12 @@ func (e *notFoundError) Error() string { return e.msg }
 
 func (e *notFoundError) Unwrap() error { return ErrNotFound }
 
+// existsError is an error that wraps [ErrExists] without repeating it.
+type existsError struct{ msg string }
+
+func (e *existsError) Error() string { return e.msg }
+
+func (e *existsError) Unwrap() error { return ErrExists }
+
 // withHint attaches a suggestion for the user to err (read with [Hint]).
 func withHint(err error, h string) error { return hint.With(err, h) }

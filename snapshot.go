@@ -248,7 +248,7 @@ func (r *Repo) SnapshotCreate(ctx context.Context, name string, opts SnapshotOpt
 	old, err := r.st.Ref(ctx, snapshotRef(name))
 	switch {
 	case err == nil && !opts.Force && !r.expired(old):
-		return nil, withHint(fmt.Errorf("%s: snapshot %q already exists (checkpoint %s)", op, name, old.ID.Short()),
+		return nil, withHint(&existsError{fmt.Sprintf("%s: snapshot %q already exists (checkpoint %s)", op, name, old.ID.Short())},
 			"replace it with --force (MCP: force: true), or pick another name")
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("%s: %w", op, err)

@@ -20,12 +20,13 @@ const module = "github.com/seed1cedbf7c/ckpt"
 
 // faces are the packages that present ckpt to users and agents.
 var faces = map[string]bool{
-	module + "/internal/cli":       true,
-	module + "/internal/mcpserver": true,
-	module + "/internal/tui":       true,
-	module + "/internal/hooks":     true,
-	module + "/internal/snaptext":  true,
-	module + "/cmd/ckpt":           true,
+	module + "/internal/cli":        true,
+	module + "/internal/mcpserver":  true,
+	module + "/internal/httpserver": true,
+	module + "/internal/tui":        true,
+	module + "/internal/hooks":      true,
+	module + "/internal/snaptext":   true,
+	module + "/cmd/ckpt":            true,
 }
 
 // layer names a package's layer: "engine", "root", "face", or "" for

@@ -258,7 +258,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 		{"runs", "Guarded runs (Decree):", []*cobra.Command{newRunCmd(e), newProcessCmd(e), newRunsCmd(e)}},
 		{"store", "Store:", []*cobra.Command{newFsckCmd(e), newRecoverCmd(e), newGCCmd(e), newStatsCmd(e),
 			newClearCmd(e), newWorkspacesCmd(e), newConfigCmd(e)}},
-		{"integrations", "Integrations:", []*cobra.Command{newMCPCmd(e), newHookCmd(e)}},
+		{"integrations", "Integrations:", []*cobra.Command{newMCPCmd(e), newServeCmd(e), newHookCmd(e)}},
 	}
 	for _, g := range groups {
 		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})

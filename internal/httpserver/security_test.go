@@ -58,8 +58,8 @@ func TestLogin(t *testing.T) {
 	if len(cookies) != 1 || cookies[0].Name != httpserver.CookieName {
 		t.Fatalf("cookies %v", cookies)
 	}
-	// The raw header: HttpOnly, SameSite=Strict.
-	raw := f.do(request{method: "GET", path: strings.TrimPrefix(f.srv.LoginURL(""), ""), header: map[string]string{"Authorization": ""}})
+	// The login token is used up.
+	raw := f.do(request{method: "GET", path: f.srv.LoginURL(""), header: map[string]string{"Authorization": ""}})
 	if raw.status != http.StatusUnauthorized {
 		t.Errorf("login URL a second time: %d %s", raw.status, raw.body)
 	}
@@ -72,8 +72,9 @@ func TestLogin(t *testing.T) {
 		t.Errorf("status with the cookie: %d", resp.StatusCode)
 	}
 
+	// The cookie is HttpOnly and SameSite=Strict.
 	g := newFixture(t, httpserver.Options{})
-	first := g.do(request{method: "GET", path: "/?token=" + strings.TrimPrefix(g.srv.LoginURL(""), "/?token="), header: map[string]string{"Authorization": ""}})
+	first := g.do(request{method: "GET", path: g.srv.LoginURL(""), header: map[string]string{"Authorization": ""}})
 	if first.status != http.StatusSeeOther {
 		t.Fatalf("login: %d %s", first.status, first.body)
 	}

@@ -1,0 +1,100 @@
+package httpserver_test
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
+)
+
+// ckpt serve as a real process: the URL it prints logs in, the token
+// reads, a save by another ckpt process reaches an open event stream,
+// and SIGINT ends it at once, stream open or not, with status 0.
+func TestServeProcess(t *testing.T) {
+	dir := testutil.TempDir(t)
+	ws, store := filepath.Join(dir, "ws"), filepath.Join(dir, "store")
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "one\n"})
+	bin := testutil.CkptBinary(t, filepath.Join(dir, "bin"))
+	env := append(os.Environ(), "CKPT_NO_WATCH=1", "XDG_STATE_HOME="+dir, "CKPT_STORE="+store)
+	run := func(args ...string) {
+		cmd := exec.Command(bin, append([]string{"--workspace", ws}, args...)...)
+		cmd.Env = env
+		if code, out, errs := testutil.Run(t, cmd); code != 0 {
+			t.Fatalf("ckpt %v: %d %s%s", args, code, out, errs)
+		}
+	}
+	run("save", "-m", "first")
+	tokenFile := filepath.Join(dir, "token")
+	serve := exec.Command(bin, "--workspace", ws, "serve", "--token-file", tokenFile)
+	serve.Env = env
+	stdout, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer serve.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := strings.TrimSpace(line)
+	base, _, _ := strings.Cut(login, "/?token=")
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) *http.Response {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := get("/api/status?changes=false"); resp.StatusCode != 200 {
+		t.Fatalf("status: %d", resp.StatusCode)
+	} else {
+		resp.Body.Close()
+	}
+	resp := get("/api/events")
+	defer resp.Body.Close()
+	events := make(chan string, 100)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			events <- sc.Text()
+		}
+	}()
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "two\n"})
+	run("save", "-m", "from another process")
+	deadline := time.After(2 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case l := <-events:
+			seen = strings.HasPrefix(l, "data: ") && strings.Contains(l, `"message":"from another process"`) && strings.Contains(l, `"source":"other"`)
+		case <-deadline:
+			t.Fatal("no event for the other process's save")
+		}
+	}
+	start := time.Now()
+	serve.Process.Signal(syscall.SIGINT)
+	if err := serve.Wait(); err != nil {
+		t.Errorf("ckpt serve after SIGINT: %v", err)
+	}
+	if d := time.Since(start); d > 700*time.Millisecond {
+		t.Errorf("ckpt serve took %v to stop", d)
+	}
+	for range events {
+	}
+}

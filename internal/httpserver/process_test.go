@@ -89,10 +89,12 @@ func TestServeProcess(t *testing.T) {
 	}
 	start := time.Now()
 	serve.Process.Signal(syscall.SIGINT)
+	// Status 0: it stopped by itself within the CLI's InterruptGrace,
+	// which otherwise ends it with 130.
 	if err := serve.Wait(); err != nil {
 		t.Errorf("ckpt serve after SIGINT: %v", err)
 	}
-	if d := time.Since(start); d > 700*time.Millisecond {
+	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("ckpt serve took %v to stop", d)
 	}
 	for range events {

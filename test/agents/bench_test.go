@@ -15,7 +15,9 @@ import (
 // runs them, per event, on a copy of Go's source tree and on the
 // generated 100,000-file tree: each iteration is one turn (claude -p,
 // resumed) in which the "agent" changes 20 files (bench.TurnIn: 18 edits,
-// one added, one deleted) between UserPromptSubmit and Stop. The first,
+// one added, one deleted) between UserPromptSubmit and Stop, and writes one
+// file with its edit tool (PreToolUse: a file no rule ignores, so nothing
+// to keep; the cost every edit-tool call pays). The first,
 // cold turn is not timed. Reported: each event's median and 95th
 // percentile from the hook log (docs/benchmarks.md).
 //
@@ -27,7 +29,10 @@ func BenchmarkClaudeCodeHooks(b *testing.B) {
 			c := newClaude(b, nil)
 			benchHooks(b, c.world, c.model, corpus,
 				func(p string) { c.prompt(sid, true, p) },
-				func(p string) { c.prompt(sid, false, p) })
+				func(p string) { c.prompt(sid, false, p) },
+				func(n int) step {
+					return call("Write", map[string]any{"file_path": filepath.Join(c.ws, "bench-note.txt"), "content": fmt.Sprintln(n)})
+				})
 		})
 	}
 }
@@ -43,16 +48,17 @@ func BenchmarkCodexHooks(b *testing.B) {
 			var sid string
 			benchHooks(b, c.world, c.model, corpus,
 				func(p string) { sid = c.prompt("", p) },
-				func(p string) { c.prompt(sid, p) })
+				func(p string) { c.prompt(sid, p) },
+				func(n int) step { return patch("*** Add File: bench-note-"+fmt.Sprint(n)+".txt", "+note") })
 		})
 	}
 }
 
 // benchHooks fills the workspace with the corpus, runs a cold first turn
 // (first), then b.N timed turns (next) in each of which the scripted
-// model changes 20 files, and reports each hook event's median and 95th
-// percentile from the hook log.
-func benchHooks(b *testing.B, w *world, m *model, corpus string, first, next func(prompt string)) {
+// model calls its edit tool once (edit) and changes 20 files, and reports
+// each hook event's median and 95th percentile from the hook log.
+func benchHooks(b *testing.B, w *world, m *model, corpus string, first, next func(prompt string), edit func(n int) step) {
 	switch corpus {
 	case "gosrc":
 		goroot, err := exec.Command("go", "env", "GOROOT").Output()
@@ -83,7 +89,7 @@ func benchHooks(b *testing.B, w *world, m *model, corpus string, first, next fun
 		mk := fmt.Sprintf("[t%d]", i)
 		n := i
 		m.mu.Lock()
-		m.turns[mk] = []step{{text: "changed 20 files", do: func() {
+		m.turns[mk] = []step{edit(n), {text: "changed 20 files", do: func() {
 			var err error
 			if files, err = bench.TurnIn(w.ws, files, n); err != nil {
 				b.Error(err)

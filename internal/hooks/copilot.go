@@ -65,26 +65,9 @@ func parseCopilot(payload []byte) (*Event, error) {
 		json.Unmarshal(payload, &p) // decoded above
 		return copilotCamel(&h, p.Prompt != nil)
 	}
-	ev := &Event{Agent: Copilot, Name: h.HookEventName, SessionID: h.SessionID, Cwd: h.Cwd,
-		Transcript: h.TranscriptPath, StopHookActive: h.StopHookActive}
+	ev := claudeEvent(Copilot, &h.common)
 	if ev.SessionID == "" && h.CamelSessionID != nil { // Notification's fields are camelCase
 		ev.SessionID = *h.CamelSessionID
-	}
-	switch h.HookEventName {
-	case "SessionStart":
-		ev.Kind, ev.Detail = KindSessionStart, h.Source
-	case "UserPromptSubmit":
-		ev.Kind, ev.Prompt = KindPrompt, h.Prompt
-	case "Stop":
-		ev.Kind = KindStop
-	case "SessionEnd":
-		ev.Kind, ev.Detail = KindSessionEnd, h.Reason
-	case "PreCompact":
-		ev.Kind, ev.Detail = KindCompact, h.Trigger
-	case "PreToolUse":
-		editEvent(ev, &h.common)
-	default:
-		ev.Kind = KindIgnore
 	}
 	return ev, nil
 }

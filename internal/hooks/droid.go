@@ -24,10 +24,10 @@ type droidHook struct {
 	common
 }
 
-// parseDroid reads Droid's hook payload. Its events are Claude Code's:
-// SessionStart, UserPromptSubmit, Stop, SessionEnd and PreCompact; the
-// others (PreToolUse, PostToolUse, Notification, SubagentStop) are
-// ignored.
+// parseDroid reads Droid's hook payload. Its events are Claude Code's
+// (see claudeEvent): SessionStart, UserPromptSubmit, PreToolUse (its
+// Create, Edit and MultiEdit), Stop, SessionEnd and PreCompact; the others
+// (PostToolUse, Notification, SubagentStop) are ignored.
 func parseDroid(payload []byte) (*Event, error) {
 	var h droidHook
 	if err := decodeObject(Droid, payload, &h); err != nil {
@@ -36,25 +36,7 @@ func parseDroid(payload []byte) (*Event, error) {
 	if h.HookEventName == "" {
 		return nil, &ParseError{Droid, fmt.Errorf("no hook_event_name")}
 	}
-	ev := &Event{Agent: Droid, Name: h.HookEventName, SessionID: h.SessionID, Cwd: h.Cwd,
-		Transcript: h.TranscriptPath, StopHookActive: h.StopHookActive}
-	switch h.HookEventName {
-	case "SessionStart":
-		ev.Kind, ev.Detail = KindSessionStart, h.Source
-	case "UserPromptSubmit":
-		ev.Kind, ev.Prompt = KindPrompt, h.Prompt
-	case "Stop":
-		ev.Kind, ev.Assistant = KindStop, h.LastAssistantMessage
-	case "SessionEnd":
-		ev.Kind, ev.Detail = KindSessionEnd, h.Reason
-	case "PreCompact":
-		ev.Kind, ev.Detail = KindCompact, h.Trigger
-	case "PreToolUse":
-		editEvent(ev, &h.common)
-	default:
-		ev.Kind = KindIgnore
-	}
-	return ev, nil
+	return claudeEvent(Droid, &h.common), nil
 }
 
 // # Droid's transcript

@@ -226,7 +226,16 @@ func parseClaude(payload []byte) (*Event, error) {
 	if c.HookEventName == "" {
 		return nil, &ParseError{ClaudeCode, fmt.Errorf("no hook_event_name")}
 	}
-	ev := &Event{Agent: ClaudeCode, Name: c.HookEventName, SessionID: c.SessionID, Cwd: c.Cwd,
+	return claudeEvent(ClaudeCode, &c), nil
+}
+
+// claudeEvent maps the events of Claude Code's hooks, which Qwen Code,
+// Droid and Copilot CLI's PascalCase events share: SessionStart (source),
+// UserPromptSubmit (prompt), Stop and StopFailure (last_assistant_message,
+// where sent), SessionEnd (reason), PreCompact (trigger) and PreToolUse
+// (an edit tool's file, see editEvent); any other event is ignored.
+func claudeEvent(agent string, c *common) *Event {
+	ev := &Event{Agent: agent, Name: c.HookEventName, SessionID: c.SessionID, Cwd: c.Cwd,
 		Transcript: c.TranscriptPath, StopHookActive: c.StopHookActive}
 	switch c.HookEventName {
 	case "SessionStart":
@@ -240,11 +249,11 @@ func parseClaude(payload []byte) (*Event, error) {
 	case "PreCompact":
 		ev.Kind, ev.Detail = KindCompact, c.Trigger
 	case "PreToolUse":
-		editEvent(ev, &c)
+		editEvent(ev, c)
 	default:
 		ev.Kind = KindIgnore
 	}
-	return ev, nil
+	return ev
 }
 
 func parseGemini(payload []byte) (*Event, error) {

@@ -30,13 +30,8 @@ func parseQwen(payload []byte) (*Event, error) {
 	if h.HookEventName == "" {
 		return nil, &ParseError{QwenCode, fmt.Errorf("no hook_event_name")}
 	}
-	ev := &Event{Agent: QwenCode, Name: h.HookEventName, SessionID: h.SessionID, Cwd: h.Cwd,
-		Transcript: h.TranscriptPath, StopHookActive: h.StopHookActive}
-	switch h.HookEventName {
-	case "SessionStart":
-		ev.Kind, ev.Detail = KindSessionStart, h.Source
-	case "UserPromptSubmit":
-		ev.Kind, ev.Prompt = KindPrompt, h.Prompt
+	ev := claudeEvent(QwenCode, &h.common)
+	if ev.Kind == KindPrompt {
 		switch {
 		case strings.TrimSpace(h.SubmittedPrompt) != "":
 			ev.Prompt = h.SubmittedPrompt
@@ -46,16 +41,6 @@ func parseQwen(payload []byte) (*Event, error) {
 			// words of the user's, no submitted_prompt.
 			ev.Kind, ev.Detail = KindIgnore, "tool results sent back to the model, not a prompt"
 		}
-	case "Stop", "StopFailure":
-		ev.Kind, ev.Assistant = KindStop, h.LastAssistantMessage
-	case "SessionEnd":
-		ev.Kind, ev.Detail = KindSessionEnd, h.Reason
-	case "PreCompact":
-		ev.Kind, ev.Detail = KindCompact, h.Trigger
-	case "PreToolUse":
-		editEvent(ev, &h.common)
-	default:
-		ev.Kind = KindIgnore
 	}
 	return ev, nil
 }

@@ -757,7 +757,11 @@ func runHookStatus(e *env, asJSON bool) error {
 		case len(in.Events) > 0:
 			state = "installed: " + strings.Join(in.Events, ", ")
 			if len(in.Missing) > 0 {
-				state += " (missing: " + strings.Join(in.Missing, ", ") + ")"
+				flag := ""
+				if len(hooks.Scopes(in.Agent)) > 1 {
+					flag = " --" + string(in.Scope)
+				}
+				state += " (missing: " + strings.Join(in.Missing, ", ") + "; `ckpt hook " + in.Agent + " install" + flag + "` adds them)"
 			}
 			state += "; runs " + strings.Join(in.Commands, " | ")
 			if len(in.Background) > 0 {

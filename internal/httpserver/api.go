@@ -72,6 +72,12 @@ func (s *Server) api(rt route) http.Handler {
 		var v any
 		var err error
 		if rt.write {
+			// The body is read before the operation lock is taken: a
+			// client that sends it slowly holds up nobody but itself.
+			if err := bufferBody(r); err != nil {
+				writeError(w, err)
+				return
+			}
 			s.serverOp(func() {
 				before := s.repo.GitSyncError()
 				v, err = rt.h(r)
@@ -127,6 +133,18 @@ func htmlEscape(s string) string {
 
 func (s *Server) openapi(*http.Request) (any, error) {
 	return text{"application/json", OpenAPI}, nil
+}
+
+// bufferBody reads the request's whole body (within the guard's limit)
+// into memory, so that the handler's reads do not wait on the client.
+func bufferBody(r *http.Request) error {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err // a *http.MaxBytesError: 413
+	}
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(data))
+	return nil
 }
 
 // readBody decodes the JSON body into v; an empty body leaves v as it is.

@@ -215,6 +215,11 @@ func (s *Server) mcpHandler() http.Handler {
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: 4 << 20, PropagateRequestCancellation: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
+			// Read the body first: a slow client must not hold the lock.
+			if err := bufferBody(r); err != nil {
+				writeError(w, err)
+				return
+			}
 			s.serverOp(func() { h.ServeHTTP(w, r) })
 			return
 		}

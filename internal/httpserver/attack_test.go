@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/httpserver"
 )
 
@@ -39,5 +40,27 @@ func TestSlowBodyBlocksNobody(t *testing.T) {
 			t.Errorf("%s: a slow body holds up other writes", path)
 		}
 		pw.CloseWithError(io.ErrUnexpectedEOF)
+	}
+}
+
+// A browser that reconnects to a new server (ckpt serve restarted on the
+// same address) sends the last id the earlier server gave: it missed
+// everything in between, so the new server must say resync, not carry
+// on from its own event of the same number.
+func TestEventsIDFromEarlierServer(t *testing.T) {
+	a := newFixture(t, httpserver.Options{})
+	a.save("first")
+	s := a.events(nil)
+	a.ok(request{method: "POST", path: "/api/snapshots", body: httpserver.SnapshotRequest{Name: "a"}}, 201, nil)
+	seen := s.waitFor(ckpt.EventSnapshotCreated, 2*time.Second)
+	s.close()
+	b := newFixture(t, httpserver.Options{})
+	b.save("first")
+	for _, n := range []string{"a", "b", "c"} {
+		b.ok(request{method: "POST", path: "/api/snapshots", body: httpserver.SnapshotRequest{Name: n}}, 201, nil)
+	}
+	s = b.events(map[string]string{"Last-Event-ID": seen.id})
+	if ev, ok := s.next(2 * time.Second); !ok || ev.data.Kind != httpserver.EventResync {
+		t.Errorf("resuming from the earlier server's %s: first event %+v, want resync", seen.id, ev.data)
 	}
 }

@@ -14,8 +14,10 @@ import (
 // StreamEvent is one event of GET /api/events: the engine's [ckpt.Event]
 // with the stream's id and where it came from.
 type StreamEvent struct {
-	// ID numbers the stream's events from 1, in order (the SSE id, for
-	// Last-Event-ID).
+	// ID numbers the stream's events in order, one apart (the SSE id,
+	// for Last-Event-ID). The first is the server's start time in
+	// microseconds, plus one: an id an earlier server gave is older than
+	// any this one gives, and resumes with a resync.
 	ID uint64 `json:"id"`
 	ckpt.Event
 	// Source is "server" for what this server did, "other" for a change
@@ -33,12 +35,15 @@ type broker struct {
 	mu   sync.Mutex
 	ring []StreamEvent // the last len(ring) events, oldest first, ids consecutive
 	size int
-	last uint64        // the last id given (0: none yet)
+	last uint64        // the last id given (at first the start time in µs)
 	wake chan struct{} // closed and replaced at every publish
 }
 
 func newBroker(size int) *broker {
-	return &broker{size: size, wake: make(chan struct{})}
+	// Ids start at the start time, not at 1: a client that resumes with
+	// an earlier server's id would otherwise get this server's events
+	// after the same number and never learn what it missed.
+	return &broker{size: size, last: uint64(time.Now().UnixMicro()), wake: make(chan struct{})}
 }
 
 func (b *broker) publish(e ckpt.Event, source string) {

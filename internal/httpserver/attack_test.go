@@ -3,6 +3,7 @@ package httpserver_test
 import (
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"testing"
 	"time"
 
@@ -62,5 +63,32 @@ func TestEventsIDFromEarlierServer(t *testing.T) {
 	s = b.events(map[string]string{"Last-Event-ID": seen.id})
 	if ev, ok := s.next(2 * time.Second); !ok || ev.data.Kind != httpserver.EventResync {
 		t.Errorf("resuming from the earlier server's %s: first event %+v, want resync", seen.id, ev.data)
+	}
+}
+
+// Cookies do not tell ports apart: two servers on 127.0.0.1 share a
+// browser's cookies. Logging in to the second must not log the browser
+// out of the first (whose one-time URL is used up).
+func TestLoginTwoServers(t *testing.T) {
+	a := newFixture(t, httpserver.Options{})
+	b := newFixture(t, httpserver.Options{})
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	for _, f := range []*fixture{a, b} {
+		resp, err := browser.Get(f.srv.LoginURL(f.base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for _, f := range []*fixture{a, b} {
+		resp, err := browser.Get(f.base + "/api/status?changes=false")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s after logging in to both: %d", f.base, resp.StatusCode)
+		}
 	}
 }

@@ -10,8 +10,15 @@ import (
 	"strings"
 )
 
-// CookieName is the session cookie the login URL sets.
-const CookieName = "ckpt_session"
+// cookiePrefix begins the name of the session cookie the login URL sets;
+// the server's port ends it (see [Server.CookieName]).
+const cookiePrefix = "ckpt_session_"
+
+// CookieName returns the name of the session cookie the login URL sets:
+// ckpt_session_PORT. Browsers send a host's cookies to all its ports, so
+// servers on 127.0.0.1 need a cookie each, or logging in to one would log
+// the browser out of the others.
+func (s *Server) CookieName() string { return s.cookie }
 
 func randomToken() (string, error) {
 	b := make([]byte, 32)
@@ -99,7 +106,7 @@ func (s *Server) authorized(r *http.Request) bool {
 			return false
 		}
 		tok = strings.TrimSpace(rest)
-	} else if c, err := r.Cookie(CookieName); err == nil {
+	} else if c, err := r.Cookie(s.cookie); err == nil {
 		tok = c.Value
 	}
 	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
@@ -166,7 +173,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 			hint: "restart ckpt serve for a new login URL"})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.opts.Token, Path: "/", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.opts.Token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: s.opts.TLS})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

@@ -62,10 +62,11 @@ type Options struct {
 
 // Server serves one workspace.
 type Server struct {
-	opts  Options
-	repo  *ckpt.Repo
-	mux   *http.ServeMux
-	hosts map[string]bool // Host headers accepted; nil: any IP literal (a wildcard bind)
+	opts   Options
+	repo   *ckpt.Repo
+	mux    *http.ServeMux
+	hosts  map[string]bool // Host headers accepted; nil: any IP literal (a wildcard bind)
+	cookie string          // the session cookie's name
 
 	loginMu   sync.Mutex
 	loginUsed bool
@@ -126,7 +127,9 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, repo: opts.Repo, mux: http.NewServeMux(), hosts: hosts, closing: make(chan struct{})}
+	_, port, _ := net.SplitHostPort(opts.Addr)
+	s := &Server{opts: opts, repo: opts.Repo, mux: http.NewServeMux(), hosts: hosts, cookie: cookiePrefix + port,
+		closing: make(chan struct{})}
 	s.events = newBroker(opts.Ring)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel

@@ -28,7 +28,7 @@ func TestToken(t *testing.T) {
 		}
 	}
 	// The cookie alone will do.
-	r := f.do(request{method: "GET", path: "/api/status", header: map[string]string{"Authorization": "", "Cookie": httpserver.CookieName + "=" + f.srv.Token()}})
+	r := f.do(request{method: "GET", path: "/api/status", header: map[string]string{"Authorization": "", "Cookie": f.srv.CookieName() + "=" + f.srv.Token()}})
 	if r.status != 200 {
 		t.Errorf("cookie: %d %s", r.status, r.body)
 	}
@@ -55,7 +55,7 @@ func TestLogin(t *testing.T) {
 		t.Fatalf("login: %d, redirects %v: %s", resp.StatusCode, redirects, body)
 	}
 	cookies := jar.Cookies(resp.Request.URL)
-	if len(cookies) != 1 || cookies[0].Name != httpserver.CookieName {
+	if len(cookies) != 1 || cookies[0].Name != f.srv.CookieName() {
 		t.Fatalf("cookies %v", cookies)
 	}
 	// The login token is used up.
@@ -79,7 +79,7 @@ func TestLogin(t *testing.T) {
 		t.Fatalf("login: %d %s", first.status, first.body)
 	}
 	sc := first.header.Get("Set-Cookie")
-	for _, want := range []string{httpserver.CookieName + "=" + g.srv.Token(), "HttpOnly", "SameSite=Strict", "Path=/"} {
+	for _, want := range []string{g.srv.CookieName() + "=" + g.srv.Token(), "HttpOnly", "SameSite=Strict", "Path=/"} {
 		if !strings.Contains(sc, want) {
 			t.Errorf("Set-Cookie %q lacks %q", sc, want)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"path"
 	"strconv"
@@ -67,6 +68,12 @@ func (s *Server) api(rt route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt.write && s.opts.ReadOnly {
 			writeError(w, forbidden("read_only", "the server is read-only (ckpt serve --read-only): "+r.Method+" "+r.URL.Path+" is refused", ""))
+			return
+		}
+		if rt.write && !jsonBody(r) {
+			writeError(w, &apiError{status: http.StatusUnsupportedMediaType, code: "bad_content_type",
+				msg:  fmt.Sprintf("Content-Type %q: %s %s takes JSON", r.Header.Get("Content-Type"), r.Method, r.URL.Path),
+				hint: "send Content-Type: application/json, or no Content-Type"})
 			return
 		}
 		var v any
@@ -133,6 +140,19 @@ func htmlEscape(s string) string {
 
 func (s *Server) openapi(*http.Request) (any, error) {
 	return text{"application/json", OpenAPI}, nil
+}
+
+// jsonBody reports whether a write's Content-Type is JSON or absent.
+// An HTML form on any site can POST text/plain, urlencoded or multipart
+// bodies without a CORS preflight; refusing them keeps a browser that
+// sends no Origin from being a way in.
+func jsonBody(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // bufferBody reads the request's whole body (within the guard's limit)

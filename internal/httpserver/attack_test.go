@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -89,6 +90,35 @@ func TestLoginTwoServers(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Errorf("%s after logging in to both: %d", f.base, resp.StatusCode)
+		}
+	}
+}
+
+// An HTML form (or fetch without CORS) can POST text/plain, urlencoded
+// or multipart bodies to any site: the JSON routes refuse those types
+// whatever the Origin says, and nothing is written.
+func TestFormPostRefused(t *testing.T) {
+	f := newFixture(t, httpserver.Options{})
+	f.save("first")
+	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx"} {
+		for _, req := range []request{
+			{method: "POST", path: "/api/snapshots", body: `{"name":"s"}`},
+			{method: "POST", path: "/api/undo"},
+			{method: "POST", path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`},
+		} {
+			req.header = map[string]string{"Content-Type": ct, "Accept": "application/json, text/event-stream"}
+			if r := f.do(req); r.status != http.StatusUnsupportedMediaType {
+				t.Errorf("%s %s as %s: %d %s", req.method, req.path, ct, r.status, r.body)
+			}
+		}
+	}
+	if snaps, _ := f.repo.Snapshots(context.Background()); len(snaps) != 0 {
+		t.Errorf("snapshots %v: a form wrote", snaps)
+	}
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", ""} {
+		r := f.do(request{method: "POST", path: "/api/snapshots", body: `{"name":"ok","force":true}`, header: map[string]string{"Content-Type": ct}})
+		if r.status != 201 {
+			t.Errorf("JSON as %q: %d %s", ct, r.status, r.body)
 		}
 	}
 }

@@ -50,6 +50,11 @@ type Path = object.Path
 // EncodePath returns the text form of a path used in JSON (see [Path]).
 func EncodePath(p string) string { return object.EncodePath(p) }
 
+// ReservedName reports whether name (one component of a path) is one of
+// the directories ckpt never checkpoints: .git, .ckpt and .decree, in any
+// letter case.
+func ReservedName(name string) bool { return object.Reserved(name) }
+
 // DecodePath inverts [EncodePath].
 func DecodePath(s string) (string, error) { return diff.UnquotePath(s) }
 

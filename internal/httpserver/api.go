@@ -189,8 +189,9 @@ func readBody(r *http.Request, v any) error {
 
 // workspacePaths validates paths from a request like any untrusted path:
 // workspace-relative, slash-separated, clean (no "..", ".", empty names
-// or leading "/"), no NUL. A path in git's quoted form (see
-// [ckpt.EncodePath]) is decoded first. One trailing "/" is allowed.
+// or leading "/"), no NUL, nothing inside .git, .ckpt or .decree. A path
+// in git's quoted form (see [ckpt.EncodePath]) is decoded first. One
+// trailing "/" is allowed.
 func workspacePaths(ps []string) ([]string, error) {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
@@ -208,6 +209,13 @@ func workspacePaths(ps []string) ([]string, error) {
 			return nil, &apiError{status: http.StatusBadRequest, code: "bad_path",
 				msg:  fmt.Sprintf("path %q is not a workspace-relative path", p),
 				hint: "name paths relative to the workspace's top, with / between names and no . or .. components"}
+		}
+		for c := range strings.SplitSeq(q, "/") {
+			if ckpt.ReservedName(c) {
+				return nil, &apiError{status: http.StatusBadRequest, code: "bad_path",
+					msg:  fmt.Sprintf("path %q is inside %s, which ckpt never checkpoints", p, c),
+					hint: "ckpt always leaves .git, .ckpt and .decree alone, in any letter case"}
+			}
 		}
 		out = append(out, q)
 	}

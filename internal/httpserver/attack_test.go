@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/httpserver"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // A client that sends its body slowly (or never finishes it) holds up
@@ -120,5 +121,29 @@ func TestFormPostRefused(t *testing.T) {
 		if r.status != 201 {
 			t.Errorf("JSON as %q: %d %s", ct, r.status, r.body)
 		}
+	}
+}
+
+// .git, .ckpt and .decree are never checkpointed: a request naming a
+// path in one is a bad path (400), not a server error, and nothing in
+// them is touched.
+func TestReservedPaths(t *testing.T) {
+	f := newFixture(t, httpserver.Options{})
+	testutil.WriteFiles(t, f.ws, map[string]string{".git/config": "[core]\n"})
+	first := f.save("first")
+	for _, p := range []string{".git", ".GIT/config", "sub/.ckpt", ".Decree/x"} {
+		for _, req := range []request{
+			{method: "POST", path: "/api/restore", body: map[string]any{"rev": first.ID.String(), "paths": []string{p}}},
+			{method: "POST", path: "/api/checkpoints", body: map[string]any{"paths": []string{p}, "allow_empty": true}},
+			{method: "GET", path: "/api/diff?path=" + p},
+		} {
+			r := f.do(req)
+			if r.status != 400 || r.apiError(t).Code != "bad_path" {
+				t.Errorf("%s %s %s: %d %s", req.method, req.path, p, r.status, r.body)
+			}
+		}
+	}
+	if got := testutil.ReadFile(t, f.ws, ".git/config"); got != "[core]\n" {
+		t.Errorf(".git/config = %q", got)
 	}
 }

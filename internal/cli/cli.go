@@ -59,6 +59,9 @@ type env struct {
 	// workspace, if set, is the workspace itself (ckpt mcp --workspace,
 	// a client's root): no discovery from dir.
 	workspace string
+	// lockTimeout, if set, is the command's own wait for another
+	// process's lock (CKPT_LOCK_TIMEOUT still overrides it).
+	lockTimeout time.Duration
 }
 
 // usageError marks errors that exit with status 2.
@@ -370,6 +373,9 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	ws, err := e.findWorkspace(opts.Store)
 	if err != nil {
 		return nil, err
+	}
+	if e.lockTimeout > 0 {
+		opts.LockTimeout = e.lockTimeout
 	}
 	if v := os.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -22,6 +22,10 @@ type serveOptions struct {
 // SIGINT or SIGTERM: within the CLI's InterruptGrace.
 const serveGrace = 500 * time.Millisecond
 
+// serveLockTimeout bounds a request's wait for a store another process
+// holds (CKPT_LOCK_TIMEOUT overrides it).
+const serveLockTimeout = 5 * time.Second
+
 func newServeCmd(e *env) *cobra.Command {
 	o := &serveOptions{}
 	c := &cobra.Command{
@@ -86,6 +90,10 @@ func runServe(e *env, o *serveOptions) error {
 	if token != "" && len(token) < 32 {
 		return usagef("CKPT_SERVE_TOKEN: want at least 32 characters")
 	}
+	// A request waits for another process's lock as long as a client
+	// sensibly waits for an answer, then gets 503 with Retry-After; the
+	// CLI's ten minutes would hold it, and every write queued behind it.
+	e.lockTimeout = serveLockTimeout
 	r, err := e.open(true)
 	if err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,5 +147,39 @@ func TestReservedPaths(t *testing.T) {
 	}
 	if got := testutil.ReadFile(t, f.ws, ".git/config"); got != "[core]\n" {
 		t.Errorf(".git/config = %q", got)
+	}
+}
+
+// On the scheme's default port (80, or 443 over TLS) browsers send Host
+// and Origin without the port: that is the bound address all the same.
+func TestDefaultPortHost(t *testing.T) {
+	f := newFixture(t, httpserver.Options{})
+	for _, c := range []struct {
+		addr, scheme string
+		tls          bool
+	}{{"127.0.0.1:80", "http", false}, {"127.0.0.1:443", "https", true}} {
+		srv, err := httpserver.New(httpserver.Options{Repo: f.repo, Addr: c.addr, TLS: c.tls})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		_, port, _ := strings.Cut(c.addr, ":")
+		for host, want := range map[string]int{
+			"127.0.0.1": 409, "localhost": 409, "127.0.0.1:" + port: 409, "LOCALHOST:" + port: 409,
+			"127.0.0.1:1": 403, "evil.example": 403,
+		} {
+			for _, origin := range []string{c.scheme + "://" + host, c.scheme + "://" + strings.TrimSuffix(host, ":"+port)} {
+				req := httptest.NewRequest("POST", "/api/undo", nil)
+				req.Host = host
+				req.Header.Set("Authorization", "Bearer "+srv.Token())
+				req.Header.Set("Origin", origin)
+				req.Header.Set("Sec-Fetch-Site", "same-origin")
+				rec := httptest.NewRecorder()
+				srv.Handler().ServeHTTP(rec, req)
+				if rec.Code != want { // 409: nothing to undo, past every check
+					t.Errorf("%s, Host %s, Origin %s: %d %s", c.addr, host, origin, rec.Code, rec.Body)
+				}
+			}
+		}
 	}
 }

@@ -62,9 +62,24 @@ func allowedHosts(addr string) (map[string]bool, error) {
 	return hosts, nil
 }
 
+// withPort returns h, a Host header or an Origin's host, in lower case
+// and with the scheme's default port when it names none: browsers leave
+// out :80 (:443 over TLS).
+func (s *Server) withPort(h string) string {
+	h = strings.ToLower(h)
+	if _, _, err := net.SplitHostPort(h); err == nil {
+		return h
+	}
+	port := "80"
+	if s.opts.TLS {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), port)
+}
+
 // hostOK checks the Host header against the bound address.
 func (s *Server) hostOK(r *http.Request) bool {
-	h := strings.ToLower(r.Host)
+	h := s.withPort(r.Host)
 	if s.hosts != nil {
 		return s.hosts[h]
 	}
@@ -94,7 +109,10 @@ func (s *Server) originOK(r *http.Request) bool {
 	if s.opts.TLS {
 		scheme = "https://"
 	}
-	return strings.EqualFold(origin, scheme+r.Host)
+	if len(origin) <= len(scheme) || !strings.EqualFold(origin[:len(scheme)], scheme) {
+		return false
+	}
+	return s.withPort(origin[len(scheme):]) == s.withPort(r.Host)
 }
 
 // authorized checks the bearer token or the session cookie.

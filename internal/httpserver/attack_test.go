@@ -183,3 +183,38 @@ func TestDefaultPortHost(t *testing.T) {
 		}
 	}
 }
+
+// Event streams are bounded: one over the limit gets 503 with a hint,
+// and a stream that closes makes room again.
+func TestEventStreamsBounded(t *testing.T) {
+	defer httpserver.SetMaxStreams(2)()
+	f := newFixture(t, httpserver.Options{})
+	a := f.events(nil)
+	f.events(nil)
+	r := f.do(request{method: "GET", path: "/api/events"})
+	if r.status != http.StatusServiceUnavailable || !strings.Contains(string(r.body), "too_many_streams") {
+		t.Fatalf("a third stream: %d %s", r.status, r.body)
+	}
+	a.close()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		ctx, cancel := context.WithCancel(context.Background())
+		hr, _ := http.NewRequestWithContext(ctx, "GET", f.base+"/api/events", nil)
+		hr.Header.Set("Authorization", "Bearer "+f.srv.Token())
+		resp, err := f.ts.Client().Do(hr)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		status := resp.StatusCode
+		cancel()
+		resp.Body.Close()
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no room after a stream closed: %d", status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

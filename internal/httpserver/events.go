@@ -91,6 +91,10 @@ func (s *Server) engineEvent(e ckpt.Event) {
 	s.events.publish(e, "server")
 }
 
+// maxStreams bounds the event streams a server keeps open at once: each
+// holds a goroutine and a connection (a variable for the tests).
+var maxStreams int64 = 256
+
 // serveEvents is GET /api/events: a server-sent event stream. Each event
 // is "id: N", "event: KIND" and "data: JSON" (a [StreamEvent]); a
 // comment line every Heartbeat keeps proxies and clients from timing
@@ -98,6 +102,15 @@ func (s *Server) engineEvent(e ckpt.Event) {
 // event; when the events after it are no longer held, a resync event
 // comes first.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if n := s.streams.Add(1); n > maxStreams {
+		s.streams.Add(-1)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, &apiError{status: http.StatusServiceUnavailable, code: "too_many_streams",
+			msg:  fmt.Sprintf("%d event streams are open already (at most %d)", n-1, maxStreams),
+			hint: "close another tab or client of this server, then reconnect"})
+		return
+	}
+	defer s.streams.Add(-1)
 	rc := http.NewResponseController(w)
 	last := s.events.lastID()
 	resume := r.Header.Get("Last-Event-ID")

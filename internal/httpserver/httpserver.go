@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,6 +78,7 @@ type Server struct {
 	opMu sync.Mutex
 
 	events  *broker
+	streams atomic.Int64     // open event streams (at most maxStreams)
 	tell    func(ckpt.Event) // the watcher's: an engine event was published
 	watch   *watcher
 	closing chan struct{}
@@ -179,7 +181,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
+		// An idle keep-alive connection goes (no ReadTimeout: it would
+		// cut the event streams).
+		IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return base },
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -113,7 +113,8 @@ func runServe(e *env, o *serveOptions) error {
 		scheme = "https"
 	}
 	defer ln.Close()
-	srv, err := httpserver.New(httpserver.Options{Repo: r, Addr: ln.Addr().String(), TLS: useTLS, Token: token, ReadOnly: o.readOnly})
+	srv, err := httpserver.New(httpserver.Options{Repo: r, Addr: ln.Addr().String(), TLS: useTLS, Token: token, ReadOnly: o.readOnly,
+		UIDir: os.Getenv("CKPT_SERVE_UI_DIR")})
 	if err != nil {
 		return err
 	}

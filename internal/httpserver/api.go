@@ -111,33 +111,6 @@ func (s *Server) api(rt route) http.Handler {
 	})
 }
 
-// index is the page the login URL leads to.
-func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'")
-	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><title>ckpt</title><p>ckpt serves %s. The API is described at <a href=/api/openapi.json>/api/openapi.json</a>; events stream from <a href=/api/events>/api/events</a>.\n",
-		htmlEscape(s.repo.Root()))
-}
-
-func htmlEscape(s string) string {
-	var b bytes.Buffer
-	for _, r := range s {
-		switch r {
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '&':
-			b.WriteString("&amp;")
-		case '"':
-			b.WriteString("&quot;")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
 func (s *Server) openapi(*http.Request) (any, error) {
 	return text{"application/json", OpenAPI}, nil
 }

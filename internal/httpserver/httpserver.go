@@ -59,6 +59,9 @@ type Options struct {
 	Ring int
 	// MaxBody limits request bodies (default 1 MiB; /mcp: 4 MiB).
 	MaxBody int64
+	// UIDir serves the web UI's files from this directory instead of
+	// the embedded ones (internal/httpserver/ui, to edit them live).
+	UIDir string
 }
 
 // Server serves one workspace.
@@ -146,6 +149,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux.Handle("/mcp", s.mcpHandler())
 	s.mux.HandleFunc("GET /{$}", s.index)
+	s.mux.Handle("GET /ui/", s.assets())
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: "no such endpoint: " + r.Method + " " + r.URL.Path,
 			hint: "GET /api/openapi.json lists the endpoints"})

@@ -1,0 +1,138 @@
+// timeline.js: the checkpoints, newest first, with their kinds, labels
+// and names; one checkpoint's changes; the diff between any two
+// checkpoints or against the working tree.
+import { h, get, short, timeEl, errorBox, debounce } from './lib.js';
+import * as diff from './diff.js';
+
+let root = null;
+let cps = []; // the checkpoints loaded, newest first
+let next = ''; // the next page's before=
+let rev = ''; // the checkpoint on screen
+let cmp = null; // {from, to} of the diff on screen; to '' is the working tree
+let mode = localStorage.getItem('ckpt-diff') || 'unified';
+
+export async function show(el, [r]) {
+  root = el;
+  rev = r || '';
+  cmp = null;
+  await refresh();
+}
+
+const TIMELINE_EVENTS = new Set(['checkpoint', 'restored', 'undone', 'redone', 'recovered', 'switched', 'branch',
+  'tag', 'gc', 'cleared', 'snapshot-created', 'snapshot-deleted', 'turn-began', 'turn-ended', 'rewound', 'forked', 'resync']);
+const reload = debounce(() => refresh().catch((err) => root.replaceChildren(errorBox(err))), 100);
+
+export function onEvent(ev) {
+  if (TIMELINE_EVENTS.has(ev.kind)) reload();
+}
+
+async function refresh() {
+  const page = await get(`/api/checkpoints?limit=${Math.max(100, cps.length)}`);
+  cps = page.checkpoints;
+  next = page.next || '';
+  const focus = document.activeElement?.id;
+  const list = h('ol', { class: 'timeline', id: 'checkpoints' }, cps.map(row));
+  const pane = h('section', { class: 'pane', id: 'detail', 'aria-live': 'polite' });
+  root.replaceChildren(h('div', { class: 'cols' },
+    h('nav', { class: 'list', 'aria-label': 'Checkpoints' }, h('h2', {}, 'Timeline'),
+      cps.length ? list : h('p', { class: 'empty' }, 'No checkpoints yet: ckpt save makes one.'),
+      next ? h('button', { type: 'button', id: 'more', onclick: more }, 'Older checkpoints') : null),
+    pane));
+  if (focus) document.getElementById(focus)?.focus();
+  const id = rev ? rev : cps[0]?.id;
+  if (id) await detail(pane, id);
+}
+
+async function more() {
+  const page = await get(`/api/checkpoints?limit=100&before=${encodeURIComponent(next)}`);
+  cps.push(...page.checkpoints);
+  next = page.next || '';
+  document.getElementById('checkpoints').append(...page.checkpoints.map(row));
+  if (!next) document.getElementById('more')?.remove();
+}
+
+// names shows a checkpoint's refs: HEAD, branches, tags, snapshots.
+function names(c) {
+  return (c.names || []).map((n) => {
+    const [kind, name] = n.includes('/') ? [n.slice(0, n.indexOf('/')), n.slice(n.indexOf('/') + 1)] : ['head', n];
+    return h('span', { class: `ref ${kind}`, title: n }, name);
+  });
+}
+
+function row(c) {
+  const on = rev ? c.id.startsWith(rev) || (c.names || []).includes(rev) : c === cps[0];
+  return h('li', { class: `cp ${c.kind}` },
+    h('a', { href: `#/timeline/${c.id}`, class: 'item', id: `cp-${short(c.id)}`, 'aria-current': on ? 'true' : null },
+      h('span', { class: 'dot', 'aria-hidden': 'true' }),
+      h('span', { class: 'title' }, c.message || '(no message)'),
+      h('span', { class: 'meta' }, h('span', { class: `kind ${c.kind}` }, c.kind), ' ',
+        h('code', {}, short(c.id)), ' · ', timeEl(c.time), ' ', names(c))));
+}
+
+const STAT = (s) => `+${s.added} ~${s.modified} -${s.deleted}`;
+
+async function detail(pane, id) {
+  const { checkpoint: c, changes } = await get(`/api/checkpoints/${encodeURIComponent(id)}`);
+  const parent = c.parents?.[0] || '';
+  if (!cmp) cmp = { from: parent, to: c.id };
+  pane.replaceChildren(
+    h('header', {},
+      h('h2', {}, c.message || '(no message)'),
+      h('p', { class: 'meta' }, h('span', { class: `kind ${c.kind}` }, c.kind), ' ', h('code', {}, short(c.id)), ' · ',
+        timeEl(c.time), c.branch ? [' · on ', h('code', {}, c.branch)] : null, ' · ', STAT(c.stats), ' ', names(c)),
+      c.meta?.session ? h('p', { class: 'meta' }, 'Session ', h('a', { href: `#/sessions/${c.meta.session}` }, c.meta.session),
+        c.meta.turn ? `, turn ${c.meta.turn} (${c.meta.at || 'begin'})` : null) : null),
+    h('section', { 'aria-label': 'Changes' }, h('h3', {}, 'Changes'),
+      changes.length ? h('ul', { class: 'files' }, changes.map((f) => h('li', { class: f.status }, h('code', {}, f.path)))) : h('p', { class: 'empty' }, 'No changes.')),
+    compareForm(c),
+    h('div', { id: 'diff' }));
+  await showDiff();
+}
+
+function option(value, label, selected) {
+  return h('option', { value, selected }, label);
+}
+
+// compareForm chooses the two sides of the diff and its layout.
+function compareForm(c) {
+  const opts = (sel) => cps.map((x) => option(x.id, `${short(x.id)} ${x.message}`.slice(0, 60), x.id === sel));
+  const from = h('select', { id: 'diff-from', 'aria-label': 'Compare from' },
+    c.parents?.length ? null : option('', '(nothing)', true), opts(cmp.from));
+  const to = h('select', { id: 'diff-to', 'aria-label': 'Compare to' }, option('', 'working tree', cmp.to === ''), opts(cmp.to));
+  const layout = (m, label) => h('button', {
+    type: 'button', id: `diff-${m}`, 'aria-pressed': String(mode === m),
+    onclick: (e) => {
+      mode = m;
+      localStorage.setItem('ckpt-diff', m);
+      for (const b of e.target.parentElement.children) b.setAttribute('aria-pressed', String(b === e.target));
+      showDiff();
+    },
+  }, label);
+  return h('form', {
+    class: 'compare', 'aria-label': 'Compare',
+    onsubmit: (e) => {
+      e.preventDefault();
+      cmp = { from: from.value, to: to.value };
+      showDiff();
+    },
+  }, h('label', {}, 'From ', from), h('label', {}, 'to ', to),
+  h('button', { type: 'submit', id: 'diff-show' }, 'Show diff'),
+  h('button', { type: 'button', id: 'diff-worktree', onclick: () => { cmp = { from: c.id, to: '' }; from.value = c.id; to.value = ''; showDiff(); } }, 'Against the working tree'),
+  h('span', { role: 'group', 'aria-label': 'Diff layout', class: 'toggle' }, layout('unified', 'Unified'), layout('split', 'Split')));
+}
+
+async function showDiff() {
+  const out = document.getElementById('diff');
+  if (!out) return;
+  if (!cmp.from) {
+    out.replaceChildren(h('p', { class: 'empty' }, 'The first checkpoint: pick another one to compare with.'));
+    return;
+  }
+  try {
+    const q = new URLSearchParams({ from: cmp.from, to: cmp.to, format: 'unified' });
+    const text = await get(`/api/diff?${q}`);
+    out.replaceChildren(diff.render(diff.parse(text), mode));
+  } catch (err) {
+    out.replaceChildren(errorBox(err));
+  }
+}

@@ -85,7 +85,8 @@ function fileView(f, mode) {
   } else if (f.hunks.length === 0) {
     body = h('p', { class: 'empty' }, f.status === 'modified' ? 'Only the mode changed.' : 'Empty file.');
   } else {
-    body = h('table', { class: 'hunks' }, mode === 'split' ? splitRows(f) : unifiedRows(f));
+    const cols = (mode === 'split' ? ['num', 'code', 'num', 'code'] : ['num', 'num', 'code']).map((c) => h('col', { class: c }));
+    body = h('table', { class: 'hunks' }, h('colgroup', {}, cols), mode === 'split' ? splitRows(f) : unifiedRows(f));
   }
   return h('details', { class: `file ${f.status}`, open: true, 'data-path': f.path },
     h('summary', {}, h('span', { class: `status ${f.status}` }, f.status[0].toUpperCase()), ' ',

@@ -82,7 +82,7 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 820),
+			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
 			chromedp.Flag("disable-dev-shm-usage", true),
 			chromedp.UserDataDir(testutil.TempDir(t)))...)
 	tab, cancelTab := chromedp.NewContext(alloc)

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -83,15 +84,45 @@ func parseCursor(payload []byte) (*Event, error) {
 // beforeSubmitPrompt a "continue" that is not true drops the prompt. So
 // the answer lets everything go on — {"continue": true} there, {} (no
 // permission asked for, no follow-up message) for every other event —
-// whatever ckpt made of the event, an unreadable payload included.
+// whatever ckpt made of the event, an unreadable payload included: one
+// cut short (past the 16 MiB a hook reads) still names its event before
+// the long prompt, and is answered by that name.
 func CursorResponse(payload []byte) []byte {
-	var h struct {
-		HookEventName string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(payload, &h) == nil && h.HookEventName == "beforeSubmitPrompt" {
+	if cursorEventName(payload) == "beforeSubmitPrompt" {
 		return []byte(`{"continue":true}` + "\n")
 	}
 	return []byte("{}\n")
+}
+
+// cursorEventName is the payload's hook_event_name, read key by key so
+// that an object cut short, or with a value of the wrong type elsewhere,
+// still gives the name if it comes before the damage ("" if it does
+// not). Keys match as json.Unmarshal matches them, case-insensitively.
+func cursorEventName(payload []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if !strings.EqualFold(key, "hook_event_name") {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return ""
+			}
+			continue
+		}
+		var name string
+		if dec.Decode(&name) != nil {
+			return ""
+		}
+		return name
+	}
+	return ""
 }
 
 // # Cursor's transcript

@@ -132,6 +132,14 @@ func TestCursorResponse(t *testing.T) {
 		`{"hook_event_name":"sessionStart"}`:                    `{}`,
 		`not json`:                                              `{}`,
 		``:                                                      `{}`,
+		// A payload cut short (past the 16 MiB a hook reads, or by
+		// --timeout) still names its event before the long prompt.
+		`{"conversation_id":"c","hook_event_name":"beforeSubmitPrompt","prompt":"xxxx`: `{"continue":true}`,
+		`{"workspace_roots":7,"hook_event_name":"beforeSubmitPrompt"`:                  `{"continue":true}`,
+		`{"hook_event_name":"stop","status":"compl`:                                    `{}`,
+		`{"prompt":"xxx`: `{}`,
+		`[{"hook_event_name":"beforeSubmitPrompt"}]`: `{}`,
+		`{"hook_event_name":7}`:                      `{}`,
 	} {
 		got := CursorResponse([]byte(payload))
 		if string(got) != want+"\n" {

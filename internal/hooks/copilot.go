@@ -293,6 +293,9 @@ func copilotInstall(file string, opts InstallOptions, ch *Change) error {
 // copilotUninstall removes ckpt's hooks file (kept in the backups first);
 // a file by that name that is not ckpt's stays.
 func copilotUninstall(file string, opts InstallOptions, ch *Change) error {
+	if err := ownFileInProject(file, opts, ch); err != nil {
+		return err
+	}
 	src, _, err := readSettings(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -294,3 +294,96 @@ func TestCopilotInstall(t *testing.T) {
 		t.Error("install through a link out of the project: no error")
 	}
 }
+
+// ckpt's hooks file in odd places: a project whose .github/hooks is a
+// link out of it (install refuses it, and uninstall removes nothing
+// there), a user's hooks directory that is a dotfiles link (followed), a
+// directory named ckpt.json, a read-only hooks directory; the other files
+// of the hooks directory are left alone.
+func TestCopilotInstallOddPlaces(t *testing.T) {
+	ws := t.TempDir()
+	opts := InstallOptions{Command: "/opt/bin/ckpt", BackupDir: t.TempDir(), Project: ws}
+
+	// The project's .github/hooks leads to the user's own hooks directory,
+	// which holds ckpt's file: neither install nor uninstall of the project
+	// touches it.
+	userHooks := filepath.Join(t.TempDir(), "hooks")
+	os.MkdirAll(userHooks, 0o755)
+	userFile := filepath.Join(userHooks, "ckpt.json")
+	if err := os.WriteFile(userFile, copilotFile("/opt/bin/ckpt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(ws, ".github"), 0o755)
+	if err := os.Symlink(userHooks, filepath.Join(ws, ".github", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(ws, ".github", "hooks", "ckpt.json")
+	opts.Command = "/usr/local/bin/ckpt"
+	if _, err := Install(Copilot, ScopeProject, file, opts); err == nil || !strings.Contains(err.Error(), "leads out of the project") {
+		t.Errorf("install through .github/hooks linked out of the project: %v", err)
+	}
+	if ch, err := Uninstall(Copilot, ScopeProject, file, opts); err == nil || ch.Changed {
+		t.Errorf("uninstall through .github/hooks linked out of the project: %+v, %v", ch, err)
+	}
+	if got := string(read(t, userFile)); got != string(copilotFile("/opt/bin/ckpt")) {
+		t.Errorf("the file out of the project changed:\n%s", got)
+	}
+	os.Remove(filepath.Join(ws, ".github", "hooks"))
+
+	// The user's hooks directory is a dotfiles link: followed, the link
+	// kept; the other files there stay.
+	dotfiles := filepath.Join(t.TempDir(), "copilot-hooks")
+	os.MkdirAll(dotfiles, 0o755)
+	other := filepath.Join(dotfiles, "audit.json")
+	os.WriteFile(other, []byte(`{"version": 1, "hooks": {}}`), 0o644)
+	chome := t.TempDir()
+	if err := os.Symlink(dotfiles, filepath.Join(chome, "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	ufile := filepath.Join(chome, "hooks", "ckpt.json")
+	if _, err := Install(Copilot, ScopeUser, ufile, opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(read(t, filepath.Join(dotfiles, "ckpt.json"))); got != string(copilotFile("/usr/local/bin/ckpt")) {
+		t.Errorf("ckpt.json in the linked directory:\n%s", got)
+	}
+	if ch, err := Uninstall(Copilot, ScopeUser, ufile, opts); err != nil || !ch.Changed {
+		t.Fatalf("uninstall: %+v, %v", ch, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(chome, "hooks")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the hooks link: %v, %v", fi, err)
+	}
+	if string(read(t, other)) != `{"version": 1, "hooks": {}}` {
+		t.Error("another hooks file changed")
+	}
+	if des, _ := os.ReadDir(dotfiles); len(des) != 1 {
+		t.Errorf("left in the hooks directory: %v", des)
+	}
+
+	// A directory named ckpt.json.
+	dir := filepath.Join(t.TempDir(), "hooks", "ckpt.json")
+	os.MkdirAll(dir, 0o755)
+	if _, err := Install(Copilot, ScopeUser, dir, opts); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("install over a directory: %v", err)
+	}
+	if ch, err := Uninstall(Copilot, ScopeUser, dir, opts); err == nil || ch.Changed {
+		t.Errorf("uninstall of a directory: %+v, %v", ch, err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("the directory: %v, %v", fi, err)
+	}
+
+	// A read-only hooks directory: an error naming it, nothing written.
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(t.TempDir(), "hooks")
+		os.MkdirAll(ro, 0o755)
+		os.Chmod(ro, 0o555)
+		t.Cleanup(func() { os.Chmod(ro, 0o755) })
+		if _, err := Install(Copilot, ScopeUser, filepath.Join(ro, "ckpt.json"), opts); err == nil || !strings.Contains(err.Error(), ro) {
+			t.Errorf("install into a read-only directory: %v", err)
+		}
+		if des, _ := os.ReadDir(ro); len(des) != 0 {
+			t.Errorf("left in the read-only directory: %v", des)
+		}
+	}
+}

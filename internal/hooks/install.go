@@ -736,14 +736,7 @@ func jsonUninstall(src []byte, agent string, ch *Change) ([]byte, error) {
 // mode (through a symlink, the file it leads to; see settingsTarget). If
 // the file changes while being edited, it starts over.
 func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([]byte, error)) error {
-	project := ""
-	if ch.Scope.InWorkspace() {
-		project = opts.Project
-		if project == "" {
-			project = filepath.Dir(filepath.Dir(file)) // WS/.claude/settings.json
-		}
-	}
-	target, err := settingsTarget(file, project)
+	target, err := settingsTarget(file, scopeProject(file, opts, ch))
 	if err != nil {
 		return err
 	}
@@ -778,6 +771,35 @@ func editFile(file string, opts InstallOptions, ch *Change, edit func([]byte) ([
 		}
 		return writeAtomic(target, out, fi, 0o644)
 	}
+}
+
+// scopeProject is the project a workspace scope's file must stay in ("" for
+// the user scope).
+func scopeProject(file string, opts InstallOptions, ch *Change) string {
+	if !ch.Scope.InWorkspace() {
+		return ""
+	}
+	if opts.Project != "" {
+		return opts.Project
+	}
+	return filepath.Dir(filepath.Dir(file)) // WS/.claude/settings.json
+}
+
+// ownFileInProject checks, before uninstall removes file, a file of
+// ckpt's own (OpenCode's plugin, Copilot's hooks file) that it takes out
+// whole, that in a workspace scope the directory it is removed from lies
+// inside the project: a
+// repository can ship .github/hooks as a link to the user's own hooks
+// directory, and a project uninstall must not remove the user's file
+// there. (A file that is itself a link is removed as a link.)
+func ownFileInProject(file string, opts InstallOptions, ch *Change) error {
+	if project := scopeProject(file, opts, ch); project != "" {
+		dir, root := resolveExisting(filepath.Dir(file)), resolveExisting(project)
+		if dir != root && !strings.HasPrefix(dir, root+string(filepath.Separator)) {
+			return fmt.Errorf("%s leads out of the project, to %s (through a symlink): ckpt does not remove a file outside the project through a link the project holds; remove the link (or uninstall with --user)", file, filepath.Join(dir, filepath.Base(file)))
+		}
+	}
+	return nil
 }
 
 // maxSettings bounds a settings file install reads.

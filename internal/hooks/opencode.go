@@ -168,6 +168,9 @@ func opencodeInstall(file string, opts InstallOptions, ch *Change) error {
 // opencodeUninstall removes ckpt's plugin file (kept in the backups
 // first); a file of the same name that is not ckpt's stays.
 func opencodeUninstall(file string, opts InstallOptions, ch *Change) error {
+	if err := ownFileInProject(file, opts, ch); err != nil {
+		return err
+	}
 	src, _, err := readSettings(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -105,3 +105,26 @@ func TestOpenCodeInstall(t *testing.T) {
 		t.Error("the user's plugin changed")
 	}
 }
+
+// A project whose .opencode/plugins is a link to the user's own plugins
+// directory: a project uninstall does not remove the user's ckpt.js
+// there.
+func TestOpenCodeUninstallThroughLinkOut(t *testing.T) {
+	ws, userPlugins := t.TempDir(), t.TempDir()
+	userFile := filepath.Join(userPlugins, "ckpt.js")
+	if err := os.WriteFile(userFile, opencodePlugin("/opt/bin/ckpt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(ws, ".opencode"), 0o755)
+	if err := os.Symlink(userPlugins, filepath.Join(ws, ".opencode", "plugins")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(ws, ".opencode", "plugins", "ckpt.js")
+	opts := InstallOptions{Command: "/opt/bin/ckpt", BackupDir: t.TempDir(), Project: ws}
+	if ch, err := Uninstall(OpenCode, ScopeProject, file, opts); err == nil || ch.Changed || !strings.Contains(err.Error(), "leads out of the project") {
+		t.Errorf("uninstall: %+v, %v", ch, err)
+	}
+	if _, err := os.Stat(userFile); err != nil {
+		t.Errorf("the user's plugin: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -34,6 +35,12 @@ const (
 	codexForkTimeout = 2 * time.Minute
 	codexExitWait    = 10 * time.Second
 )
+
+// maxRPCLine bounds one line of the app server's output: a line longer
+// than that is not an answer ckpt asked for (thread/fork excludes the
+// turns, thread/turns/list asks for one), and reading it whole could
+// take any amount of memory.
+const maxRPCLine = 64 << 20
 
 // codexTurn is one turn of a Codex rollout: its id and the text of its
 // first user message (the prompt; later ones steered the turn).
@@ -207,7 +214,7 @@ func (c *codexRPC) call(method string, params, result any) error {
 		return fmt.Errorf("%s: %v", method, err)
 	}
 	for {
-		line, err := c.out.ReadBytes('\n')
+		line, err := readLine(c.out, maxRPCLine)
 		if err != nil {
 			return fmt.Errorf("%s: no answer (%v)", method, err)
 		}
@@ -235,6 +242,21 @@ func (c *codexRPC) call(method string, params, result any) error {
 	}
 }
 
+// readLine reads one line of at most max bytes.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		if len(line)+len(part) > max {
+			return nil, fmt.Errorf("a line of more than %d MiB", max>>20)
+		}
+		line = append(line, part...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
 // codexFork runs `codex app-server` and forks thread s.ID before turn,
 // then checks that the fork has none of the turns gone (a Codex that
 // does not know beforeTurnId would fork them all; that fork is deleted).
@@ -254,6 +276,10 @@ func codexFork(ctx context.Context, s *ckpt.Session, turn string, gone []string)
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
 	cmd.WaitDelay = 5 * time.Second
+	// Its own process group, killed whole: a child of codex's does not
+	// outlive it holding its output open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return "", "", err
@@ -265,9 +291,24 @@ func codexFork(ctx context.Context, s *ckpt.Session, turn string, gone []string)
 	if err := cmd.Start(); err != nil {
 		return "", "", fmt.Errorf("%s app-server: %v", bin, err)
 	}
+	started := time.Now()
+	// Past the deadline (or on an interrupt) the read below ends at once,
+	// also when a child of codex holds its stdout open after codex is
+	// killed.
+	stopRead := context.AfterFunc(ctx, func() { outPipe.Close() })
 	defer func() {
+		stopRead()
+		if err != nil && ctx.Err() != nil {
+			// The pipes were closed under the read: say why.
+			err = fmt.Errorf("codex app-server did not answer within %s (%v); Codex's conversation is left as it was", time.Since(started).Round(time.Second), context.Cause(ctx))
+		}
 		in.Close() // the app server exits at the end of its input
-		stop := time.AfterFunc(codexExitWait, func() { cmd.Process.Kill() })
+		if err != nil {
+			// Nothing more is read: a server still writing (garbage
+			// without end) gets EPIPE rather than wait on a full pipe.
+			outPipe.Close()
+		}
+		stop := time.AfterFunc(codexExitWait, func() { cmd.Cancel() })
 		werr := cmd.Wait()
 		stop.Stop()
 		if err != nil {

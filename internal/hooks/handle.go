@@ -641,6 +641,11 @@ func workspacePath(ws, cwd, p string) (string, bool) {
 		p = filepath.Join(cwd, p)
 	}
 	p = filepath.Clean(p)
+	if len(p) > maxPath {
+		// No tool writes there (ENAMETOOLONG), and resolving it would
+		// take time that grows with the square of its length.
+		return "", false
+	}
 	q := filepath.Join(evalDir(filepath.Dir(p)), filepath.Base(p))
 	for _, w := range []string{evalDir(ws), ws} {
 		if rel, err := filepath.Rel(w, q); err == nil && rel != "." && filepath.IsLocal(rel) {
@@ -649,6 +654,10 @@ func workspacePath(ws, cwd, p string) (string, bool) {
 	}
 	return "", false
 }
+
+// maxPath is the longest path a file system call takes (Linux's
+// PATH_MAX).
+const maxPath = 4096
 
 // evalDir resolves a directory's symlinks — those of its longest
 // existing ancestor, for a directory not made yet — or returns it as it

@@ -130,35 +130,5 @@ func TestDroidInstall(t *testing.T) {
 
 	file := filepath.Join(ws, ".factory", "settings.json")
 	orig := "{\n  // the user's\n  \"customModels\": [{\"model\": \"m\", \"provider\": \"anthropic\"}],\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]}\n}\n"
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	opts := InstallOptions{Command: "/opt/bin/ckpt", BackupDir: t.TempDir(), Project: ws}
-	ch, err := Install(Droid, ScopeProject, file, opts)
-	if err != nil || !ch.Changed || !reflect.DeepEqual(ch.Added, Events[Droid]) {
-		t.Fatalf("install: %+v, %v", ch, err)
-	}
-	data, _ := os.ReadFile(file)
-	flat := strings.Join(strings.Fields(string(data)), "")
-	for _, want := range []string{`"command":"saydone"`, "//theuser's", `{"type":"command","command":"/opt/bin/ckpthookdroid","timeout":30}`} {
-		if !strings.Contains(flat, want) {
-			t.Errorf("installed file lacks %s:\n%s", want, data)
-		}
-	}
-	st := Status(Droid, ScopeProject, file)
-	if !reflect.DeepEqual(st.Events, Events[Droid]) || len(st.Missing) != 0 || !reflect.DeepEqual(st.Commands, []string{"/opt/bin/ckpt hook droid"}) {
-		t.Errorf("status %+v", st)
-	}
-	if ch, err := Install(Droid, ScopeProject, file, opts); err != nil || ch.Changed {
-		t.Errorf("install again: %+v, %v", ch, err)
-	}
-	if ch, err := Uninstall(Droid, ScopeProject, file, opts); err != nil || !reflect.DeepEqual(ch.Removed, Events[Droid]) {
-		t.Fatalf("uninstall: %+v, %v", ch, err)
-	}
-	if data, _ := os.ReadFile(file); string(data) != orig {
-		t.Errorf("after uninstall:\n%s\nwant\n%s", data, orig)
-	}
+	projectInstallRoundTrip(t, Droid, ws, file, orig)
 }

@@ -843,3 +843,43 @@ func TestInstallCommandNotNamedCkpt(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// projectInstallRoundTrip installs an agent's hooks into a project settings
+// file that already holds the user's keys, comments and a hook of theirs
+// (orig), checks what install added and status reports, installs again
+// (nothing changes), uninstalls, and checks orig comes back byte for
+// byte. file's directory is made if needed.
+func projectInstallRoundTrip(t *testing.T, agent, ws, file, orig string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := InstallOptions{Command: "/opt/bin/ckpt", BackupDir: t.TempDir(), Project: ws}
+	ch, err := Install(agent, ScopeProject, file, opts)
+	if err != nil || !ch.Changed || !reflect.DeepEqual(ch.Added, Events[agent]) {
+		t.Fatalf("install: %+v, %v", ch, err)
+	}
+	data, _ := os.ReadFile(file)
+	flat := strings.Join(strings.Fields(string(data)), "")
+	for _, want := range []string{`"command":"saydone"`, "//theuser's", `{"type":"command","command":"/opt/bin/ckpthook` + agent + `","timeout":30}`} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("installed file lacks %s:\n%s", want, data)
+		}
+	}
+	st := Status(agent, ScopeProject, file)
+	if !reflect.DeepEqual(st.Events, Events[agent]) || len(st.Missing) != 0 || !reflect.DeepEqual(st.Commands, []string{"/opt/bin/ckpt hook " + agent}) {
+		t.Errorf("status %+v", st)
+	}
+	if ch, err := Install(agent, ScopeProject, file, opts); err != nil || ch.Changed {
+		t.Errorf("install again: %+v, %v", ch, err)
+	}
+	if ch, err := Uninstall(agent, ScopeProject, file, opts); err != nil || !reflect.DeepEqual(ch.Removed, Events[agent]) {
+		t.Fatalf("uninstall: %+v, %v", ch, err)
+	}
+	if data, _ := os.ReadFile(file); string(data) != orig {
+		t.Errorf("after uninstall:\n%s\nwant\n%s", data, orig)
+	}
+}

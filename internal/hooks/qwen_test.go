@@ -124,35 +124,5 @@ func TestQwenCodeInstall(t *testing.T) {
 
 	file := filepath.Join(ws, ".qwen", "settings.json")
 	orig := "{\n  // the user's\n  \"model\": {\"name\": \"qwen3-coder-plus\"},\n  \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]}\n}\n"
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, []byte(orig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	opts := InstallOptions{Command: "/opt/bin/ckpt", BackupDir: t.TempDir(), Project: ws}
-	ch, err := Install(QwenCode, ScopeProject, file, opts)
-	if err != nil || !ch.Changed || !reflect.DeepEqual(ch.Added, Events[QwenCode]) {
-		t.Fatalf("install: %+v, %v", ch, err)
-	}
-	data, _ := os.ReadFile(file)
-	flat := strings.Join(strings.Fields(string(data)), "")
-	for _, want := range []string{`"command":"saydone"`, "//theuser's", `{"type":"command","command":"/opt/bin/ckpthookqwen-code","timeout":30}`} {
-		if !strings.Contains(flat, want) {
-			t.Errorf("installed file lacks %s:\n%s", want, data)
-		}
-	}
-	st := Status(QwenCode, ScopeProject, file)
-	if !reflect.DeepEqual(st.Events, Events[QwenCode]) || len(st.Missing) != 0 || !reflect.DeepEqual(st.Commands, []string{"/opt/bin/ckpt hook qwen-code"}) {
-		t.Errorf("status %+v", st)
-	}
-	if ch, err := Install(QwenCode, ScopeProject, file, opts); err != nil || ch.Changed {
-		t.Errorf("install again: %+v, %v", ch, err)
-	}
-	if ch, err := Uninstall(QwenCode, ScopeProject, file, opts); err != nil || !reflect.DeepEqual(ch.Removed, Events[QwenCode]) {
-		t.Fatalf("uninstall: %+v, %v", ch, err)
-	}
-	if data, _ := os.ReadFile(file); string(data) != orig {
-		t.Errorf("after uninstall:\n%s\nwant\n%s", data, orig)
-	}
+	projectInstallRoundTrip(t, QwenCode, ws, file, orig)
 }

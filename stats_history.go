@@ -78,3 +78,17 @@ func (r *Repo) Growth(ctx context.Context) ([]GrowthPoint, error) {
 	}
 	return out, nil
 }
+
+// StoreUsage is the store's size: its files on disk, and the part of
+// them holding data (what max_size limits, and what gc frees at once —
+// the files shrink only when the store is compacted).
+type StoreUsage struct {
+	File int64 `json:"disk_bytes"`
+	Used int64 `json:"used_bytes"`
+}
+
+// Usage reports the store's size; it is cheap (no object is read).
+func (r *Repo) Usage(ctx context.Context) (StoreUsage, error) {
+	u, err := r.st.Usage(ctx)
+	return StoreUsage{File: u.File, Used: u.Used}, err
+}

@@ -54,6 +54,7 @@ func (s *Server) routes() []route {
 		{"POST", "/api/sessions/{id}/fork", true, s.fork},
 		{"POST", "/api/sessions/{id}/summarize", true, s.summarize},
 		{"GET", "/api/stats", false, s.stats},
+		{"GET", "/api/stats/history", false, s.storeHistory},
 		{"POST", "/api/gc", true, s.gc},
 	}
 }

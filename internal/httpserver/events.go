@@ -88,6 +88,9 @@ func (s *Server) engineEvent(e ckpt.Event) {
 	if s.tell != nil {
 		s.tell(e)
 	}
+	if e.Kind == ckpt.EventGC {
+		s.sizes.gcRan(e, "server")
+	}
 	s.events.publish(e, "server")
 }
 

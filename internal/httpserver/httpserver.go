@@ -84,6 +84,7 @@ type Server struct {
 	streams atomic.Int64     // open event streams (at most maxStreams)
 	tell    func(ckpt.Event) // the watcher's: an engine event was published
 	watch   *watcher
+	sizes   *sizeLog // the store's size and gc runs since the start
 	closing chan struct{}
 	once    sync.Once
 	cancel  func()
@@ -136,6 +137,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, repo: opts.Repo, mux: http.NewServeMux(), hosts: hosts, cookie: cookiePrefix + port,
 		closing: make(chan struct{})}
 	s.events = newBroker(opts.Ring)
+	s.sizes = newSizeLog(s.repo)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	w := newWatcher(s)

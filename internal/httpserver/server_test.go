@@ -43,10 +43,18 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts httpserver.Options) *fixture {
 	t.Helper()
+	return newFixtureWith(t, opts, ckpt.Options{})
+}
+
+// newFixtureWith is newFixture with the repository's options (its Store
+// is the fixture's).
+func newFixtureWith(t *testing.T, opts httpserver.Options, ropts ckpt.Options) *fixture {
+	t.Helper()
 	ws := testutil.TempDir(t)
 	store := filepath.Join(testutil.TempDir(t), "store")
 	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "one\n", "b.txt": "bee\n"})
-	r, err := ckpt.Open(context.Background(), ws, ckpt.Options{Store: store})
+	ropts.Store = store
+	r, err := ckpt.Open(context.Background(), ws, ropts)
 	if err != nil {
 		t.Fatal(err)
 	}

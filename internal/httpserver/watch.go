@@ -163,6 +163,10 @@ func (w *watcher) poll(ctx context.Context) {
 	if stamp == w.stamp && time.Since(w.last) < fullPoll {
 		return
 	}
+	if stamp != w.stamp {
+		// After the changes are told: a gc's run takes the size before.
+		defer w.s.sizes.sample()
+	}
 	w.stamp, w.last = stamp, time.Now()
 	st, err := w.read(ctx)
 	if err != nil {
@@ -184,6 +188,9 @@ func (w *watcher) poll(ctx context.Context) {
 			return !e.Time.Before(op[0]) && !e.Time.After(op[1])
 		}) {
 			continue
+		}
+		if e.Kind == ckpt.EventGC {
+			w.s.sizes.gcRan(e.Event, "other")
 		}
 		w.s.events.publish(e.Event, "other")
 	}

@@ -1,10 +1,11 @@
-// app.js: the page's frame — routes (#/sessions/ID, #/timeline/REV),
+// app.js: the page's frame — routes (#/sessions/ID, #/timeline/REV, #/store),
 // the theme toggle, and the event stream that keeps the views live.
 import { errorBox } from './lib.js';
 import * as sessions from './session.js';
 import * as timeline from './timeline.js';
+import * as store from './store.js';
 
-const views = { sessions, timeline };
+const views = { sessions, timeline, store };
 const main = document.getElementById('main');
 let current = null;
 

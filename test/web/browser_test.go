@@ -4,7 +4,7 @@
 // after reading the plan, undo, fork, and read diffs.
 //
 // CKPT_UPDATE_SCREENSHOTS=1 also writes docs/images/web-session-light.png
-// and web-session-dark.png.
+// and web-session-dark.png, web-store-light.png and web-store-dark.png.
 package web_test
 
 import (
@@ -57,6 +57,14 @@ type fixture struct {
 
 func newFixture(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, files, ckpt.Options{}, nil)
+}
+
+// newFixtureWith is newFixture with the repository's options (its Store
+// is the fixture's), and prepare run on the repository before the server
+// starts.
+func newFixtureWith(t *testing.T, files map[string]string, ropts ckpt.Options, prepare func(*ckpt.Repo)) *fixture {
+	t.Helper()
 	testutil.Long(t, "a real Chromium")
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("the browser tests need %s (Debian's chromium package; ./scripts/test installs it): %v", chromium, err)
@@ -64,12 +72,16 @@ func newFixture(t *testing.T, files map[string]string) *fixture {
 	f := &fixture{t: t, ws: testutil.TempDir(t)}
 	f.store = filepath.Join(testutil.TempDir(t), "store")
 	testutil.WriteFiles(t, f.ws, files)
-	r, err := ckpt.Open(context.Background(), f.ws, ckpt.Options{Store: f.store})
+	ropts.Store = f.store
+	r, err := ckpt.Open(context.Background(), f.ws, ropts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
 	f.repo = r
+	if prepare != nil {
+		prepare(r)
+	}
 	ts := httptest.NewUnstartedServer(nil)
 	f.srv, err = httpserver.New(httpserver.Options{Repo: r, Addr: ts.Listener.Addr().String()})
 	if err != nil {

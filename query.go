@@ -63,6 +63,12 @@ func (r *Repo) describe(ctx context.Context, rec *store.Record) (*Checkpoint, er
 type ListOptions struct {
 	Limit int    // 0: all
 	Kind  string // "": all kinds
+	// Before, when set, lists only the checkpoints stored before this one
+	// (of any kind): the last of a page is the cursor of the next. A page
+	// costs its own rows, however long the history. A Before the store
+	// does not hold (never, or removed by gc) is an error wrapping
+	// [ErrNotFound].
+	Before ID
 }
 
 // Kinds are the kinds of checkpoint, as [ListOptions.Kind] takes them.
@@ -74,7 +80,15 @@ func (r *Repo) List(ctx context.Context, opts ListOptions) ([]*Checkpoint, error
 	if opts.Kind != "" && !slices.Contains(Kinds, opts.Kind) {
 		return nil, &NameError{Kind: "checkpoint kind", Name: opts.Kind, Reason: "want one of " + strings.Join(Kinds, ", ")}
 	}
-	recs, err := r.st.Checkpoints(ctx, store.ListFilter{Limit: opts.Limit, Kind: opts.Kind})
+	f := store.ListFilter{Limit: opts.Limit, Kind: opts.Kind}
+	if !opts.Before.IsZero() {
+		rec, err := r.st.Checkpoint(ctx, opts.Before)
+		if err != nil {
+			return nil, err
+		}
+		f.BeforeSeq = rec.Seq
+	}
+	recs, err := r.st.Checkpoints(ctx, f)
 	if err != nil {
 		return nil, err
 	}

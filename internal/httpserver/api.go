@@ -246,29 +246,15 @@ func (s *Server) checkpoints(r *http.Request) (any, error) {
 		limit = min(max(limit, defaultPage), maxPage)
 	}
 	ctx, q := r.Context(), r.URL.Query()
-	before := q.Get("before")
 	opts := ckpt.ListOptions{Kind: q.Get("kind"), Limit: limit + 1}
-	if before != "" {
-		opts.Limit = 0
+	if before := q.Get("before"); before != "" {
+		if opts.Before, err = s.repo.Resolve(ctx, before); err != nil {
+			return nil, err
+		}
 	}
 	cps, err := s.repo.List(ctx, opts)
 	if err != nil {
 		return nil, err
-	}
-	if before != "" {
-		id, err := s.repo.Resolve(ctx, before)
-		if err != nil {
-			return nil, err
-		}
-		i := 0
-		for i < len(cps) && cps[i].ID != id {
-			i++
-		}
-		if i == len(cps) {
-			return nil, &apiError{status: http.StatusNotFound, code: "not_found",
-				msg: fmt.Sprintf("?before=%s: checkpoint %s is not in the list", before, id.Short())}
-		}
-		cps = cps[i+1:]
 	}
 	p := Page{Checkpoints: cps}
 	if len(cps) > limit {

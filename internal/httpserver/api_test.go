@@ -49,6 +49,15 @@ func TestCheckpointsAndDiff(t *testing.T) {
 	if want := []string{ids[3], ids[2], ids[1], ids[0]}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("paged list %v, want %v", got, want)
 	}
+	// The cursor is any revision, of any kind; an unknown one is a 404.
+	var p httpserver.Page
+	f.ok(request{method: "GET", path: "/api/checkpoints?kind=manual&before=HEAD~1"}, 0, &p)
+	if len(p.Checkpoints) != 2 || p.Checkpoints[0].ID.String() != ids[1] || p.Next != "" {
+		t.Errorf("kind=manual&before=HEAD~1: %+v", p)
+	}
+	if r := f.do(request{method: "GET", path: "/api/checkpoints?before=ffff0000"}); r.status != 404 || r.apiError(t).Code != "not_found" {
+		t.Errorf("before=ffff0000: %d %s", r.status, r.body)
+	}
 	if r := f.do(request{method: "GET", path: "/api/checkpoints?limit=x"}); r.status != 400 || r.apiError(t).Exit != 2 {
 		t.Errorf("limit=x: %d %s", r.status, r.body)
 	}

@@ -160,7 +160,7 @@ func (m *Memory) Checkpoints(ctx context.Context, f ListFilter) ([]*Record, erro
 			m.mu.RUnlock()
 			return nil, err
 		}
-		if f.Kind != "" && r.Kind != f.Kind {
+		if f.Kind != "" && r.Kind != f.Kind || f.BeforeSeq > 0 && r.Seq >= f.BeforeSeq {
 			continue
 		}
 		out = append(out, r)

@@ -591,10 +591,16 @@ func (s *SQLite) Checkpoint(ctx context.Context, id object.ID) (*Record, error) 
 // Checkpoints lists checkpoints newest first.
 func (s *SQLite) Checkpoints(ctx context.Context, f ListFilter) ([]*Record, error) {
 	q := `SELECT ` + cpCols + ` FROM checkpoints`
+	var where []string
 	var args []any
 	if f.Kind != "" {
-		q += ` WHERE kind=?`
-		args = append(args, f.Kind)
+		where, args = append(where, `kind=?`), append(args, f.Kind)
+	}
+	if f.BeforeSeq > 0 {
+		where, args = append(where, `seq<?`), append(args, f.BeforeSeq)
+	}
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	q += ` ORDER BY seq DESC`
 	if f.Limit > 0 {

@@ -135,6 +135,10 @@ type Journal struct {
 type ListFilter struct {
 	Limit int    // 0: all
 	Kind  string // "": all
+	// BeforeSeq, when positive, keeps only checkpoints stored before the
+	// one with this [Record.Seq]: the cursor of the next page, which the
+	// store finds by its index, so a page costs what its rows cost.
+	BeforeSeq int64
 }
 
 // Info describes a store.

@@ -225,6 +225,66 @@ func TestFindCheckpointsByPrefix(t *testing.T) {
 	}
 }
 
+// TestCheckpointsBeforeSeq: pages cut by BeforeSeq, with and without a
+// kind, walk the whole history newest first, each checkpoint once.
+func TestCheckpointsBeforeSeq(t *testing.T) {
+	ctx := context.Background()
+	for name, s := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			var want []object.ID // newest first
+			err := s.Update(ctx, func(tx Tx) error {
+				for i := range 25 {
+					kind := "manual"
+					if i%3 == 0 {
+						kind = "turn"
+					}
+					id, err := tx.PutCheckpoint(&object.Checkpoint{Tree: object.EmptyTree, Time: time.Unix(int64(i), 0), Kind: kind}, Stats{})
+					if err != nil {
+						return err
+					}
+					want = append([]object.ID{id}, want...)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []string{"", "turn"} {
+				var got []object.ID
+				var before int64
+				for {
+					page, err := s.Checkpoints(ctx, ListFilter{Limit: 4, Kind: kind, BeforeSeq: before})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range page {
+						if kind != "" && r.Kind != kind || before > 0 && r.Seq >= before {
+							t.Fatalf("kind %q before %d: got %s (%s, seq %d)", kind, before, r.ID, r.Kind, r.Seq)
+						}
+						got = append(got, r.ID)
+					}
+					if len(page) < 4 {
+						break
+					}
+					before = page[len(page)-1].Seq
+				}
+				all, err := s.Checkpoints(ctx, ListFilter{Kind: kind})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(all) || kind == "" && len(all) != len(want) {
+					t.Fatalf("kind %q: %d paged, %d listed, %d stored", kind, len(got), len(all), len(want))
+				}
+				for i := range all {
+					if got[i] != all[i].ID {
+						t.Fatalf("kind %q: page order differs at %d", kind, i)
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestPrefixRange(t *testing.T) {
 	for _, c := range []struct{ p, lo, hi string }{
 		{"ab", "ab", "ac"}, {"abc", "abc0", "abd0"}, {"af", "af", "b0"}, {"ff", "ff", ""}, {"fff", "fff0", ""}, {"0f", "0f", "10"},

@@ -96,7 +96,7 @@ func (c *Checkpoint) ID() ID { return Sum(c.Encode()) }
 func DecodeCheckpoint(data []byte) (*Checkpoint, error) {
 	c := &Checkpoint{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
+	sc.Buffer(make([]byte, 0, len(data)+1), len(data)+1) // no line is longer than all of it
 	line := 0
 	seen := map[string]bool{}
 	for sc.Scan() {

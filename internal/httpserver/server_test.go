@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "ckpt" {
 		os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if bigDir != "" { // BenchmarkListPage's history
+		os.RemoveAll(bigDir)
+	}
+	os.Exit(code)
 }
 
 // fixture is a workspace with a store, served over a real loopback

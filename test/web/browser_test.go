@@ -285,8 +285,12 @@ func TestSessionRewind(t *testing.T) {
 	testutil.WriteFiles(t, f.ws, map[string]string{"a.txt": "three\n", "c.txt": "sea\n"})
 	f.ckpt("turn", "message", "--role", "assistant", "-m", "Done: a.txt says three, c.txt is new.")
 	f.ckpt("turn", "end")
+	// Within a second on an idle machine (logged, not asserted: a loaded
+	// one may take longer).
+	ended := time.Now()
 	f.waitFor(`(() => { const t = document.querySelector('[data-turn="2"]');
-		return t && t.innerText.includes("c.txt is new") && t.querySelector(".files")?.innerText.includes("c.txt"); })()`, time.Second)
+		return t && t.innerText.includes("c.txt is new") && t.querySelector(".files")?.innerText.includes("c.txt"); })()`, 10*time.Second)
+	t.Logf("turn 2 appeared %v after its end was recorded", time.Since(ended))
 
 	// The rewind control shows on hover.
 	if op := eval[string](f, `getComputedStyle(document.getElementById("rewind-2")).opacity`); op != "0" {

@@ -22,7 +22,7 @@ func TestUIFiles(t *testing.T) {
 	}
 	for path, ctype := range map[string]string{
 		"/ui/app.js": "text/javascript", "/ui/session.js": "text/javascript", "/ui/timeline.js": "text/javascript",
-		"/ui/diff.js": "text/javascript", "/ui/menu.js": "text/javascript", "/ui/lib.js": "text/javascript", "/ui/app.css": "text/css",
+		"/ui/diff.js": "text/javascript", "/ui/menu.js": "text/javascript", "/ui/lib.js": "text/javascript", "/ui/graph.js": "text/javascript", "/ui/app.css": "text/css",
 	} {
 		r := f.do(request{method: "GET", path: path})
 		if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), ctype) || r.header.Get("Content-Security-Policy") == "" {

@@ -1,10 +1,11 @@
 // Package web_test drives ckpt serve's web UI in a real Chromium (Debian's
 // chromium package, through chromedp): log in with the one-time URL, see a
 // turn another process records appear live, rewind from a user message
-// after reading the plan, undo, fork, and read diffs.
+// after reading the plan, undo, fork, read diffs and the timeline's graph.
 //
 // CKPT_UPDATE_SCREENSHOTS=1 also writes docs/images/web-session-light.png
-// and web-session-dark.png, web-store-light.png and web-store-dark.png.
+// and web-session-dark.png, web-store-light.png and web-store-dark.png,
+// web-timeline-light.png and web-timeline-dark.png.
 package web_test
 
 import (

@@ -1,8 +1,9 @@
 // timeline.js: the checkpoints, newest first, with their kinds, labels
-// and names; one checkpoint's changes; the diff between any two
-// checkpoints or against the working tree.
+// and names, beside their history graph; one checkpoint's changes; the
+// diff between any two checkpoints or against the working tree.
 import { h, get, short, timeEl, errorBox, debounce } from './lib.js';
 import * as diff from './diff.js';
+import * as graph from './graph.js';
 
 let root = null;
 let cps = []; // the checkpoints loaded, newest first
@@ -31,13 +32,19 @@ async function refresh() {
   cps = page.checkpoints;
   next = page.next || '';
   const focus = document.activeElement?.id;
-  const list = h('ol', { class: 'timeline', id: 'checkpoints' }, cps.map(row));
+  const list = h('ol', { class: 'timeline', id: 'checkpoints', onkeydown: arrows }, cps.map(row));
+  const box = h('div', { class: 'graph-box', id: 'graph-box' }, list);
   const pane = h('section', { class: 'pane', id: 'detail', 'aria-live': 'polite' });
-  root.replaceChildren(h('div', { class: 'cols' },
+  root.replaceChildren(h('div', { class: 'cols timeline-cols' },
     h('nav', { class: 'list', 'aria-label': 'Checkpoints' }, h('h2', {}, 'Timeline'),
-      cps.length ? list : h('p', { class: 'empty' }, 'No checkpoints yet: ckpt save makes one.'),
+      cps.length ? [graph.legend(cps), box] : h('p', { class: 'empty' }, 'No checkpoints yet: ckpt save makes one.'),
       next ? h('button', { type: 'button', id: 'more', onclick: more }, 'Older checkpoints') : null),
     pane));
+  if (cps.length) {
+    redraw();
+    graph.follow(box, list);
+    watchSize(box, list);
+  }
   if (focus) document.getElementById(focus)?.focus();
   const id = rev ? rev : cps[0]?.id;
   if (id) await detail(pane, id);
@@ -49,6 +56,40 @@ async function more() {
   next = page.next || '';
   document.getElementById('checkpoints').append(...page.checkpoints.map(row));
   if (!next) document.getElementById('more')?.remove();
+  document.querySelector('.graph-legend')?.replaceWith(graph.legend(cps));
+  redraw();
+}
+
+// redraw draws the graph of the checkpoints loaded beside their rows.
+function redraw() {
+  const box = document.getElementById('graph-box');
+  const list = document.getElementById('checkpoints');
+  if (box && list) graph.draw(box, list, cps, !next);
+}
+
+// watchSize redraws when the rows change height (the list's width, a
+// font): the graph's nodes sit on their rows' first lines.
+let sized = null;
+function watchSize(box, list) {
+  sized?.disconnect();
+  let frame = 0;
+  sized = new ResizeObserver(() => {
+    if (!box.isConnected) return;
+    cancelAnimationFrame(frame);
+    frame = requestAnimationFrame(redraw);
+  });
+  sized.observe(list);
+}
+
+// arrows moves the focus between rows: ↑ ↓, Home, End.
+function arrows(e) {
+  const items = [...e.currentTarget.querySelectorAll('a.item')];
+  const i = items.indexOf(document.activeElement);
+  if (i < 0) return;
+  const to = { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: items.length - 1 }[e.key];
+  if (to === undefined || e.altKey || e.ctrlKey || e.metaKey) return;
+  e.preventDefault();
+  items[Math.max(0, Math.min(items.length - 1, to))].focus();
 }
 
 // names shows a checkpoint's refs: HEAD, branches, tags, snapshots.
@@ -63,7 +104,6 @@ function row(c) {
   const on = rev ? c.id.startsWith(rev) || (c.names || []).includes(rev) : c === cps[0];
   return h('li', { class: `cp ${c.kind}` },
     h('a', { href: `#/timeline/${c.id}`, class: 'item', id: `cp-${short(c.id)}`, 'aria-current': on ? 'true' : null },
-      h('span', { class: 'dot', 'aria-hidden': 'true' }),
       h('span', { class: 'title' }, c.message || '(no message)'),
       h('span', { class: 'meta' }, h('span', { class: `kind ${c.kind}` }, c.kind), ' ',
         h('code', {}, short(c.id)), ' · ', timeEl(c.time), ' ', names(c))));

@@ -137,3 +137,75 @@ func TestTimelineGraph(t *testing.T) {
 		t.Errorf("after the CLI's save: the first row %q, the edges %v", top, edges)
 	}
 }
+
+// The graph of a long history, a page at a time: 1,050 checkpoints, main
+// forked to side at the 300th and left at the 700th. The first page is
+// one line running on dashed; once the pages reach the fork, its edge
+// ends on its checkpoint's node.
+func TestTimelineGraphPages(t *testing.T) {
+	const n, fork, back = 1050, 300, 700
+	start := time.Now()
+	cfg := ckpt.DefaultConfig()
+	cfg.Keep = n // gc would keep 100 per branch
+	f := newFixtureWith(t, map[string]string{"a.txt": "0\n"}, ckpt.Options{Config: &cfg}, func(r *ckpt.Repo) {
+		ctx := context.Background()
+		for i := range n {
+			switch i {
+			case fork:
+				if _, err := r.Switch(ctx, "side", ckpt.SwitchOptions{Create: true}); err != nil {
+					t.Fatal(err)
+				}
+			case back:
+				if _, err := r.Switch(ctx, "main", ckpt.SwitchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testutil.WriteFiles(t, r.Root(), map[string]string{"a.txt": fmt.Sprintf("%d\n", i)})
+			if _, err := r.Save(ctx, ckpt.SaveOptions{Message: fmt.Sprintf("save %d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Logf("%d saves in %v", n, time.Since(start))
+	f.login()
+	f.do(chromedp.Navigate(f.base + "/#/timeline"))
+	f.waitFor(`document.querySelectorAll("#graph g.cp").length === 100`, 5*time.Second)
+	// Drawn, it stays: no redraw loop (a redraw replaces the svg).
+	eval[bool](f, `(window.firstGraph = document.getElementById("graph"), true)`)
+	time.Sleep(300 * time.Millisecond)
+	if !eval[bool](f, `window.firstGraph === document.getElementById("graph")`) {
+		t.Errorf("the graph is redrawn with nothing changed")
+	}
+	if got := eval[string](f, `[...document.querySelectorAll("#graph path.edge")].map(e => e.classList.contains("more") ? e.dataset.from : "").join("")`); got != "99" {
+		t.Errorf("on the first page the dashed edges leave rows %q, want 99 only", got)
+	}
+	for page := 2; page <= (n+99)/100; page++ {
+		began := time.Now()
+		f.do(chromedp.Click(chromedp.ID("more")))
+		f.waitFor(fmt.Sprintf(`document.querySelectorAll("#graph g.cp").length === %d`, min(n, page*100)), 10*time.Second)
+		if page == (n+99)/100 {
+			t.Logf("the last page drawn %v after its click: %d nodes", time.Since(began), n)
+		}
+	}
+	cols := eval[[]int](f, `[...document.querySelectorAll("#graph g.cp")].map(g => +g.dataset.col)`)
+	perCol := map[int]int{}
+	for _, c := range cols {
+		perCol[c]++
+	}
+	if want := map[int]int{0: n - (back - fork), 1: back - fork}; fmt.Sprint(perCol) != fmt.Sprint(want) {
+		t.Errorf("nodes per column %v, want %v (side's in the second)", perCol, want)
+	}
+	// Rows are newest first: side's oldest is row n-fork-1 (after main's
+	// newest n-back), the fork n-fork.
+	end := eval[bool](f, fmt.Sprintf(`(() => {
+		const e = document.querySelector('#graph path.edge[data-from="%d"][data-to="%d"]');
+		const c = document.querySelector('#graph g.cp[data-row="%d"] .node');
+		return !!e && !!c && e.dataset.lane === "1" && e.getAttribute("d").endsWith(c.getAttribute("cx") + "," + c.getAttribute("cy"));
+	})()`, n-fork-1, n-fork, n-fork))
+	if !end {
+		t.Errorf("no edge from side's first checkpoint ends on the fork's node")
+	}
+	if !eval[bool](f, `document.getElementById("more") === null && document.querySelectorAll("#graph path.more").length === 0`) {
+		t.Errorf("with every page loaded, a line still runs on to an older page")
+	}
+}

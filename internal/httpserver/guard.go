@@ -8,17 +8,67 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // cookiePrefix begins the name of the session cookie the login URL sets;
 // the server's port ends it (see [Server.CookieName]).
 const cookiePrefix = "ckpt_session_"
 
+// gate holds what the checks of every request need: the address, the
+// tokens and the login's state. A server serving several workspaces has
+// one gate for all of them: one token, one login.
+type gate struct {
+	addr       string
+	tls        bool
+	token      string
+	loginToken string
+	maxBody    int64
+	hosts      map[string]bool // Host headers accepted; nil: any IP literal (a wildcard bind)
+	cookie     string          // the session cookie's name
+
+	loginMu   sync.Mutex
+	loginUsed bool
+}
+
+// newGate returns the gate of a server with opts, choosing random tokens
+// for those opts leaves empty.
+func newGate(opts Options) (*gate, error) {
+	var err error
+	if opts.Token == "" {
+		if opts.Token, err = randomToken(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.LoginToken == "" {
+		if opts.LoginToken, err = randomToken(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 1 << 20
+	}
+	hosts, err := allowedHosts(opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(opts.Addr)
+	return &gate{addr: opts.Addr, tls: opts.TLS, token: opts.Token, loginToken: opts.LoginToken, maxBody: opts.MaxBody,
+		hosts: hosts, cookie: cookiePrefix + port}, nil
+}
+
+// Token returns the secret requests carry (Authorization: Bearer TOKEN).
+func (s *gate) Token() string { return s.token }
+
+// LoginURL returns the URL that logs a browser in once: base (such as
+// http://127.0.0.1:8080) with the one-time token.
+func (s *gate) LoginURL(base string) string { return base + "/?token=" + s.loginToken }
+
 // CookieName returns the name of the session cookie the login URL sets:
 // ckpt_session_PORT. Browsers send a host's cookies to all its ports, so
 // servers on 127.0.0.1 need a cookie each, or logging in to one would log
 // the browser out of the others.
-func (s *Server) CookieName() string { return s.cookie }
+func (s *gate) CookieName() string { return s.cookie }
 
 func randomToken() (string, error) {
 	b := make([]byte, 32)
@@ -65,20 +115,20 @@ func allowedHosts(addr string) (map[string]bool, error) {
 // withPort returns h, a Host header or an Origin's host, in lower case
 // and with the scheme's default port when it names none: browsers leave
 // out :80 (:443 over TLS).
-func (s *Server) withPort(h string) string {
+func (s *gate) withPort(h string) string {
 	h = strings.ToLower(h)
 	if _, _, err := net.SplitHostPort(h); err == nil {
 		return h
 	}
 	port := "80"
-	if s.opts.TLS {
+	if s.tls {
 		port = "443"
 	}
 	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), port)
 }
 
 // hostOK checks the Host header against the bound address.
-func (s *Server) hostOK(r *http.Request) bool {
+func (s *gate) hostOK(r *http.Request) bool {
 	h := s.withPort(r.Host)
 	if s.hosts != nil {
 		return s.hosts[h]
@@ -87,7 +137,7 @@ func (s *Server) hostOK(r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	_, want, _ := net.SplitHostPort(s.opts.Addr)
+	_, want, _ := net.SplitHostPort(s.addr)
 	return port == want && (net.ParseIP(host) != nil || host == "localhost")
 }
 
@@ -95,7 +145,7 @@ func (s *Server) hostOK(r *http.Request) bool {
 // pages: Sec-Fetch-Site, when sent, is same-origin or none (typed into the
 // address bar), and Origin, when sent, is this server. Requests without
 // either come from programs, not from pages.
-func (s *Server) originOK(r *http.Request) bool {
+func (s *gate) originOK(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
 	default:
@@ -106,7 +156,7 @@ func (s *Server) originOK(r *http.Request) bool {
 		return true
 	}
 	scheme := "http://"
-	if s.opts.TLS {
+	if s.tls {
 		scheme = "https://"
 	}
 	if len(origin) <= len(scheme) || !strings.EqualFold(origin[:len(scheme)], scheme) {
@@ -116,7 +166,7 @@ func (s *Server) originOK(r *http.Request) bool {
 }
 
 // authorized checks the bearer token or the session cookie.
-func (s *Server) authorized(r *http.Request) bool {
+func (s *gate) authorized(r *http.Request) bool {
 	tok := ""
 	if a := r.Header.Get("Authorization"); a != "" {
 		scheme, rest, _ := strings.Cut(a, " ")
@@ -127,19 +177,19 @@ func (s *Server) authorized(r *http.Request) bool {
 	} else if c, err := r.Cookie(s.cookie); err == nil {
 		tok = c.Value
 	}
-	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
+	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) == 1
 }
 
 // guard runs every check before the handler: the Host header (403), the
 // login URL's exchange, the token (401), the Origin of requests that
 // change something and of the streams (403), and the body's size (413).
-func (s *Server) guard(next http.Handler) http.Handler {
+func (s *gate) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		w.Header().Set("Cache-Control", "no-store")
 		if !s.hostOK(r) {
-			writeError(w, forbidden("bad_host", fmt.Sprintf("Host %q does not name this server (%s)", r.Host, s.opts.Addr),
+			writeError(w, forbidden("bad_host", fmt.Sprintf("Host %q does not name this server (%s)", r.Host, s.addr),
 				"use the address ckpt serve printed"))
 			return
 		}
@@ -154,12 +204,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
-		if (!safe || r.URL.Path == "/api/events" || r.URL.Path == "/mcp") && !s.originOK(r) {
+		p := localPath(r.URL.Path)
+		if (!safe || p == "/api/events" || p == "/mcp") && !s.originOK(r) {
 			writeError(w, forbidden("bad_origin", fmt.Sprintf("cross-origin request from %q refused", r.Header.Get("Origin")), ""))
 			return
 		}
-		limit := s.opts.MaxBody
-		if r.URL.Path == "/mcp" {
+		limit := s.maxBody
+		if p == "/mcp" {
 			limit = 4 << 20
 		}
 		if r.ContentLength > limit {
@@ -171,9 +222,24 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// localPath returns the path p names within a workspace: p without the
+// /w/ID prefix of a server serving several (see [Multi]), p itself
+// otherwise. The checks that depend on the path use it, so that they
+// apply alike to /api/events and /w/ID/api/events.
+func localPath(p string) string {
+	rest, ok := strings.CutPrefix(p, "/w/")
+	if !ok {
+		return p
+	}
+	if _, tail, ok := strings.Cut(rest, "/"); ok {
+		return "/" + tail
+	}
+	return "/"
+}
+
 // login exchanges the one-time token for the session cookie and sends
 // the browser to / without the token in its address bar or history.
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+func (s *gate) login(w http.ResponseWriter, r *http.Request) {
 	if s.authorized(r) {
 		// Already logged in (the page reloaded with the URL): go on.
 		http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -181,7 +247,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.URL.Query().Get("token")
 	s.loginMu.Lock()
-	ok := !s.loginUsed && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.LoginToken)) == 1
+	ok := !s.loginUsed && subtle.ConstantTimeCompare([]byte(tok), []byte(s.loginToken)) == 1
 	if ok {
 		s.loginUsed = true
 	}
@@ -191,7 +257,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 			hint: "restart ckpt serve for a new login URL"})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.opts.Token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: s.opts.TLS})
+	http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.tls})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

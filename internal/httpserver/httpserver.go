@@ -66,14 +66,15 @@ type Options struct {
 
 // Server serves one workspace.
 type Server struct {
-	opts   Options
-	repo   *ckpt.Repo
-	mux    *http.ServeMux
-	hosts  map[string]bool // Host headers accepted; nil: any IP literal (a wildcard bind)
-	cookie string          // the session cookie's name
-
-	loginMu   sync.Mutex
-	loginUsed bool
+	*gate
+	opts Options
+	repo *ckpt.Repo
+	mux  *http.ServeMux
+	// base is the path the workspace's routes are under: "" alone,
+	// /w/ID in a [Multi].
+	base string
+	// done is closed when the watcher has stopped.
+	done chan struct{}
 
 	// opMu serializes the changes made through this server with the
 	// poller, so that a change is reported once: by the engine's event,
@@ -115,27 +116,18 @@ func New(opts Options) (*Server, error) {
 	if opts.Ring <= 0 {
 		opts.Ring = 4096
 	}
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = 1 << 20
-	}
-	var err error
-	if opts.Token == "" {
-		if opts.Token, err = randomToken(); err != nil {
-			return nil, err
-		}
-	}
-	if opts.LoginToken == "" {
-		if opts.LoginToken, err = randomToken(); err != nil {
-			return nil, err
-		}
-	}
-	hosts, err := allowedHosts(opts.Addr)
+	g, err := newGate(opts)
 	if err != nil {
 		return nil, err
 	}
-	_, port, _ := net.SplitHostPort(opts.Addr)
-	s := &Server{opts: opts, repo: opts.Repo, mux: http.NewServeMux(), hosts: hosts, cookie: cookiePrefix + port,
-		closing: make(chan struct{})}
+	return newServer(opts, g, ""), nil
+}
+
+// newServer returns a server for opts.Repo whose requests g checks,
+// with its routes under base.
+func newServer(opts Options, g *gate, base string) *Server {
+	s := &Server{gate: g, opts: opts, repo: opts.Repo, mux: http.NewServeMux(), base: base,
+		closing: make(chan struct{}), done: make(chan struct{})}
 	s.events = newBroker(opts.Ring)
 	s.sizes = newSizeLog(s.repo)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -143,6 +135,7 @@ func New(opts Options) (*Server, error) {
 	w := newWatcher(s)
 	unsub := s.repo.Subscribe(s.engineEvent)
 	go func() {
+		defer close(s.done)
 		w.run(ctx)
 		unsub()
 	}()
@@ -151,20 +144,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mux.Handle("/mcp", s.mcpHandler())
 	s.mux.HandleFunc("GET /{$}", s.index)
-	s.mux.Handle("GET /ui/", s.assets())
+	s.mux.Handle("GET /ui/", assets(opts.UIDir))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: "no such endpoint: " + r.Method + " " + r.URL.Path,
 			hint: "GET /api/openapi.json lists the endpoints"})
 	})
-	return s, nil
+	return s
 }
-
-// Token returns the secret requests carry (Authorization: Bearer TOKEN).
-func (s *Server) Token() string { return s.opts.Token }
-
-// LoginURL returns the URL that logs a browser in once: base (such as
-// http://127.0.0.1:8080) with the one-time token.
-func (s *Server) LoginURL(base string) string { return base + "/?token=" + s.opts.LoginToken }
 
 // Handler returns the server's HTTP handler, every check included.
 func (s *Server) Handler() http.Handler { return s.guard(s.mux) }
@@ -182,10 +168,16 @@ func (s *Server) Close() error {
 // Serve serves on ln until ctx is done, then shuts down: open event
 // streams end at once, requests in progress have grace to finish.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	return serve(ctx, ln, grace, s.Handler(), s.Close)
+}
+
+// serve serves h on ln until ctx is done; then stop ends the event
+// streams and requests in progress have grace to finish.
+func serve(ctx context.Context, ln net.Listener, grace time.Duration, h http.Handler, stop func() error) error {
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	hs := &http.Server{
-		Handler:           s.Handler(),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		// An idle keep-alive connection goes (no ReadTimeout: it would
 		// cut the event streams).
@@ -196,11 +188,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		s.Close()
+		stop()
 		return err
 	case <-ctx.Done():
 	}
-	s.Close() // event streams end
+	stop() // event streams end
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := hs.Shutdown(sctx)

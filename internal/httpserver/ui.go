@@ -20,11 +20,11 @@ var uiFiles embed.FS
 // uiCSP allows the page only its own scripts, styles and connections.
 const uiCSP = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// uiFS is the UI's files: Options.UIDir's when set (to edit them
+// uiFS is the UI's files: dir's when set (Options.UIDir, to edit them
 // without rebuilding), the embedded ones otherwise.
-func (s *Server) uiFS() fs.FS {
-	if s.opts.UIDir != "" {
-		return os.DirFS(s.opts.UIDir)
+func uiFS(dir string) fs.FS {
+	if dir != "" {
+		return os.DirFS(dir)
 	}
 	sub, err := fs.Sub(uiFiles, "ui")
 	if err != nil {
@@ -33,20 +33,35 @@ func (s *Server) uiFS() fs.FS {
 	return sub
 }
 
+// indexPage is what ui/index.html is filled in with.
+type indexPage struct {
+	// Workspace is the workspace's path.
+	Workspace string
+	// Base is the path the workspace's API is under: "" when the server
+	// serves one workspace, /w/ID when it serves several (the page
+	// then links back to the list, /).
+	Base string
+}
+
 // index is the page the login URL leads to.
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	src, err := fs.ReadFile(s.uiFS(), "index.html")
+	page(w, s.opts.UIDir, "index.html", indexPage{Workspace: s.repo.Root(), Base: s.base})
+}
+
+// page answers with the UI's template name filled in with data.
+func page(w http.ResponseWriter, dir, name string, data any) {
+	src, err := fs.ReadFile(uiFS(dir), name)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	t, err := template.New("index").Parse(string(src))
+	t, err := template.New(name).Parse(string(src))
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	var b bytes.Buffer
-	if err := t.Execute(&b, s.repo.Root()); err != nil {
+	if err := t.Execute(&b, data); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -55,11 +70,12 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	w.Write(b.Bytes())
 }
 
-// assets serves the UI's files under /ui/ (no directory listings).
-func (s *Server) assets() http.Handler {
-	files := http.StripPrefix("/ui/", http.FileServerFS(s.uiFS()))
+// assets serves the UI's files under /ui/ (no directory listings, and
+// not the pages' templates).
+func assets(dir string) http.Handler {
+	files := http.StripPrefix("/ui/", http.FileServerFS(uiFS(dir)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/") || r.URL.Path == "/ui/index.html" {
+		if strings.HasSuffix(r.URL.Path, "/") || strings.HasSuffix(r.URL.Path, ".html") {
 			writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: "no such file: " + r.URL.Path})
 			return
 		}

@@ -43,7 +43,7 @@ func TestUIFiles(t *testing.T) {
 // without rebuilding.
 func TestUIDir(t *testing.T) {
 	dir := testutil.TempDir(t)
-	testutil.WriteFiles(t, dir, map[string]string{"index.html": "<p>{{.}}</p>", "app.js": "// mine\n"})
+	testutil.WriteFiles(t, dir, map[string]string{"index.html": "<p>{{.Workspace}}</p>", "app.js": "// mine\n"})
 	f := newFixture(t, httpserver.Options{UIDir: dir})
 	if r := f.do(request{method: "GET", path: "/"}); string(r.body) != "<p>"+html.EscapeString(f.ws)+"</p>" {
 		t.Errorf("GET /: %s", r.body)

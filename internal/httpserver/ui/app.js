@@ -1,6 +1,6 @@
 // app.js: the page's frame — routes (#/sessions/ID, #/timeline/REV, #/store),
 // the theme toggle, and the event stream that keeps the views live.
-import { errorBox } from './lib.js';
+import { base, errorBox } from './lib.js';
 import * as sessions from './session.js';
 import * as timeline from './timeline.js';
 import * as store from './store.js';
@@ -54,7 +54,7 @@ const KINDS = ['checkpoint', 'restored', 'undone', 'redone', 'recovered', 'switc
   'gc', 'cleared', 'snapshot-created', 'snapshot-deleted', 'turn-began', 'turn-ended', 'message',
   'rewound', 'forked', 'summarized', 'resync'];
 const live = document.getElementById('live');
-const events = new EventSource('/api/events');
+const events = new EventSource(`${base}/api/events`);
 events.onopen = () => { live.textContent = 'live'; live.className = 'live on'; };
 events.onerror = () => { live.textContent = 'reconnecting…'; live.className = 'live off'; };
 for (const kind of KINDS) {

@@ -10,6 +10,11 @@ export class APIError extends Error {
   }
 }
 
+// base is the path the workspace's API is under: "" when the server
+// serves one workspace, /w/ID under ckpt serve --all. Paths given to
+// api, get and post are the API's own (/api/...), without it.
+export const base = document.querySelector('meta[name="ckpt-base"]')?.content || '';
+
 // api sends a request with the session cookie and returns the answer:
 // parsed JSON, or text (a unified diff).
 export async function api(method, path, body) {
@@ -18,7 +23,7 @@ export async function api(method, path, body) {
     opts.headers['Content-Type'] = 'application/json';
     opts.body = JSON.stringify(body);
   }
-  const r = await fetch(path, opts);
+  const r = await fetch(base + path, opts);
   const json = (r.headers.get('Content-Type') || '').startsWith('application/json');
   if (!r.ok) throw new APIError(r.status, json ? await r.json() : {});
   return json ? r.json() : r.text();

@@ -107,15 +107,6 @@ func New(opts Options) (*Server, error) {
 	if opts.Repo == nil {
 		return nil, errors.New("httpserver: no repository")
 	}
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = 150 * time.Millisecond
-	}
-	if opts.Heartbeat <= 0 {
-		opts.Heartbeat = 15 * time.Second
-	}
-	if opts.Ring <= 0 {
-		opts.Ring = 4096
-	}
 	g, err := newGate(opts)
 	if err != nil {
 		return nil, err
@@ -126,6 +117,15 @@ func New(opts Options) (*Server, error) {
 // newServer returns a server for opts.Repo whose requests g checks,
 // with its routes under base.
 func newServer(opts Options, g *gate, base string) *Server {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 150 * time.Millisecond
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	if opts.Ring <= 0 {
+		opts.Ring = 4096
+	}
 	s := &Server{gate: g, opts: opts, repo: opts.Repo, mux: http.NewServeMux(), base: base,
 		closing: make(chan struct{}), done: make(chan struct{})}
 	s.events = newBroker(opts.Ring)

@@ -42,7 +42,8 @@ type fixture struct {
 	repo  *ckpt.Repo
 	srv   *httpserver.Server
 	ts    *httptest.Server
-	base  string // http://127.0.0.1:PORT
+	base  string // http://127.0.0.1:PORT, or a workspace's under ckpt serve --all
+	token string
 }
 
 func newFixture(t *testing.T, opts httpserver.Options) *fixture {
@@ -75,7 +76,7 @@ func newFixtureWith(t *testing.T, opts httpserver.Options, ropts ckpt.Options) *
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	t.Cleanup(func() { srv.Close(); ts.Close() })
-	return &fixture{t: t, ws: ws, store: store, repo: r, srv: srv, ts: ts, base: ts.URL}
+	return &fixture{t: t, ws: ws, store: store, repo: r, srv: srv, ts: ts, base: ts.URL, token: srv.Token()}
 }
 
 // request is one request to the fixture's server.
@@ -124,7 +125,7 @@ func (f *fixture) do(req request) response {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	hr.Header.Set("Authorization", "Bearer "+f.srv.Token())
+	hr.Header.Set("Authorization", "Bearer "+f.token)
 	for k, v := range req.header {
 		if v == "" {
 			hr.Header.Del(k)
@@ -194,7 +195,7 @@ func (f *fixture) events(header map[string]string) *sse {
 	f.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hr, _ := http.NewRequestWithContext(ctx, "GET", f.base+"/api/events", nil)
-	hr.Header.Set("Authorization", "Bearer "+f.srv.Token())
+	hr.Header.Set("Authorization", "Bearer "+f.token)
 	for k, v := range header {
 		hr.Header.Set(k, v)
 	}

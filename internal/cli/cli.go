@@ -360,6 +360,30 @@ func (e *env) storeOptions() (ckpt.Options, error) {
 	return opts, nil
 }
 
+// clockOptions sets the lock timeout (the command's, CKPT_LOCK_TIMEOUT)
+// and the clock (CKPT_NOW) of opts.
+func (e *env) clockOptions(opts *ckpt.Options) error {
+	if e.lockTimeout > 0 {
+		opts.LockTimeout = e.lockTimeout
+	}
+	if v := os.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return usagef("CKPT_LOCK_TIMEOUT: %v", err)
+		}
+		opts.LockTimeout = d
+	}
+	if v := os.Getenv("CKPT_NOW"); v != "" {
+		// A fixed clock, for tests and reproducible examples.
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return usagef("CKPT_NOW: want an RFC 3339 time like 2026-04-23T12:30:00Z: %v", err)
+		}
+		opts.Now = func() time.Time { return t }
+	}
+	return nil
+}
+
 // open finds the workspace and opens its store.
 func (e *env) open(json bool) (*ckpt.Repo, error) {
 	if e.repo != nil {
@@ -374,23 +398,8 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.lockTimeout > 0 {
-		opts.LockTimeout = e.lockTimeout
-	}
-	if v := os.Getenv("CKPT_LOCK_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return nil, usagef("CKPT_LOCK_TIMEOUT: %v", err)
-		}
-		opts.LockTimeout = d
-	}
-	if v := os.Getenv("CKPT_NOW"); v != "" {
-		// A fixed clock, for tests and reproducible examples.
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return nil, usagef("CKPT_NOW: want an RFC 3339 time like 2026-04-23T12:30:00Z: %v", err)
-		}
-		opts.Now = func() time.Time { return t }
+	if err := e.clockOptions(&opts); err != nil {
+		return nil, err
 	}
 	opts.Waiting = func(holder string) {
 		if !e.quiet {

@@ -2,6 +2,7 @@ package httpserver_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/httpserver"
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
@@ -98,5 +100,84 @@ func TestServeProcess(t *testing.T) {
 		t.Errorf("ckpt serve took %v to stop", d)
 	}
 	for range events {
+	}
+}
+
+// ckpt serve --all as a real process: it lists every workspace with a
+// store, serves each one's checkpoints under /w/ID/, and SIGINT ends it
+// with status 0 after it opened them.
+func TestServeAllProcess(t *testing.T) {
+	dir := testutil.TempDir(t)
+	bin := testutil.CkptBinary(t, filepath.Join(dir, "bin"))
+	env := append(os.Environ(), "CKPT_NO_WATCH=1", "XDG_STATE_HOME="+filepath.Join(dir, "state"), "CKPT_STORE=")
+	var wss []string
+	for _, name := range []string{"one", "two"} {
+		ws := filepath.Join(dir, name)
+		testutil.WriteFiles(t, ws, map[string]string{"a.txt": name + "\n"})
+		cmd := exec.Command(bin, "--workspace", ws, "save", "-m", "first of "+name)
+		cmd.Env = env
+		if code, out, errs := testutil.Run(t, cmd); code != 0 {
+			t.Fatalf("ckpt save: %d %s%s", code, out, errs)
+		}
+		wss = append(wss, ws)
+	}
+	tokenFile := filepath.Join(dir, "token")
+	serve := exec.Command(bin, "serve", "--all", "--token-file", tokenFile)
+	serve.Env = env
+	stdout, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer serve.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ := strings.Cut(strings.TrimSpace(line), "/?token=")
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string, v any) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+	var list httpserver.WorkspacesResponse
+	get("/api/workspaces", &list)
+	if len(list.Workspaces) != 2 {
+		t.Fatalf("workspaces: %+v", list)
+	}
+	for i, w := range list.Workspaces {
+		if string(w.Workspace) != wss[i] || w.ID != httpserver.WorkspaceID(wss[i]) || !w.Exists || w.Backend != "sqlite" {
+			t.Errorf("workspace %d: %+v", i, w)
+		}
+		var page httpserver.Page
+		get(w.URL+"api/checkpoints", &page)
+		if len(page.Checkpoints) != 1 || page.Checkpoints[0].Message != "first of "+filepath.Base(wss[i]) {
+			t.Errorf("%s's checkpoints: %+v", wss[i], page.Checkpoints)
+		}
+	}
+	start := time.Now()
+	serve.Process.Signal(syscall.SIGINT)
+	if err := serve.Wait(); err != nil {
+		t.Errorf("ckpt serve --all after SIGINT: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("ckpt serve --all took %v to stop", d)
 	}
 }

@@ -2,6 +2,7 @@ package httpserver_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -285,5 +286,59 @@ func TestSessions(t *testing.T) {
 	f.ok(request{method: "GET", path: "/api/sessions/current"}, 0, &detail)
 	if detail.Session.ID != fork.Session.ID {
 		t.Errorf("current session %s, want the fork %s", detail.Session.ID, fork.Session.ID)
+	}
+}
+
+// POST /api/sessions/{id}/summarize replaces turns by one summary turn,
+// from a turn on or up to it; a bad direction or turn is 400, an unknown
+// session 404, and read-only mode refuses it.
+func TestSummarizeRoute(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, httpserver.Options{})
+	if _, err := f.repo.NewSession(ctx, ckpt.SessionOptions{Title: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := f.repo.Controller(ctx, ckpt.ControllerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := c.BeginTurn(ctx, fmt.Sprintf("prompt %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WriteFiles(t, f.ws, map[string]string{fmt.Sprintf("f%d.txt", i): "x\n"})
+		if _, err := c.AddMessage(ctx, ckpt.Message{Role: "assistant", Content: fmt.Sprintf("did %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.EndTurn(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []httpserver.TurnRequest{{Turn: 2, Direction: "sideways"}, {Turn: 0, Direction: "from"}} {
+		if r := f.do(request{method: "POST", path: "/api/sessions/current/summarize", body: bad}); r.status != 400 {
+			t.Errorf("%+v: %d %s", bad, r.status, r.body)
+		}
+	}
+	if r := f.do(request{method: "POST", path: "/api/sessions/nosuch/summarize", body: httpserver.TurnRequest{Turn: 1, Direction: "from"}}); r.status != 404 {
+		t.Errorf("unknown session: %d %s", r.status, r.body)
+	}
+	var res struct {
+		First   int `json:"first_turn"`
+		Last    int `json:"last_turn"`
+		Summary string
+	}
+	f.ok(request{method: "POST", path: "/api/sessions/current/summarize", body: httpserver.TurnRequest{Turn: 2, Direction: "from"}}, 0, &res)
+	if res.First != 2 || res.Last != 3 || !strings.Contains(res.Summary, "prompt 3") {
+		t.Errorf("summarize from 2: %+v", res)
+	}
+	var detail struct{ Session ckpt.Session }
+	f.ok(request{method: "GET", path: "/api/sessions/current"}, 0, &detail)
+	if n := len(detail.Session.Turns); n != 2 || !detail.Session.Turns[1].Summary {
+		t.Errorf("after summarizing turns 2-3 the session has %d turns: %+v", n, detail.Session.Turns)
+	}
+	// Read-only: refused.
+	ro := newFixture(t, httpserver.Options{ReadOnly: true})
+	if r := ro.do(request{method: "POST", path: "/api/sessions/current/summarize", body: httpserver.TurnRequest{Turn: 1, Direction: "upto"}}); r.status != 403 {
+		t.Errorf("read-only: %d %s", r.status, r.body)
 	}
 }

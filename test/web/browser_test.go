@@ -365,6 +365,27 @@ func TestSessionRewind(t *testing.T) {
 	if hash := eval[string](f, `location.hash`); hash == parent || !strings.Contains(f.text(".conversation header"), "forked from") {
 		t.Errorf("after the fork: %s, %s", hash, f.text(".conversation header"))
 	}
+
+	// Back in the first session: summarize up to turn 2 (the sixth item).
+	first := ss[0]
+	if first.Parent != "" {
+		first = ss[1]
+	}
+	f.do(chromedp.Navigate(f.base + "/#/sessions/" + first.ID))
+	f.waitFor(`document.getElementById("rewind-2") !== null`, 5*time.Second)
+	f.do(chromedp.Focus(chromedp.ID("rewind-2")), chromedp.KeyEvent(kb.Enter))
+	f.waitFor(`document.activeElement?.textContent === "Rewind code"`, 2*time.Second)
+	f.do(chromedp.KeyEvent(kb.End))
+	f.waitFor(`document.activeElement?.textContent === "Summarize up to here"`, 2*time.Second)
+	f.do(chromedp.KeyEvent(kb.Enter))
+	f.waitFor(`document.getElementById("plan").open && document.activeElement?.id === "plan-confirm"`, 5*time.Second)
+	if plan := f.text("#plan"); !strings.Contains(plan, "Summarize up to turn 2") {
+		t.Errorf("the summary's plan:\n%s", plan)
+	}
+	f.do(chromedp.KeyEvent(kb.Enter))
+	f.waitFor(`document.querySelector(".notice")?.innerText.startsWith("Summarized turns 1–2")`, 5*time.Second)
+	f.waitFor(`[...document.querySelectorAll(".conversation h3")].length === 1 && document.querySelector(".conversation h3 .chip")?.innerText === "summary"`, 5*time.Second)
+	f.wantFiles(map[string]string{"a.txt": "two\n", "b.txt": "bee\n"}) // the files stay
 }
 
 // The timeline lists checkpoints with their names; a checkpoint's diff

@@ -126,13 +126,25 @@ func newFixtureWith(t *testing.T, files map[string]string, ropts ckpt.Options, p
 	return f
 }
 
-// do runs browser actions, each step bounded.
+// do runs browser actions, each step bounded. A step whose element the
+// page replaced between finding and using it (a live event re-rendered
+// the view) runs again, a few times: the page's state is what counts.
 func (f *fixture) do(steps ...chromedp.Action[chromedp.Void]) {
 	f.t.Helper()
-	ctx, cancel := context.WithTimeout(f.tab, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		f.t.Fatal(err)
+	for _, step := range steps {
+		for try := 1; ; try++ {
+			ctx, cancel := context.WithTimeout(f.tab, 20*time.Second)
+			err := chromedp.Do(ctx, step)
+			cancel()
+			if err == nil {
+				break
+			}
+			if try < 5 && strings.Contains(err.Error(), "Could not find node with given id") {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			f.t.Fatal(err)
+		}
 	}
 }
 

@@ -93,6 +93,14 @@ func newFixtureWith(t *testing.T, files map[string]string, ropts ckpt.Options, p
 	t.Cleanup(func() { f.srv.Close(); ts.Close() })
 	f.base = ts.URL
 
+	f.startBrowser()
+	return f
+}
+
+// startBrowser starts Chromium with a tab of its own for f; an error
+// the page logs fails the test.
+func (f *fixture) startBrowser() {
+	t := f.t
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		append(chromedp.DefaultExecAllocatorOptions[:],
 			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
@@ -123,7 +131,6 @@ func newFixtureWith(t *testing.T, files map[string]string, ropts ckpt.Options, p
 			t.Errorf("the page's console: %s", m)
 		}
 	})
-	return f
 }
 
 // do runs browser actions, each step bounded. A step whose element the

@@ -52,36 +52,8 @@ func TestServeAllPages(t *testing.T) {
 	ts.Start()
 	t.Cleanup(func() { ts.Close(); m.Close() })
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
-			chromedp.Flag("disable-dev-shm-usage", true),
-			chromedp.UserDataDir(testutil.TempDir(t)))...)
-	tab, cancelTab := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	f := &fixture{t: t, tab: tab, base: ts.URL}
-	if err := chromedp.Do(tab); err != nil { // starts the browser
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
-	go func() {
-		for msg, err := range chromedp.Console(tab) {
-			if err != nil {
-				return
-			}
-			if msg.IsException() || msg.Type == "error" {
-				f.mu.Lock()
-				f.console = append(f.console, msg.String())
-				f.mu.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for _, msg := range f.console {
-			t.Errorf("the page's console: %s", msg)
-		}
-	})
+	f := &fixture{t: t, base: ts.URL}
+	f.startBrowser()
 
 	// One login, at /: the list of workspaces.
 	f.do(chromedp.Navigate(m.LoginURL(ts.URL)))

@@ -313,12 +313,20 @@ func DefaultStoreDir(workspace string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h := sha256.Sum256([]byte(workspace))
 	base := filepath.Base(workspace)
 	if base == "/" || base == "." {
 		base = "root"
 	}
-	return filepath.Join(sd, base+"-"+hex.EncodeToString(h[:8])), nil
+	return filepath.Join(sd, base+"-"+WorkspaceKey(workspace)), nil
+}
+
+// WorkspaceKey is a short, stable name of the workspace at the absolute
+// path workspace: the first 16 hex digits of the SHA-256 of the path, as
+// its default store's name ends (ckpt serve --all serves it under
+// /w/KEY/).
+func WorkspaceKey(workspace string) string {
+	h := sha256.Sum256([]byte(workspace))
+	return hex.EncodeToString(h[:8])
 }
 
 // FindWorkspace finds the workspace for a directory the way git finds a

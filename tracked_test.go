@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
@@ -336,6 +337,21 @@ func TestRewindKeepsSymlinkInPlaceOfIgnoredDirectory(t *testing.T) {
 		}
 		if l, err := os.Readlink(filepath.Join(ws, "cfg")); err != nil || l != out {
 			t.Errorf("exact=%v: the user's symlink cfg is gone (%q, %v)", exact, l, err)
+		}
+	}
+}
+
+// A workspace's key ends its default store's name, so ckpt serve --all's
+// /w/KEY/ and the store directory name the workspace alike.
+func TestWorkspaceKeyEndsDefaultStore(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	for _, ws := range []string{"/home/me/src/app", "/", "/tmp/a b"} {
+		dir, err := DefaultStoreDir(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := WorkspaceKey(ws); len(k) != 16 || !strings.HasSuffix(dir, "-"+k) {
+			t.Errorf("WorkspaceKey(%q) = %q; default store %s", ws, k, dir)
 		}
 	}
 }

@@ -2,8 +2,6 @@ package httpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -56,12 +54,9 @@ type workspace struct {
 }
 
 // WorkspaceID returns the id a [Multi] serves the workspace at path
-// under (/w/ID/): the first 16 hex digits of the SHA-256 of the path,
-// as the default store's name ends ([ckpt.DefaultStoreDir]).
-func WorkspaceID(path string) string {
-	h := sha256.Sum256([]byte(path))
-	return hex.EncodeToString(h[:8])
-}
+// under (/w/ID/): the engine's [ckpt.WorkspaceKey], as the default
+// store's name ends.
+func WorkspaceID(path string) string { return ckpt.WorkspaceKey(path) }
 
 // NewMulti returns a server for opts.Workspaces. Call [Multi.Close] when
 // done: it closes the stores it opened.

@@ -162,16 +162,7 @@ func copilotTurn(path, prompt string, wait time.Duration) ([]ckpt.Message, error
 // holds the turn's own prompt and, after it, a reply without tool calls
 // (the model's last word, which ends the turn).
 func copilotTurnOnce(path, prompt string) (msgs []ckpt.Message, done bool, err error) {
-	want := strings.TrimSpace(prompt)
-	start := func(_ []byte, r *copilotRecord) int {
-		switch {
-		case !r.isPrompt():
-			return noStart
-		case strings.TrimSpace(r.Data.Content) == want:
-			return turnStart
-		}
-		return someStart
-	}
+	start := promptStart(prompt, (*copilotRecord).isPrompt, func(r *copilotRecord) string { return r.Data.Content })
 	recs, found, err := findTurn(path, parseCopilotLine, start)
 	if err != nil {
 		return nil, false, fmt.Errorf("transcript: %w", err)
@@ -196,7 +187,7 @@ func copilotTurnOnce(path, prompt string) (msgs []ckpt.Message, done bool, err e
 			msgs = append(msgs, ckpt.Message{Role: "tool", Tool: tr.Name, Content: describeToolInput(tr.Arguments)})
 		}
 	}
-	return msgs, done && strings.TrimSpace(recs[0].Data.Content) == want, nil
+	return msgs, done && strings.TrimSpace(recs[0].Data.Content) == strings.TrimSpace(prompt), nil
 }
 
 // # ckpt's hooks file

@@ -96,16 +96,7 @@ func parseDroidLine(l []byte) (droidRecord, bool) {
 // droidTurn reads the turn whose prompt is prompt from Droid's
 // transcript: its replies and tool calls.
 func droidTurn(path, prompt string) ([]ckpt.Message, error) {
-	want := strings.TrimSpace(prompt)
-	start := func(_ []byte, r *droidRecord) int {
-		switch {
-		case !r.isPrompt():
-			return noStart
-		case strings.TrimSpace(r.text()) == want:
-			return turnStart
-		}
-		return someStart
-	}
+	start := promptStart(prompt, (*droidRecord).isPrompt, func(r *droidRecord) string { return r.text() })
 	recs, found, err := findTurn(path, parseDroidLine, start)
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)

@@ -100,16 +100,7 @@ func parseQwenLine(l []byte) (qwenRecord, bool) {
 // qwenTurn reads the turn whose prompt is prompt from Qwen Code's
 // transcript: its replies and tool calls.
 func qwenTurn(path, prompt string) ([]ckpt.Message, error) {
-	want := strings.TrimSpace(prompt)
-	start := func(_ []byte, r *qwenRecord) int {
-		switch {
-		case !r.isPrompt():
-			return noStart
-		case strings.TrimSpace(r.text()) == want:
-			return turnStart
-		}
-		return someStart
-	}
+	start := promptStart(prompt, (*qwenRecord).isPrompt, func(r *qwenRecord) string { return r.text() })
 	recs, found, err := findTurn(path, parseQwenLine, start)
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)

@@ -185,6 +185,23 @@ const (
 	turnStart // the turn's own prompt
 )
 
+// promptStart is the start function of findTurn for transcripts whose
+// prompt records say whether they are the user's (isPrompt) and hold
+// the prompt's words (text): the turn's own prompt is the one whose
+// words are want's.
+func promptStart[T any](want string, isPrompt func(*T) bool, text func(*T) string) func([]byte, *T) int {
+	want = strings.TrimSpace(want)
+	return func(_ []byte, r *T) int {
+		switch {
+		case !isPrompt(r):
+			return noStart
+		case strings.TrimSpace(text(r)) == want:
+			return turnStart
+		}
+		return someStart
+	}
+}
+
 // findTurn reads a transcript back from its end, one line at a time from
 // the last, until start says a line is the turn's prompt; it returns the
 // records from there on, oldest first, so a long transcript costs what

@@ -284,38 +284,20 @@ func copilotInstall(file string, opts InstallOptions, ch *Change) error {
 // copilotUninstall removes ckpt's hooks file (kept in the backups first);
 // a file by that name that is not ckpt's stays.
 func copilotUninstall(file string, opts InstallOptions, ch *Change) error {
-	if err := ownFileInProject(file, opts, ch); err != nil {
-		return err
-	}
-	src, _, err := readSettings(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	cmds, ours := copilotHooks(src)
-	if !ours {
+	return removeOwnFile(Copilot, file, opts, ch, func(src []byte) (bool, []string) {
+		cmds, ours := copilotHooks(src)
+		var events []string
 		for _, e := range Events[Copilot] {
 			if c, ok := cmds[e]; ok {
-				ch.Kept = append(ch.Kept, e+": "+hookCommand(c, Copilot))
+				if ours {
+					events = append(events, e)
+				} else {
+					events = append(events, e+": "+hookCommand(c, Copilot))
+				}
 			}
 		}
-		return nil
-	}
-	if ch.Backup, err = backup(file, src, Copilot, opts.BackupDir); err != nil {
-		return fmt.Errorf("back up %s: %w", file, err)
-	}
-	if err := os.Remove(file); err != nil {
-		return err
-	}
-	ch.Changed = true
-	for _, e := range Events[Copilot] {
-		if _, ok := cmds[e]; ok {
-			ch.Removed = append(ch.Removed, e)
-		}
-	}
-	return nil
+		return ours, events
+	})
 }
 
 // copilotStatus fills in what ckpt's hooks file installs.

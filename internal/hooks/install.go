@@ -1096,3 +1096,36 @@ func jsonStatus(src []byte, file, agent string, in *Installed) map[string]bool {
 	}
 	return have
 }
+
+// removeOwnFile uninstalls a file ckpt writes whole for an agent (Copilot
+// CLI's hooks file, OpenCode's plugin): never one out of the project for
+// a project install; a missing file is nothing to do. judge tells whether
+// the content is ckpt's and its events: removed (ckpt's; the file goes,
+// kept in the backups first) or, for a file that is not ckpt's, kept as
+// they are (ch.Kept, "EVENT: COMMAND").
+func removeOwnFile(agent, file string, opts InstallOptions, ch *Change, judge func(src []byte) (ours bool, events []string)) error {
+	if err := ownFileInProject(file, opts, ch); err != nil {
+		return err
+	}
+	src, _, err := readSettings(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ours, events := judge(src)
+	if !ours {
+		ch.Kept = append(ch.Kept, events...)
+		return nil
+	}
+	if ch.Backup, err = backup(file, src, agent, opts.BackupDir); err != nil {
+		return fmt.Errorf("back up %s: %w", file, err)
+	}
+	if err := os.Remove(file); err != nil {
+		return err
+	}
+	ch.Changed = true
+	ch.Removed = append(ch.Removed, events...)
+	return nil
+}

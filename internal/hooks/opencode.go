@@ -168,28 +168,12 @@ func opencodeInstall(file string, opts InstallOptions, ch *Change) error {
 // opencodeUninstall removes ckpt's plugin file (kept in the backups
 // first); a file of the same name that is not ckpt's stays.
 func opencodeUninstall(file string, opts InstallOptions, ch *Change) error {
-	if err := ownFileInProject(file, opts, ch); err != nil {
-		return err
-	}
-	src, _, err := readSettings(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if _, ours := opencodeCommand(src); !ours {
-		return nil // a plugin of the user's, by that name
-	}
-	if ch.Backup, err = backup(file, src, OpenCode, opts.BackupDir); err != nil {
-		return fmt.Errorf("back up %s: %w", file, err)
-	}
-	if err := os.Remove(file); err != nil {
-		return err
-	}
-	ch.Changed = true
-	ch.Removed = append(ch.Removed, Events[OpenCode]...)
-	return nil
+	return removeOwnFile(OpenCode, file, opts, ch, func(src []byte) (bool, []string) {
+		if _, ours := opencodeCommand(src); !ours {
+			return false, nil // a plugin of the user's, by that name
+		}
+		return true, Events[OpenCode]
+	})
 }
 
 // opencodeStatus fills in what ckpt's plugin file installs.

@@ -94,24 +94,7 @@ func TestServeLoad(t *testing.T) {
 	// The server, a process of its own, so its memory is its own.
 	tokenFile := filepath.Join(dir, "token")
 	serve := ckptCmd("serve", "--token-file", tokenFile)
-	stdout, err := serve.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _, _ := strings.Cut(strings.TrimSpace(line), "/?token=")
-	tok, err := os.ReadFile(tokenFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := strings.TrimSpace(string(tok))
+	base, token := startServe(t, serve, tokenFile)
 	newRequest := func(ctx context.Context, path string) *http.Request {
 		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		req.Header.Set("Authorization", "Bearer "+token)

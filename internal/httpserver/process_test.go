@@ -36,27 +36,10 @@ func TestServeProcess(t *testing.T) {
 	tokenFile := filepath.Join(dir, "token")
 	serve := exec.Command(bin, "--workspace", ws, "serve", "--token-file", tokenFile)
 	serve.Env = env
-	stdout, err := serve.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	login := strings.TrimSpace(line)
-	base, _, _ := strings.Cut(login, "/?token=")
-	tok, err := os.ReadFile(tokenFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, tok := startServe(t, serve, tokenFile)
 	get := func(path string) *http.Response {
 		req, _ := http.NewRequest("GET", base+path, nil)
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -124,27 +107,11 @@ func TestServeAllProcess(t *testing.T) {
 	tokenFile := filepath.Join(dir, "token")
 	serve := exec.Command(bin, "serve", "--all", "--token-file", tokenFile)
 	serve.Env = env
-	stdout, err := serve.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _, _ := strings.Cut(strings.TrimSpace(line), "/?token=")
-	tok, err := os.ReadFile(tokenFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, tok := startServe(t, serve, tokenFile)
 	get := func(path string, v any) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", base+path, nil)
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -180,4 +147,30 @@ func TestServeAllProcess(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("ckpt serve --all took %v to stop", d)
 	}
+}
+
+// startServe starts a `ckpt serve` process that writes its token to
+// tokenFile and returns the server's base URL (from the login URL it
+// prints first) and the API token. The process is killed when the test ends (if
+// it has not stopped).
+func startServe(t *testing.T, serve *exec.Cmd, tokenFile string) (base, token string) {
+	t.Helper()
+	stdout, err := serve.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, _ = strings.Cut(strings.TrimSpace(line), "/?token=")
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base, strings.TrimSpace(string(tok))
 }

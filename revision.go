@@ -111,6 +111,13 @@ func (r *Repo) resolveBase(ctx context.Context, full, base string) (ID, error) {
 			return ref.ID, err
 		}
 	}
+	if strings.HasPrefix(base, remoteRefPrefix) {
+		ref, err := r.st.Ref(ctx, base)
+		if errors.Is(err, store.ErrNotFound) {
+			return ID{}, &RevisionError{Rev: full, Reason: "no remote-tracking ref named " + base}
+		}
+		return ref.ID, err
+	}
 	var found []store.Ref
 	for _, ns := range refNamespaces {
 		ref, err := r.st.Ref(ctx, ns+base)
@@ -137,6 +144,19 @@ func (r *Repo) resolveBase(ctx context.Context, full, base string) (ID, error) {
 					names = append(names, id.Short())
 				}
 				return ID{}, &RevisionError{Rev: full, Reason: "it names a ref and is the start of a checkpoint id", Candidates: names, Ambiguous: true}
+			}
+		}
+	}
+	if len(found) == 0 {
+		// NAME/x: what remote NAME's x was at the last push or pull.
+		if remote, rest, ok := strings.Cut(base, "/"); ok && rest != "" {
+			for _, ns := range refNamespaces {
+				ref, err := r.st.Ref(ctx, remoteRefPrefix+remote+"/"+ns+rest)
+				if err == nil {
+					found = append(found, ref)
+				} else if !errors.Is(err, store.ErrNotFound) {
+					return ID{}, err
+				}
 			}
 		}
 	}

@@ -214,3 +214,14 @@ func TestBinaryHonoursCKPT_VERSITYGW(t *testing.T) {
 		t.Fatalf("CacheDir: got %s, want …/ckpt-tools/versitygw-%s", dir, Version)
 	}
 }
+
+// scripts/test installs the release the tests expect.
+func TestScriptInstallsVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "scripts", "test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nversitygw_version=" + Version + "\n"; !strings.Contains(string(b), want) {
+		t.Fatalf("scripts/test: no line %q: it installs another versitygw than s3test.Version", strings.TrimSpace(want))
+	}
+}

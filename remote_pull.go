@@ -394,46 +394,58 @@ type CloneResult struct {
 // Clone makes dir (absent or empty) a workspace holding what the remote
 // at url holds, and restores its HEAD branch there.
 func Clone(ctx context.Context, url, dir string, opts CloneOptions) (*Repo, *CloneResult, error) {
-	if opts.Name == "" {
-		opts.Name = "origin"
-	}
-	if _, err := remote.ParseURL(url); err != nil {
-		return nil, nil, err
-	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return nil, nil, withHint(fmt.Errorf("clone into %s: the directory is not empty", dir), "clone into a new or empty directory")
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := PrepareCloneDir(url, dir); err != nil {
 		return nil, nil, err
 	}
 	r, err := Open(ctx, dir, opts.Open)
 	if err != nil {
 		return nil, nil, err
 	}
-	fail := func(err error) (*Repo, *CloneResult, error) {
+	res, err := r.CloneFrom(ctx, url, opts)
+	if err != nil {
 		r.Close()
 		return nil, nil, err
 	}
+	return r, res, nil
+}
+
+// PrepareCloneDir checks url and makes dir, which must be absent or empty.
+func PrepareCloneDir(url, dir string) error {
+	if _, err := remote.ParseURL(url); err != nil {
+		return err
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return withHint(fmt.Errorf("clone into %s: the directory is not empty", dir), "clone into a new or empty directory")
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+// CloneFrom fills a new workspace (an empty store) from the remote at
+// url: it adds the remote, pulls, and restores the remote's HEAD branch.
+func (r *Repo) CloneFrom(ctx context.Context, url string, opts CloneOptions) (*CloneResult, error) {
+	if opts.Name == "" {
+		opts.Name = "origin"
+	}
 	if recs, err := r.st.Checkpoints(ctx, store.ListFilter{Limit: 1}); err != nil {
-		return fail(err)
+		return nil, err
 	} else if len(recs) > 0 {
-		return fail(withHint(fmt.Errorf("clone into %s: its store already holds checkpoints", dir), "clone into a new directory, or add the remote and pull: ckpt remote add; ckpt pull"))
+		return nil, withHint(fmt.Errorf("clone into %s: its store already holds checkpoints", r.root), "clone into a new directory, or add the remote and pull: ckpt remote add; ckpt pull")
 	}
 	if _, err := r.AddRemote(ctx, RemoteConfig{Name: opts.Name, URL: url, Identities: opts.Identities}); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	pr, err := r.Pull(ctx, opts.Name)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	res := &CloneResult{Pull: pr}
 	rev := opts.Rev
 	if rev == "" {
 		branches, err := r.st.Refs(ctx, branchPrefix)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		has := func(b string) bool {
 			return slices.ContainsFunc(branches, func(ref store.Ref) bool { return ref.Name == branchRef(b) })
@@ -446,18 +458,18 @@ func Clone(ctx context.Context, url, dir string, opts CloneOptions) (*Repo, *Clo
 		case len(branches) == 1:
 			rev = strings.TrimPrefix(branches[0].Name, branchPrefix)
 		case len(branches) == 0:
-			return r, res, nil // an empty remote: an empty workspace
+			return res, nil // an empty remote: an empty workspace
 		default:
-			return fail(withHint(fmt.Errorf("clone: the remote has several branches and no HEAD"), "name one: ckpt clone --rev BRANCH"))
+			return nil, withHint(fmt.Errorf("clone: the remote has several branches and no HEAD"), "name one: ckpt clone --rev BRANCH URL DIR")
 		}
 	}
 	id, err := r.Resolve(ctx, rev)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	rr, err := r.Restore(ctx, id.String(), RestoreOptions{})
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	res.Restore, res.Rev = rr, rev
 	if b, err := r.st.Ref(ctx, branchRef(rev)); err == nil && b.ID == id {
@@ -465,8 +477,8 @@ func Clone(ctx context.Context, url, dir string, opts CloneOptions) (*Repo, *Clo
 			return r.setHead(tx, id, &store.Ref{Name: headName, Symbolic: rev})
 		})
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 	}
-	return r, res, nil
+	return res, nil
 }

@@ -280,6 +280,11 @@ type PushOptions struct {
 	// DryRun computes what would be uploaded and changed, and changes
 	// nothing.
 	DryRun bool
+	// Full checks every object of the pushed history against the
+	// remote's indexes, instead of stopping where the remote has a
+	// checkpoint or tree: it re-uploads what `ckpt fsck --remote --repair`
+	// took out of a damaged remote.
+	Full bool
 }
 
 // PushedRef is what a push did to one ref.
@@ -438,13 +443,20 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 	}
 	has := func(k remote.ObjKey) bool { return rm != nil && rm.Has(k) }
 	// What the remote lacks: checkpoints newest first, then their trees.
+	// An object the remote lists comes with everything it names (push
+	// uploads in that order), so a walk stops there, unless Full.
 	var cps []*store.Record
+	var trees []remote.ObjKey // post-order: children first
+	var treeData = map[ID][]byte{}
+	var blobs []ID
 	seen := map[ID]bool{}
+	seenTree, seenBlob := map[ID]bool{}, map[ID]bool{}
 	queue := slices.Clone(remoteIDs)
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
-		if seen[id] || has(remote.ObjKey{Kind: remote.KindCheckpoint, ID: id}) {
+		listed := has(remote.ObjKey{Kind: remote.KindCheckpoint, ID: id})
+		if seen[id] || listed && !opts.Full {
 			continue
 		}
 		seen[id] = true
@@ -455,17 +467,16 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 		if err != nil {
 			return nil, err
 		}
-		cps = append(cps, rec)
+		if !listed {
+			cps = append(cps, rec)
+		}
 		queue = append(queue, rec.Parents...)
 	}
 	res.Checkpoints = len(cps)
-	var trees []remote.ObjKey // post-order: children first
-	var treeData = map[ID][]byte{}
-	var blobs []ID
-	seenTree, seenBlob := map[ID]bool{}, map[ID]bool{}
 	var walk func(id ID) error
 	walk = func(id ID) error {
-		if seenTree[id] || has(remote.ObjKey{Kind: remote.KindTree, ID: id}) {
+		listed := has(remote.ObjKey{Kind: remote.KindTree, ID: id})
+		if seenTree[id] || listed && !opts.Full {
 			return nil
 		}
 		seenTree[id] = true
@@ -483,11 +494,22 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 				blobs = append(blobs, e.ID)
 			}
 		}
-		trees = append(trees, remote.ObjKey{Kind: remote.KindTree, ID: id})
-		treeData[id] = data
+		if !listed {
+			trees = append(trees, remote.ObjKey{Kind: remote.KindTree, ID: id})
+			treeData[id] = data
+		}
 		return nil
 	}
-	for _, rec := range cps {
+	roots := cps
+	if opts.Full {
+		roots = nil
+		for id := range seen {
+			if rec, err := view.checkpoint(ctx, id); err == nil {
+				roots = append(roots, rec)
+			}
+		}
+	}
+	for _, rec := range roots {
 		if err := walk(rec.Tree); err != nil {
 			return nil, err
 		}
@@ -529,9 +551,9 @@ func (r *Repo) upload(ctx context.Context, rm *remote.Remote, cps []*store.Recor
 	}
 	p := rm.NewPacker(ctx)
 	p.Uploaded = func(int64) { report() }
-	// Blobs, then trees, then checkpoints: each phase waits for the one
-	// before, so an index never lists an object whose children a crash
-	// left unlisted.
+	// Blobs, then trees, then checkpoints, with a barrier between: an
+	// index never lists an object whose children a crash left unlisted,
+	// so "the remote has this tree" means it has all of it.
 	for _, id := range blobs {
 		data, err := r.st.ReadBlob(ctx, id)
 		if err != nil {
@@ -542,7 +564,7 @@ func (r *Repo) upload(ctx context.Context, rm *remote.Remote, cps []*store.Recor
 		}
 		done++
 	}
-	if err := p.Wait(); err != nil {
+	if err := p.Barrier(); err != nil {
 		return err
 	}
 	for _, k := range trees {
@@ -551,7 +573,7 @@ func (r *Repo) upload(ctx context.Context, rm *remote.Remote, cps []*store.Recor
 		}
 		done++
 	}
-	if err := p.Wait(); err != nil {
+	if err := p.Barrier(); err != nil {
 		return err
 	}
 	for i := len(cps) - 1; i >= 0; i-- { // parents first

@@ -177,7 +177,7 @@ func (e *CorruptError) Unwrap() error { return store.ErrCorrupt }
 
 // Hint says what to do.
 func (e *CorruptError) Hint() string {
-	return "push again from a store that holds it (ckpt push re-uploads what the remote lacks), and run ckpt fsck --remote"
+	return "nothing damaged was imported; ckpt fsck --remote NAME --repair removes the damaged packs, then ckpt push --full from a store that holds these checkpoints uploads them again"
 }
 
 // Open opens the remote on be.
@@ -484,6 +484,10 @@ type Packer struct {
 	buf   bytes.Buffer
 	ents  []indexEntry
 	added map[ObjKey]bool
+	// flushed: a pack of this packer has been sent on its way.
+	flushed bool
+	// ordered: each pack waits for those before it (see Barrier).
+	ordered bool
 	// Uploaded reports each uploaded pack's size (may be nil).
 	Uploaded func(n int64)
 }
@@ -514,26 +518,57 @@ func (p *Packer) Add(k ObjKey, data []byte, stats json.RawMessage) error {
 	p.ents = append(p.ents, indexEntry{Kind: string(k.Kind), ID: k.ID, Off: int64(p.buf.Len()), N: int64(len(enc)), Size: int64(len(data)), Stats: stats})
 	p.buf.Write(enc)
 	if p.buf.Len() >= PackSize {
-		p.flush()
+		return p.flush()
 	}
 	return nil
 }
 
-func (p *Packer) flush() {
+func (p *Packer) flush() error {
 	if len(p.ents) == 0 {
-		return
+		return nil
 	}
+	if p.ordered && p.flushed {
+		// This pack's objects may name objects of packs in flight: they
+		// must be listed first.
+		if err := p.wait(); err != nil {
+			return err
+		}
+	}
+	p.flushed = true
 	data := bytes.Clone(p.buf.Bytes())
 	ents := p.ents
 	p.buf.Reset()
 	p.ents = nil
 	p.g.Go(func() error { return p.r.upload(p.ctx, data, ents, p.Uploaded) })
+	return nil
+}
+
+// Barrier makes every object added so far listed before any added later:
+// an object added after it may name (as a tree names its entries) one
+// added before. While everything fits in the first pack it costs
+// nothing — one pack is listed all at once — otherwise it uploads what is
+// pending and waits.
+// From the first barrier on, packs go up one after another (objects that
+// name others come after them, and may fill several packs); before it
+// (blobs, which name nothing) several go up at once.
+func (p *Packer) Barrier() error {
+	p.ordered = true
+	if !p.flushed {
+		return nil
+	}
+	return p.Wait()
 }
 
 // Wait uploads what is pending and waits for every upload: after it
 // returns nil, the remote's index lists every object added.
 func (p *Packer) Wait() error {
-	p.flush()
+	if err := p.flush(); err != nil {
+		return err
+	}
+	return p.wait()
+}
+
+func (p *Packer) wait() error {
 	err := p.g.Wait()
 	g, gctx := errgroup.WithContext(p.base)
 	g.SetLimit(3)
@@ -777,4 +812,70 @@ func (r *Remote) PutRef(ctx context.Context, ref Ref) (string, error) {
 // DeleteRef removes a ref.
 func (r *Remote) DeleteRef(ctx context.Context, name string) error {
 	return r.be.Delete(ctx, r.refKey(name))
+}
+
+// UnindexedPacks lists the packs no index names: what a push cut short
+// left (gc removes them once they are old).
+func (r *Remote) UnindexedPacks(ctx context.Context) ([]Entry, error) {
+	ents, err := r.be.List(ctx, packPrefix)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Entry
+	for _, e := range ents {
+		name := e.Key[strings.LastIndexByte(e.Key, '/')+1:]
+		if !r.packs[name] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// MissingPacks lists the packs an index names that are not there.
+func (r *Remote) MissingPacks(ctx context.Context) ([]string, error) {
+	ents, err := r.be.List(ctx, packPrefix)
+	if err != nil {
+		return nil, err
+	}
+	there := map[string]bool{}
+	for _, e := range ents {
+		there[e.Key[strings.LastIndexByte(e.Key, '/')+1:]] = true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for p := range r.packs {
+		if !there[p] {
+			out = append(out, packKey(p))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// DropPack removes a damaged pack from the remote: its index first (so its
+// objects are no longer listed and a push uploads them again), then the
+// pack. key is the pack's key (packs/xx/NAME).
+func (r *Remote) DropPack(ctx context.Context, key string) error {
+	name := key[strings.LastIndexByte(key, '/')+1:]
+	if !strings.HasPrefix(key, packPrefix) || !validName(name) {
+		return fmt.Errorf("%q is not a pack", key)
+	}
+	if err := r.be.Delete(ctx, indexPrefix+name); err != nil {
+		return err
+	}
+	if cp := r.cachePath(name); cp != "" {
+		os.Remove(cp)
+	}
+	r.mu.Lock()
+	delete(r.packs, name)
+	for k, l := range r.index {
+		if l.pack == name {
+			delete(r.index, k)
+		}
+	}
+	r.mu.Unlock()
+	return r.be.Delete(ctx, key)
 }

@@ -259,6 +259,8 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 		{"sessions", "Sessions (an agent's turns):", []*cobra.Command{newSessionCmd(e), newTurnCmd(e),
 			newRewindCmd(e), newForkCmd(e), newSummarizeCmd(e)}},
 		{"runs", "Guarded runs (Decree):", []*cobra.Command{newRunCmd(e), newProcessCmd(e), newRunsCmd(e)}},
+		{"remotes", "Remotes (checkpoints that outlive the machine):", []*cobra.Command{newRemoteCmd(e), newPushCmd(e),
+			newPullCmd(e), newCloneCmd(e)}},
 		{"store", "Store:", []*cobra.Command{newFsckCmd(e), newRecoverCmd(e), newGCCmd(e), newStatsCmd(e),
 			newClearCmd(e), newWorkspacesCmd(e), newConfigCmd(e)}},
 		{"integrations", "Integrations:", []*cobra.Command{newMCPCmd(e), newServeCmd(e), newHookCmd(e)}},

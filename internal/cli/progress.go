@@ -52,7 +52,7 @@ func (b *progressBar) update(p ckpt.Progress) {
 
 // renderProgress formats one progress line.
 func renderProgress(p ckpt.Progress, width int) string {
-	verb := map[string]string{"scan": "scanning", "restore": "restoring", "verify": "verifying", "fsck": "checking"}[p.Op]
+	verb := map[string]string{"scan": "scanning", "restore": "restoring", "verify": "verifying", "fsck": "checking", "push": "pushing", "pull": "pulling"}[p.Op]
 	if verb == "" {
 		verb = p.Op
 	}
@@ -71,7 +71,11 @@ func renderProgress(p ckpt.Progress, width int) string {
 	if n < width {
 		bar += ">" + strings.Repeat(" ", width-n-1)
 	}
-	s := fmt.Sprintf("%s [%s] %3.0f%% %d/%d files", verb, bar, frac*100, p.Files, p.TotalFiles)
+	unit := "files"
+	if p.Op == "push" || p.Op == "pull" {
+		unit = "objects"
+	}
+	s := fmt.Sprintf("%s [%s] %3.0f%% %d/%d %s", verb, bar, frac*100, p.Files, p.TotalFiles, unit)
 	if p.TotalBytes > 0 {
 		s += fmt.Sprintf(", %s/%s", ckpt.HumanSize(p.Bytes), ckpt.HumanSize(p.TotalBytes))
 	}

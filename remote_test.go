@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"filippo.io/age"
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
@@ -128,4 +129,19 @@ func TestRemotePushUpToDate(t *testing.T) {
 		t.Errorf("origin/main: %v", err)
 	}
 	_ = errors.New
+}
+
+// ageIdentity writes a new age identity file and returns it with its
+// recipient.
+func ageIdentity(t *testing.T) (string, []string) {
+	t.Helper()
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "key.txt")
+	if err := os.WriteFile(p, []byte("# test key\n"+id.String()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p, []string{id.Recipient().String()}
 }

@@ -37,6 +37,8 @@ type PullResult struct {
 	Checkpoints int         `json:"checkpoints"`
 	Objects     int         `json:"objects"`
 	Bytes       int64       `json:"bytes"`
+	// Sessions counts the sessions pulled (those the store lacked).
+	Sessions int `json:"sessions,omitempty"`
 	// Head is the remote's HEAD branch ("" if detached or none).
 	Head    string `json:"head,omitempty"`
 	Retries int64  `json:"retries,omitempty"`
@@ -80,7 +82,19 @@ func (r *Repo) Pull(ctx context.Context, name string) (*PullResult, error) {
 			starts = append(starts, ref.ID)
 		}
 	}
+	sessions, sroots, err := remoteSessions(ctx, rm)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range sroots {
+		if rm.Has(remote.ObjKey{Kind: remote.KindCheckpoint, ID: id}) {
+			starts = append(starts, id)
+		}
+	}
 	if err := r.fetchCheckpoints(ctx, rm, view, starts, &res.Checkpoints, &res.Objects); err != nil {
+		return nil, err
+	}
+	if res.Sessions, err = r.pullSessions(ctx, sessions, view); err != nil {
 		return nil, err
 	}
 	res.Bytes = rm.Downloaded()

@@ -305,8 +305,10 @@ type PushResult struct {
 	Checkpoints int         `json:"checkpoints"`
 	Objects     int         `json:"objects"`
 	Bytes       int64       `json:"bytes"`
-	Retries     int64       `json:"retries,omitempty"`
-	DryRun      bool        `json:"dry_run,omitempty"`
+	// Sessions counts the session documents uploaded (with sessions).
+	Sessions int   `json:"sessions,omitempty"`
+	Retries  int64 `json:"retries,omitempty"`
+	DryRun   bool  `json:"dry_run,omitempty"`
 }
 
 // Rejected returns the refs the push did not move.
@@ -438,6 +440,25 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 			return nil, err
 		}
 	}
+	// With sessions, the checkpoints they anchor go too (a rewound
+	// turn's may be on no branch).
+	var sessionIDs []ID
+	if rc.WithSessions {
+		roots, err := r.sessionRoots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range roots {
+			if _, err := r.st.Checkpoint(ctx, l); err != nil {
+				continue // gc removed it
+			}
+			rid, err := view.id(ctx, l)
+			if err != nil {
+				return nil, err
+			}
+			sessionIDs = append(sessionIDs, rid)
+		}
+	}
 	if err := view.save(); err != nil {
 		return nil, err
 	}
@@ -451,7 +472,7 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 	var blobs []ID
 	seen := map[ID]bool{}
 	seenTree, seenBlob := map[ID]bool{}, map[ID]bool{}
-	queue := slices.Clone(remoteIDs)
+	queue := append(slices.Clone(remoteIDs), sessionIDs...)
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
@@ -517,6 +538,11 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 	res.Objects = len(cps) + len(trees) + len(blobs)
 	if !opts.DryRun {
 		if err := r.upload(ctx, rm, cps, trees, treeData, blobs, res); err != nil {
+			return nil, err
+		}
+	}
+	if rc.WithSessions && !opts.DryRun {
+		if res.Sessions, err = r.pushSessions(ctx, rm, view); err != nil {
 			return nil, err
 		}
 	}
@@ -692,6 +718,3 @@ func (r *Repo) setTracking(ctx context.Context, view *pushView, name string, rid
 		return tx.SetRef(store.Ref{Name: remoteRefPrefix + view.remoteName + "/" + name, ID: local, Time: r.now()})
 	})
 }
-
-// redactMessage removes secrets from a checkpoint message.
-func redactMessage(s string) string { return s }

@@ -879,3 +879,56 @@ func (r *Remote) DropPack(ctx context.Context, key string) error {
 	r.mu.Unlock()
 	return r.be.Delete(ctx, key)
 }
+
+const sessionPrefix = "sessions/"
+
+func (r *Remote) sessionKey(id string) string {
+	if r.seal != nil {
+		return sessionPrefix + r.seal.name("session:"+id)
+	}
+	s := sha256.Sum256([]byte(id))
+	return sessionPrefix + hex.EncodeToString(s[:])
+}
+
+// PutSession stores a session document (compressed, sealed when the
+// remote is encrypted) under a key derived from its id.
+func (r *Remote) PutSession(ctx context.Context, id string, plain []byte) error {
+	_, err := r.be.Put(ctx, r.sessionKey(id), r.encode(plain), Cond{})
+	return err
+}
+
+// Sessions returns every session document of the remote.
+func (r *Remote) Sessions(ctx context.Context) ([][]byte, error) {
+	ents, err := r.be.List(ctx, sessionPrefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(ents))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, e := range ents {
+		g.Go(func() error {
+			data, _, err := r.be.Get(gctx, e.Key)
+			if errors.Is(err, ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if out[i], err = r.decode(data); err != nil {
+				return &CorruptError{Remote: r.be.String(), Key: e.Key, Detail: err.Error()}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	docs := out[:0]
+	for _, d := range out {
+		if d != nil {
+			docs = append(docs, d)
+		}
+	}
+	return docs, nil
+}

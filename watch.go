@@ -62,6 +62,9 @@ func (r *Repo) Watch(ctx context.Context, opts WatchOptions) error {
 // the socket it answers on.
 type WatchTarget struct {
 	Root, Cache, Socket string
+	// Store is the store directory: the watcher opens it to push to the
+	// remotes set up with Continuous (see [Repo.Replicate]).
+	Store string
 }
 
 // WatchTarget returns the workspace's watch target (for running the
@@ -70,7 +73,7 @@ func (r *Repo) WatchTarget() (WatchTarget, error) {
 	if r.storeDir == "" {
 		return WatchTarget{}, errors.New("watch: the memory backend has no watcher")
 	}
-	return WatchTarget{Root: r.root, Cache: r.cachePath(), Socket: r.WatchSocket()}, nil
+	return WatchTarget{Root: r.root, Cache: r.cachePath(), Socket: r.WatchSocket(), Store: r.storeDir}, nil
 }
 
 // RunWatcher runs a watcher for a target (see [Repo.Watch]).

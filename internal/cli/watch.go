@@ -36,6 +36,10 @@ queue overflowed, a directory was renamed or created, a hard link was made, an
 ignore file changed, the inotify watch limit was reached — the save reads
 everything, exactly as without it.
 
+While it runs it also pushes every new checkpoint, within seconds, to the
+remotes added with --continuous (ckpt remote add --continuous); saves never
+wait for a push.
+
 It stops after --idle without a save asking it (default 2h), when the
 workspace goes away, or with 'ckpt watch --stop'. -d runs it in the background
 (log: watch.log in the store directory).`,
@@ -54,7 +58,8 @@ workspace goes away, or with 'ckpt watch --stop'. -d runs it in the background
 	c.Flags().StringVar(&o.target.Root, "daemon-root", "", "")
 	c.Flags().StringVar(&o.target.Cache, "daemon-cache", "", "")
 	c.Flags().StringVar(&o.target.Socket, "daemon-socket", "", "")
-	for _, f := range []string{"daemon-root", "daemon-cache", "daemon-socket"} {
+	c.Flags().StringVar(&o.target.Store, "daemon-store", "", "")
+	for _, f := range []string{"daemon-root", "daemon-cache", "daemon-socket", "daemon-store"} {
 		c.Flags().MarkHidden(f)
 	}
 	return c
@@ -69,7 +74,12 @@ func runWatch(e *env, o *watchOptions) error {
 		// The background process: watch the target without opening the store.
 		log := func(s string) { fmt.Fprintf(e.stderr, "%s ckpt watch: %s\n", time.Now().Format(time.RFC3339), s) }
 		log("watching " + o.target.Root)
-		err := ckpt.RunWatcher(e.ctx, o.target, ckpt.WatchOptions{Idle: idle, Log: log})
+		ctx, cancel := context.WithCancel(e.ctx)
+		defer cancel()
+		if o.target.Store != "" {
+			go replicate(ctx, o.target, log)
+		}
+		err := ckpt.RunWatcher(ctx, o.target, ckpt.WatchOptions{Idle: idle, Log: log})
 		log("stopped")
 		return err
 	}
@@ -123,7 +133,23 @@ func runWatch(e *env, o *watchOptions) error {
 		}
 	}
 	logf("watching " + r.Root())
-	return r.Watch(e.ctx, ckpt.WatchOptions{Idle: idle, Log: logf})
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go r.Replicate(ctx, ckpt.ReplicateOptions{Log: logf})
+	return r.Watch(ctx, ckpt.WatchOptions{Idle: idle, Log: logf})
+}
+
+// replicate pushes to the workspace's continuous remotes while the
+// background watcher runs (see ckpt.Repo.Replicate). It opens the store
+// itself; a store it cannot open only means no replication.
+func replicate(ctx context.Context, t ckpt.WatchTarget, log func(string)) {
+	r, err := ckpt.Open(ctx, t.Root, ckpt.Options{Store: t.Store, Backend: ckpt.BackendSQLite, NoRecover: true})
+	if err != nil {
+		log("no replication: " + err.Error())
+		return
+	}
+	defer r.Close()
+	r.Replicate(ctx, ckpt.ReplicateOptions{Log: log})
 }
 
 // withExit1 is an error with status 1 (not a usage error).
@@ -153,7 +179,7 @@ func startWatcher(ctx context.Context, r *ckpt.Repo, idle time.Duration) error {
 		return err
 	}
 	cmd := exec.Command(exe, "watch", "--idle", ckpt.FormatDuration(idle),
-		"--daemon-root", t.Root, "--daemon-cache", t.Cache, "--daemon-socket", t.Socket)
+		"--daemon-root", t.Root, "--daemon-cache", t.Cache, "--daemon-socket", t.Socket, "--daemon-store", t.Store)
 	// The name ckpt was run under, as the hook guard does: a binary that
 	// acts as ckpt only under that name (a test binary) stays ckpt.
 	cmd.Args[0] = os.Args[0]

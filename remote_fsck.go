@@ -118,7 +118,7 @@ func (r *Repo) FsckRemote(ctx context.Context, name string, opts RemoteFsckOptio
 	fetch := func(keys []remote.ObjKey, fn func(remote.ObjKey, []byte, json.RawMessage) error) error {
 		var ok []remote.ObjKey
 		for _, k := range keys {
-			if rm.Has(k) {
+			if rm.Listed(k) {
 				ok = append(ok, k)
 			} else {
 				problem("%s is not on the remote, though %s names it", k, "a ref, checkpoint or tree")
@@ -170,7 +170,7 @@ func (r *Repo) FsckRemote(ctx context.Context, name string, opts RemoteFsckOptio
 			trees = append(trees, remote.ObjKey{Kind: remote.KindTree, ID: cp.Tree})
 			for _, p := range cp.Parents {
 				pk := remote.ObjKey{Kind: remote.KindCheckpoint, ID: p}
-				if rm.Has(pk) {
+				if rm.Listed(pk) {
 					frontier = append(frontier, pk)
 				} // else: the pushing store's gc had cut the history there
 			}

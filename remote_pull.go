@@ -87,7 +87,7 @@ func (r *Repo) Pull(ctx context.Context, name string) (*PullResult, error) {
 		return nil, err
 	}
 	for _, id := range sroots {
-		if rm.Has(remote.ObjKey{Kind: remote.KindCheckpoint, ID: id}) {
+		if rm.Listed(remote.ObjKey{Kind: remote.KindCheckpoint, ID: id}) {
 			starts = append(starts, id)
 		}
 	}
@@ -236,7 +236,7 @@ func (r *Repo) fetchCheckpoints(ctx context.Context, rm *remote.Remote, view *pu
 				continue
 			}
 			k := remote.ObjKey{Kind: remote.KindCheckpoint, ID: id}
-			if !rm.Has(k) && !slices.Contains(starts, id) {
+			if !rm.Listed(k) && !slices.Contains(starts, id) {
 				continue // the pushing store's gc had removed it
 			}
 			want = append(want, k)

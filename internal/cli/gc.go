@@ -11,6 +11,8 @@ type gcOptions struct {
 	maxSize string
 	dryRun  bool
 	json    bool
+	remote  string
+	grace   string
 }
 
 func newGCCmd(e *env) *cobra.Command {
@@ -28,11 +30,19 @@ checkpoints are kept, so undo never leads to a removed checkpoint. Then every
 object nothing kept refers to is deleted and the store is compacted.
 
 Gc also runs by itself after a save once the store is well over its limits
-(without compacting, so it stays quick).`,
+(without compacting, so it stays quick).
+
+With --remote NAME it cleans a remote instead: packs no ref and no session
+reaches are marked, and deleted by a later gc --remote once --grace (default
+1h) has passed and still nothing reaches them; pushes stop counting on marked
+packs at once, so a concurrent push never loses what it just referenced.
+Packs a push cut short left are deleted once older than --grace. Expired
+snapshots are removed from the remote.`,
 		Example: `  ckpt gc --dry-run            # what would go
   ckpt gc
   ckpt gc --keep 20 --max-age 7d
-  ckpt gc --max-size 200MiB --json`,
+  ckpt gc --max-size 200MiB --json
+  ckpt gc --remote origin --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGC(e, o, cmd) },
 	}
@@ -40,6 +50,8 @@ Gc also runs by itself after a save once the store is well over its limits
 	c.Flags().StringVar(&o.maxAge, "max-age", "", "drop checkpoints older than `DUR`, e.g. 7d, 12h; 0: no limit (default: setting max_age)")
 	c.Flags().StringVar(&o.maxSize, "max-size", "", "keep the store under `SIZE`, e.g. 500MiB; 0: no limit (default: setting max_size)")
 	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would be removed, remove nothing")
+	c.Flags().StringVar(&o.remote, "remote", "", "clean the remote `NAME` instead of the store")
+	c.Flags().StringVar(&o.grace, "grace", "1h", "with --remote: wait `DUR` between marking a pack and deleting it")
 	jsonFlag(c, &o.json, "print the result as JSON")
 	return c
 }
@@ -48,6 +60,9 @@ func runGC(e *env, o *gcOptions, cmd *cobra.Command) error {
 	r, err := e.open(o.json)
 	if err != nil {
 		return err
+	}
+	if o.remote != "" || cmd.Flags().Changed("grace") {
+		return runRemoteGC(e, r, o, cmd)
 	}
 	ret := r.Config().Retention()
 	if cmd.Flags().Changed("keep") {
@@ -95,4 +110,34 @@ func printGC(e *env, res *ckpt.GCResult) {
 	if !res.DryRun {
 		e.printf("store size %s -> %s\n", ckpt.HumanSize(res.SizeBefore), ckpt.HumanSize(res.SizeAfter))
 	}
+}
+
+func runRemoteGC(e *env, r *ckpt.Repo, o *gcOptions, cmd *cobra.Command) error {
+	if o.remote == "" {
+		return usagef("--grace goes with --remote NAME")
+	}
+	for _, f := range []string{"keep", "max-age", "max-size"} {
+		if cmd.Flags().Changed(f) {
+			return usagef("--%s is for the store; a remote keeps what its refs reach (gc --remote takes --grace and --dry-run)", f)
+		}
+	}
+	grace, err := ckpt.ParseDuration(o.grace)
+	if err != nil || grace <= 0 {
+		return usagef("--grace %q: want a duration above 0, e.g. 1h, 30m", o.grace)
+	}
+	res, err := r.GCRemote(e.ctx, o.remote, ckpt.RemoteGCOptions{Grace: grace, DryRun: o.dryRun})
+	if err != nil {
+		return err
+	}
+	return e.result(o.json, res, "", func() {
+		verb := ""
+		if res.DryRun {
+			verb = "would "
+		}
+		e.sayf("remote %s: %sdelete %d pack(s) (%s), %smark %d unreachable pack(s) for deletion after %s, %sremove %d expired snapshot(s)\n",
+			res.Remote, verb, len(res.Deleted)+len(res.Orphans), ckpt.HumanSize(res.Freed), verb, len(res.Marked), ckpt.FormatDuration(grace), verb, len(res.ExpiredSnapshots))
+		if len(res.Unmarked) > 0 {
+			e.sayf("%d marked pack(s) are reachable again and stay\n", len(res.Unmarked))
+		}
+	})
 }

@@ -113,6 +113,9 @@ type Remote struct {
 	mu    sync.Mutex
 	index map[ObjKey]loc
 	packs map[string]bool // packs with an index
+	// marked: packs a remote gc found unreachable and will delete after
+	// the grace period; a push does not count on their objects.
+	marked map[string]time.Time
 	bytes int64           // uploaded
 	down  int64           // downloaded
 }
@@ -182,7 +185,7 @@ func (e *CorruptError) Hint() string {
 
 // Open opens the remote on be.
 func Open(ctx context.Context, be Backend, o Options) (*Remote, error) {
-	r := &Remote{be: be, cacheDir: o.CacheDir, index: map[ObjKey]loc{}, packs: map[string]bool{}}
+	r := &Remote{be: be, cacheDir: o.CacheDir, index: map[ObjKey]loc{}, packs: map[string]bool{}, marked: map[string]time.Time{}}
 	data, _, err := be.Get(ctx, configKey)
 	if errors.Is(err, ErrNotExist) {
 		if !o.Create {
@@ -340,8 +343,11 @@ type indexEntry struct {
 func packKey(name string) string { return packPrefix + name[:2] + "/" + name }
 
 // LoadIndex reads every index of the remote (those in the cache
-// directory from there).
+// directory from there), and the packs a gc has marked for deletion.
 func (r *Remote) LoadIndex(ctx context.Context) error {
+	if err := r.loadMarks(ctx); err != nil {
+		return err
+	}
 	ents, err := r.be.List(ctx, indexPrefix)
 	if err != nil {
 		return err
@@ -430,13 +436,36 @@ func (r *Remote) addIndex(ix *indexFile) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.packs[ix.Pack] = true
+	_, newMarked := r.marked[ix.Pack]
 	for _, e := range ix.Objects {
-		r.index[ObjKey{e.Kind[0], e.ID}] = loc{pack: ix.Pack, off: e.Off, n: e.N, size: e.Size, stats: e.Stats}
+		k := ObjKey{e.Kind[0], e.ID}
+		if old, ok := r.index[k]; ok && newMarked {
+			if _, oldMarked := r.marked[old.pack]; !oldMarked {
+				// An object in two packs is where no gc wants to delete
+				// it, whatever the order indexes load in.
+				continue
+			}
+		}
+		r.index[k] = loc{pack: ix.Pack, off: e.Off, n: e.N, size: e.Size, stats: e.Stats}
 	}
 }
 
-// Has reports whether the remote holds an object, by its loaded index.
+// Has reports whether the remote holds an object a push may count on: its
+// loaded index lists it, in a pack no gc has marked for deletion.
 func (r *Remote) Has(k ObjKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l, ok := r.index[k]
+	if ok {
+		_, marked := r.marked[l.pack]
+		ok = !marked
+	}
+	return ok
+}
+
+// Listed reports whether an index lists the object (marked or not): it
+// can be downloaded.
+func (r *Remote) Listed(k ObjKey) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, ok := r.index[k]
@@ -931,4 +960,109 @@ func (r *Remote) Sessions(ctx context.Context) ([][]byte, error) {
 		}
 	}
 	return docs, nil
+}
+
+// Mark is a pack a gc marked for deletion, and when.
+type Mark struct {
+	Pack string    `json:"pack"`
+	Time time.Time `json:"time"`
+}
+
+func (r *Remote) loadMarks(ctx context.Context) error {
+	ents, err := r.be.List(ctx, gcPrefix)
+	if err != nil {
+		return err
+	}
+	marks := map[string]time.Time{}
+	for _, e := range ents {
+		name := strings.TrimPrefix(e.Key, gcPrefix)
+		if !validName(name) {
+			continue
+		}
+		t := e.ModTime
+		if data, _, err := r.be.Get(ctx, e.Key); err == nil {
+			var m Mark
+			if json.Unmarshal(data, &m) == nil && !m.Time.IsZero() {
+				t = m.Time
+			}
+		}
+		marks[name] = t
+	}
+	r.mu.Lock()
+	r.marked = marks
+	r.mu.Unlock()
+	return nil
+}
+
+// Marks returns the packs marked for deletion.
+func (r *Remote) Marks() map[string]time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]time.Time, len(r.marked))
+	for k, v := range r.marked {
+		out[k] = v
+	}
+	return out
+}
+
+// MarkPack marks a pack for deletion at now.
+func (r *Remote) MarkPack(ctx context.Context, name string, now time.Time) error {
+	data, _ := json.Marshal(Mark{Pack: name, Time: now.UTC()})
+	if _, err := r.be.Put(ctx, gcPrefix+name, data, Cond{}); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.marked[name] = now
+	r.mu.Unlock()
+	return nil
+}
+
+// UnmarkPack takes a pack's mark back (a ref reaches it again).
+func (r *Remote) UnmarkPack(ctx context.Context, name string) error {
+	if err := r.be.Delete(ctx, gcPrefix+name); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	delete(r.marked, name)
+	r.mu.Unlock()
+	return nil
+}
+
+// PackObjects returns the objects an index lists in a pack.
+func (r *Remote) PackObjects(name string) []ObjKey {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []ObjKey
+	for k, l := range r.index {
+		if l.pack == name {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// PackSizes returns the size of every pack on the remote.
+func (r *Remote) PackSizes(ctx context.Context) (map[string]Entry, error) {
+	ents, err := r.be.List(ctx, packPrefix)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Entry{}
+	for _, e := range ents {
+		out[e.Key[strings.LastIndexByte(e.Key, '/')+1:]] = e
+	}
+	return out, nil
+}
+
+// DeleteUnindexedPack removes a pack no index lists.
+func (r *Remote) DeleteUnindexedPack(ctx context.Context, key string) error {
+	return r.be.Delete(ctx, key)
+}
+
+// DeletePack removes a marked pack: its index, the pack, then the mark.
+func (r *Remote) DeletePack(ctx context.Context, name string) error {
+	if err := r.DropPack(ctx, packKey(name)); err != nil {
+		return err
+	}
+	return r.UnmarkPack(ctx, name)
 }

@@ -55,7 +55,8 @@ func TestPropertyRemoteRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			for round := 0; round < 3; round++ {
-				if _, err := r.Save(ctx, SaveOptions{Message: fmt.Sprint("round ", round)}); err != nil {
+				sr, err := r.Save(ctx, SaveOptions{Message: fmt.Sprint("round ", round)})
+				if err != nil {
 					t.Fatal(err)
 				}
 				want := snapshot(t, ws)
@@ -63,7 +64,7 @@ func TestPropertyRemoteRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if round > 0 && pr.Checkpoints != 1 {
+				if round > 0 && sr.Created && pr.Checkpoints != 1 {
 					t.Errorf("round %d pushed %d checkpoints, want 1", round, pr.Checkpoints)
 				}
 				dir := filepath.Join(t.TempDir(), "clone")

@@ -116,8 +116,8 @@ type Remote struct {
 	// marked: packs a remote gc found unreachable and will delete after
 	// the grace period; a push does not count on their objects.
 	marked map[string]time.Time
-	bytes int64           // uploaded
-	down  int64           // downloaded
+	bytes  int64 // uploaded
+	down   int64 // downloaded
 }
 
 type loc struct {

@@ -97,6 +97,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mkfifo":      cmdMkfifo,
 			"corrupt":     cmdCorrupt,
+			"flipbyte":    cmdFlipByte,
 			"waitfile":    cmdWaitfile,
 			"writebytes":  cmdWriteBytes,
 			"checkperm":   cmdCheckPerm,
@@ -163,6 +164,22 @@ func cmdCorrupt(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	data[i+len(content)/2] ^= 0x01
 	ts.Check(os.WriteFile(dbPath, data, 0o644))
+}
+
+// flipbyte PATH: flip the low bit of the byte in the middle of PATH (a
+// remote's pack, say), in place.
+func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: flipbyte path")
+	}
+	p := ts.MkAbs(args[0])
+	data, err := os.ReadFile(p)
+	ts.Check(err)
+	if len(data) == 0 {
+		ts.Fatalf("%s is empty", args[0])
+	}
+	data[len(data)/2] ^= 0x01
+	ts.Check(os.WriteFile(p, data, 0o644))
 }
 
 // waitfile PATH: wait up to 20s for PATH to exist.

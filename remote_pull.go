@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -406,34 +407,77 @@ type CloneResult struct {
 }
 
 // Clone makes dir (absent or empty) a workspace holding what the remote
-// at url holds, and restores its HEAD branch there.
+// at url holds, and restores its HEAD branch there. A clone that fails
+// leaves nothing behind: not the directory, not a store.
 func Clone(ctx context.Context, url, dir string, opts CloneOptions) (*Repo, *CloneResult, error) {
-	if err := PrepareCloneDir(url, dir); err != nil {
+	undo, err := PrepareCloneDir(url, dir, opts.Open.Store)
+	if err != nil {
 		return nil, nil, err
 	}
 	r, err := Open(ctx, dir, opts.Open)
 	if err != nil {
+		undo(nil)
 		return nil, nil, err
 	}
 	res, err := r.CloneFrom(ctx, url, opts)
 	if err != nil {
-		r.Close()
+		undo(r)
 		return nil, nil, err
 	}
 	return r, res, nil
 }
 
 // PrepareCloneDir checks url and makes dir, which must be absent or empty.
-func PrepareCloneDir(url, dir string) error {
+// The function it returns undoes a failed clone: it closes r (if not nil)
+// and removes the store (if the clone made it: store is the store
+// directory asked for, "" for the default) and what the clone wrote in dir.
+func PrepareCloneDir(url, dir, store string) (undo func(r *Repo), err error) {
 	if _, err := remote.ParseURL(url); err != nil {
-		return err
+		return nil, err
 	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return withHint(fmt.Errorf("clone into %s: the directory is not empty", dir), "clone into a new or empty directory")
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
+	existed := false
+	if ents, err := os.ReadDir(dir); err == nil {
+		if len(ents) > 0 {
+			return nil, withHint(fmt.Errorf("clone into %s: the directory is not empty", dir), "clone into a new or empty directory")
+		}
+		existed = true
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
 	}
-	return os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	sd := store
+	if sd == "" {
+		root, err := canonicalDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		if sd, err = DefaultStoreDir(root); err != nil {
+			return nil, err
+		}
+	}
+	storeExisted := false
+	if _, err := os.Stat(sd); err == nil {
+		storeExisted = true
+	}
+	return func(r *Repo) {
+		if r != nil {
+			r.Close()
+		}
+		if !storeExisted {
+			os.RemoveAll(sd)
+		}
+		if !existed {
+			os.RemoveAll(dir)
+			return
+		}
+		if ents, err := os.ReadDir(dir); err == nil {
+			for _, e := range ents {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}, nil
 }
 
 // CloneFrom fills a new workspace (an empty store) from the remote at

@@ -363,7 +363,7 @@ func (r *Repo) pushTargets(ctx context.Context, revs []string) ([]pushTarget, er
 		}
 		return out, nil
 	}
-	for _, rev := range revs {
+	for i, rev := range revs {
 		name := rev
 		if rev == headName || rev == "@" {
 			ref, err := r.st.Ref(ctx, headName)
@@ -389,8 +389,17 @@ func (r *Repo) pushTargets(ctx context.Context, revs []string) ([]pushTarget, er
 		}
 		switch len(found) {
 		case 0:
-			return nil, withHint(&RevisionError{Rev: rev, Reason: "no branch, tag or snapshot has that name"},
-				"push names refs (ckpt branches, ckpt tags, ckpt snapshot list); to push a checkpoint by id, tag it first: ckpt tag NAME ID")
+			hint := "push names refs (ckpt branches, ckpt tags, ckpt snapshot list); to push a checkpoint by id, tag it first: ckpt tag NAME ID"
+			if i == 0 {
+				if all, err := r.Remotes(ctx); err == nil && len(all) > 0 {
+					var names []string
+					for _, rc := range all {
+						names = append(names, rc.Name)
+					}
+					hint += "; the remotes are " + strings.Join(names, ", ")
+				}
+			}
+			return nil, withHint(&RevisionError{Rev: rev, Reason: "no branch, tag or snapshot has that name"}, hint)
 		case 1:
 			out = append(out, pushTarget{name: found[0].Name, local: found[0].ID})
 		default:
@@ -546,8 +555,28 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 			return nil, err
 		}
 	}
-	// Move the refs.
+	// Move the refs, HEAD last: it moves only with its branch.
+	refused := map[string]bool{}
 	for i, t := range targets {
+		if t.name == headName {
+			continue
+		}
+		pr, err := r.pushRef(ctx, rm, view, t, remoteIDs[i], opts)
+		if err != nil {
+			return nil, err
+		}
+		refused[t.name] = pr.Status == "rejected"
+		res.Refs = append(res.Refs, pr)
+	}
+	for i, t := range targets {
+		if t.name != headName {
+			continue
+		}
+		if t.symbolic != "" && refused[branchRef(t.symbolic)] {
+			res.Refs = append(res.Refs, PushedRef{Name: headName, New: remoteIDs[i], Status: "rejected",
+				Reason: "its branch " + t.symbolic + " was refused"})
+			continue
+		}
 		pr, err := r.pushRef(ctx, rm, view, t, remoteIDs[i], opts)
 		if err != nil {
 			return nil, err
@@ -562,6 +591,10 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 	}
 	res.Retries = be.Retries.Load()
 	if rej := res.Rejected(); len(rej) > 0 {
+		// HEAD refused because its branch was says nothing more.
+		rej = slices.DeleteFunc(rej, func(p PushedRef) bool {
+			return p.Name == headName && strings.HasPrefix(p.Reason, "its branch")
+		})
 		return res, &PushRejectedError{Refs: rej}
 	}
 	return res, nil

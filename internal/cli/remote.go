@@ -357,12 +357,18 @@ remote origin, pulls everything, and restores the remote's HEAD branch (or
 					url = abs
 				}
 			}
-			if err := ckpt.PrepareCloneDir(url, dir); err != nil {
+			sopts, err := e.storeOptions()
+			if err != nil {
+				return err
+			}
+			undo, err := ckpt.PrepareCloneDir(url, dir, sopts.Store)
+			if err != nil {
 				return err
 			}
 			e.workspace = dir
 			r, err := e.open(asJSON)
 			if err != nil {
+				undo(nil)
 				return err
 			}
 			for i, p := range opts.Identities {
@@ -373,6 +379,9 @@ remote origin, pulls everything, and restores the remote's HEAD branch (or
 			res, err := r.CloneFrom(e.ctx, url, opts)
 			e.doneProgress()
 			if err != nil {
+				// Nothing half-made stays: a retry starts afresh.
+				e.repo = nil
+				undo(r)
 				return err
 			}
 			return e.result(asJSON, res, "", func() {

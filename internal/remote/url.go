@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -111,21 +112,13 @@ func validBucket(b string) bool {
 	return true
 }
 
-// redactURL hides a password given in a URL, so that an error never
+// userinfo matches "user:password@" anywhere in a URL (the authority, an
+// endpoint in the query, a scp-like form).
+var userinfo = regexp.MustCompile(`[^/?#&=:@\s]*:[^/?#&@\s]*@`)
+
+// redactURL hides every user:password@ in a URL, so that an error never
 // repeats a secret.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		if i := strings.Index(s, "@"); i >= 0 {
-			if j := strings.Index(s, "://"); j >= 0 && j < i {
-				return s[:j+3] + "***@" + s[i+1:]
-			}
-		}
-		return s
-	}
-	u.User = url.User("***")
-	return u.String()
-}
+func redactURL(s string) string { return userinfo.ReplaceAllString(s, "***@") }
 
 // String gives the location's canonical URL.
 func (l Location) String() string {

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"slices"
+	"strings"
 )
 
 // span is a secret found in a text: bytes [start, end) are replaced by a
@@ -17,21 +18,35 @@ type span struct {
 // "[REDACTED:kind]", and how many it replaced. Bytes that are not part
 // of a secret are kept as they are, invalid UTF-8 included.
 func String(s string) (string, int) {
-	spans := find([]byte(s))
-	if len(spans) == 0 {
+	out, n := redact([]byte(s))
+	if n == 0 {
 		return s, 0
 	}
-	return string(apply([]byte(s), spans)), len(spans)
+	return string(out), n
 }
 
 // Bytes is [String] for a byte slice. The result is b itself when
 // nothing was found, a new slice otherwise; b is never modified.
-func Bytes(b []byte) ([]byte, int) {
-	spans := find(b)
-	if len(spans) == 0 {
-		return b, 0
+func Bytes(b []byte) ([]byte, int) { return redact(b) }
+
+// maxRounds bounds how often redact looks again at its own output.
+const maxRounds = 4
+
+// redact replaces the secrets find reports, then looks again, as a
+// marker can make what stood next to a secret read as one (a word
+// boundary where there was none): it stops when a look finds nothing,
+// so that redacting its result finds nothing either.
+func redact(b []byte) ([]byte, int) {
+	total := 0
+	for range maxRounds {
+		spans := find(b)
+		if len(spans) == 0 {
+			break
+		}
+		b = apply(b, spans)
+		total += len(spans)
 	}
-	return apply(b, spans), len(spans)
+	return b, total
 }
 
 // Marker is the text that replaces a secret of the given kind.
@@ -56,26 +71,21 @@ func apply(b []byte, spans []span) []byte {
 // find returns the secrets in b, sorted and disjoint: first those the
 // rules name, then, in the text between them, high-entropy tokens.
 func find(b []byte) []span {
-	var found []span
-	var lower []byte // b in lower case, made once for the rules that fold
-	for i := range rules {
-		r := &rules[i]
-		hay := b
-		if r.fold {
-			if lower == nil {
-				lower = bytes.ToLower(b)
+	found := appendPEM(nil, b)
+	// One pass looks for every rule's literals at once: at each byte,
+	// only those that begin with it are tried.
+	var last [64]int // per rule, where its last match ended
+	for p := range b {
+		for _, l := range dispatch[b[p]] {
+			if hasPrefix(b[p:], l.lit, rules[l.rule].fold) {
+				found = tryRule(found, &rules[l.rule], b, p, &last[l.rule])
 			}
-			hay = lower
 		}
-		if !containsAny(hay, r.literals) {
-			continue
-		}
-		found = appendMatches(found, r, b)
 	}
 	found = merge(found)
 
 	// High-entropy tokens, in each stretch between two secrets found so
-	// far: a second pass over the output sees the same stretches, as a
+	// far: a second look at the output sees the same stretches, as a
 	// marker's brackets end a token.
 	var all []span
 	at := 0
@@ -87,38 +97,83 @@ func find(b []byte) []span {
 	return appendEntropic(all, b, at, len(b))
 }
 
-func containsAny(b []byte, lits [][]byte) bool {
-	for _, l := range lits {
-		if bytes.Contains(b, l) {
-			return true
-		}
-	}
-	return false
+// A literal of a rule, in the dispatch table by its first byte.
+type literal struct {
+	rule int
+	lit  []byte
 }
 
-// appendMatches appends the matches of r in b: the group named "v" when
-// the expression has one (the first that took part in the match), the
-// whole match otherwise.
-func appendMatches(found []span, r *rule, b []byte) []span {
-	names := r.re.SubexpNames()
-	for _, m := range r.re.FindAllSubmatchIndex(b, -1) {
-		start, end := m[0], m[1]
-		for g, name := range names {
+// dispatch lists the literals by their first byte (both cases for the
+// rules that fold); filled by init in rules.go.
+var dispatch [256][]literal
+
+// hasPrefix reports whether b starts with lit, ignoring the case of
+// ASCII letters if fold is set (lit is then in lower case).
+func hasPrefix(b, lit []byte, fold bool) bool {
+	if len(b) < len(lit) {
+		return false
+	}
+	if !fold {
+		return bytes.Equal(b[:len(lit)], lit)
+	}
+	for i, c := range lit {
+		d := b[i]
+		if d >= 'A' && d <= 'Z' {
+			d += 'a' - 'A'
+		}
+		if d != c {
+			return false
+		}
+	}
+	return true
+}
+
+// tryRule appends the match of r that holds its literal at p, if there
+// is one and it does not begin inside r's last match (which ended at
+// *last).
+func tryRule(found []span, r *rule, b []byte, p int, last *int) []span {
+	start := p
+	if r.back != "" {
+		for start > 0 && p-start < maxBack && strings.IndexByte(r.back, b[start-1]) >= 0 {
+			start--
+		}
+		if start > 0 && strings.IndexByte(r.back, b[start-1]) >= 0 {
+			return found // a name longer than any setting's
+		}
+	}
+	if start < *last || start > 0 && r.before != nil && !r.before(b[start-1]) {
+		return found
+	}
+	var vs, ve int
+	if r.match != nil {
+		var ok bool
+		if vs, ve, ok = r.match(b, start, p); !ok {
+			return found
+		}
+		*last = ve
+	} else {
+		window := b[start:min(len(b), start+r.max)]
+		if r.need != nil && !bytes.Contains(window, r.need) {
+			return found
+		}
+		m := r.re.FindSubmatchIndex(window)
+		if m == nil {
+			return found
+		}
+		vs, ve = m[0], m[1]
+		for g, name := range r.re.SubexpNames() {
 			if name == "v" && m[2*g] >= 0 {
-				start, end = m[2*g], m[2*g+1]
+				vs, ve = m[2*g], m[2*g+1]
 				break
 			}
 		}
-		if start == end {
-			continue
-		}
-		v := b[start:end]
-		if marker(v) || (r.keep != nil && r.keep(v)) {
-			continue
-		}
-		found = append(found, span{start: start, end: end, kind: r.kind, rank: r.rank})
+		vs, ve, *last = start+vs, start+ve, start+m[1]
 	}
-	return found
+	v := b[vs:ve]
+	if len(v) == 0 || marker(v) || (r.keep != nil && r.keep(v)) {
+		return found
+	}
+	return append(found, span{start: vs, end: ve, kind: r.kind, rank: r.rank})
 }
 
 // merge sorts spans and joins those that overlap, so no part of a secret

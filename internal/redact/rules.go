@@ -5,17 +5,36 @@ import (
 	"regexp"
 )
 
-// A rule finds one kind of secret with a regular expression. If the
-// expression has a group named "v", only that group is redacted (the
-// value of an assignment, the password of a URL); otherwise the whole
-// match is. A rule runs only if its input holds one of its literals
-// (checked case-insensitively when fold is set): a cheap filter that
-// keeps the many expressions off text that cannot match.
+// A rule finds one kind of secret. It looks for its literals (with
+// bytes.Index, case-insensitively when fold is set) and, at each, runs
+// its expression anchored where the match would begin, on a window of
+// at most max bytes: Go's regexp runs in linear time, but slowly when it
+// must try every position of a large text, and twenty expressions each
+// scanning megabytes of tool output would be too slow.
+//
+// A match begins at the literal, or, when back is set, before it, as far
+// as bytes of back go (a setting's name before "token", a URL's scheme
+// before "://"), at most maxBack bytes. The byte before the match must
+// satisfy before (a word boundary where the expression had \b).
+//
+// If the expression has groups named "v", only the one that took part is
+// redacted (the value of an assignment, the password of a URL); the
+// whole match otherwise.
 type rule struct {
 	kind     string
-	re       *regexp.Regexp
 	literals [][]byte
 	fold     bool
+	back     string
+	before   func(c byte) bool
+	re       *regexp.Regexp
+	max      int
+	// need, if set, must be in the window for re to run there: a cheap
+	// test that spares the expression most windows.
+	need []byte
+	// match, if set, is used in place of re: it returns the part to
+	// redact of the match that starts at start and holds the literal at
+	// p, and false if there is none.
+	match func(b []byte, start, p int) (vs, ve int, ok bool)
 	// keep reports whether a match is not a secret after all (a type
 	// name, a placeholder, code); nil keeps nothing.
 	keep func(v []byte) bool
@@ -25,14 +44,43 @@ type rule struct {
 	rank int
 }
 
+const (
+	maxBack   = 64
+	maxWindow = 512
+)
+
 func init() {
+	if len(rules) > 64 {
+		panic("redact: more rules than find can track")
+	}
 	for i := range rules {
-		if rules[i].fold {
-			for j, l := range rules[i].literals {
-				rules[i].literals[j] = bytes.ToLower(l)
+		r := &rules[i]
+		if r.max == 0 {
+			r.max = maxWindow
+		}
+		for _, l := range r.literals {
+			if r.fold {
+				l = lowerASCII(l)
+			}
+			dispatch[l[0]] = append(dispatch[l[0]], literal{i, l})
+			if r.fold && l[0] >= 'a' && l[0] <= 'z' {
+				dispatch[l[0]-'a'+'A'] = append(dispatch[l[0]-'a'+'A'], literal{i, l})
 			}
 		}
 	}
+}
+
+// lowerASCII lowers the ASCII letters of b, and only them, so that
+// offsets in the result are offsets in b.
+func lowerASCII(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }
 
 func lits(s ...string) [][]byte {
@@ -41,6 +89,20 @@ func lits(s ...string) [][]byte {
 		b[i] = []byte(x)
 	}
 	return b
+}
+
+// anchored compiles an expression that must match where it is run.
+func anchored(expr string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + expr + `)`) }
+
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// notWord is \b before a word character: the byte before is not one.
+func notWord(c byte) bool { return !wordByte(c) }
+
+func space(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
 // Ranks: a secret in a known container (a service account's
@@ -52,106 +114,294 @@ const (
 	rankGeneric
 )
 
-// secretKey is the name of a setting whose value is a secret: it ends in
-// one of the words below (DB_PASSWORD, client_secret, x-api-key,
-// _authToken, GITHUB_TOKEN) so that max_tokens, token_type or
-// secret_name are not taken for one.
-const secretKey = `[A-Za-z0-9_.-]*?(?:` +
-	`[Pp]ass(?:word|wd|phrase)?|PASS(?:WORD|WD|PHRASE)?|PWD|[Pp]wd|` +
-	`[Ss]ecret(?:[_-]?[Kk]ey(?:[_-]?[Bb]ase)?)?|SECRET(?:_KEY(?:_BASE)?)?|` +
-	`[Aa]pi[_-]?[Kk]ey|API[_-]?KEY|[Aa]pikey|APIKEY|` +
-	`[Aa]ccess[_-]?[Kk]ey(?:[_-]?[Ii]d)?|ACCESS[_-]?KEY(?:_ID)?|` +
-	`[Pp]rivate[_-]?[Kk]ey(?:[_-]?[Ii]d)?|PRIVATE[_-]?KEY|` +
-	`[Tt]oken|TOKEN|[Cc]redentials?|CREDENTIALS?|` +
-	`[Aa]uth[_-]?[Kk]ey|AUTH[_-]?KEY|[Ss]ession[_-]?[Kk]ey|SESSION[_-]?KEY|` +
-	`[Cc]onnection[_-]?[Ss]tring|CONNECTION[_-]?STRING)`
+// secretWords end the name of a setting whose value is a secret
+// (DB_PASSWORD, client_secret, x-api-key, _authToken, GITHUB_TOKEN), so
+// that max_tokens, token_type or secret_name are not taken for one.
+// Compared in lower case; the words after boundWords must also start the
+// name or a part of it (DB_PASS, dbPass, but not bypass or compass).
+var secretWords = []string{
+	"password", "passwd", "passphrase", "secret", "secretkey", "secret_key", "secret-key",
+	"secret_key_base", "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key",
+	"access_key_id", "accesskeyid", "access-key-id", "privatekey", "private_key", "private-key",
+	"private_key_id", "privatekeyid", "private-key-id", "token", "credential", "credentials",
+	"authkey", "auth_key", "auth-key", "sessionkey", "session_key", "session-key",
+	"connectionstring", "connection_string", "connection-string",
+	boundWords, "pass", "pwd",
+}
 
-var keyRE = regexp.MustCompile(`^(?:--?)?` + secretKey + `$`)
+const boundWords = ""
 
-// isSecretKey reports whether name (a JSON key, a setting) names a secret.
+// isSecretKey reports whether name (a JSON key, a setting's name, maybe
+// with a leading "--") names a secret.
 func isSecretKey(name []byte) bool {
-	if len(name) > 64 {
+	name = bytes.TrimLeft(name, "-")
+	if len(name) == 0 || len(name) > maxBack {
 		return false
 	}
-	return keyRE.Match(name)
+	var buf [maxBack]byte
+	low := buf[:len(name)]
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	bound := false
+	for _, w := range secretWords {
+		if w == boundWords {
+			bound = true
+			continue
+		}
+		if !bytes.HasSuffix(low, []byte(w)) {
+			continue
+		}
+		i := len(name) - len(w)
+		if !bound || i == 0 || !wordByte(name[i-1]) || name[i-1] == '_' ||
+			name[i] >= 'A' && name[i] <= 'Z' && name[i-1] >= 'a' && name[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
 }
+
+// value is the value of an assignment: quoted, or up to a space or a
+// separator.
+const value = `(?:"(?P<v>[^"\n]+)"|'(?P<v>[^'\n]+)'|(?P<v>[^\s"'` + "`" + `,;&]+))`
 
 var rules = []rule{
 	// --- token formats -------------------------------------------------
-	{kind: "private-key", rank: rankFormat, literals: lits("PRIVATE KEY"),
-		// A whole PEM block; a block cut off before its END line (a
-		// truncated tool output) up to where its base64 stops.
-		re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]{0,20} PRIVATE KEY(?: BLOCK)?-----` +
-			`(?:[\s\S]*?-----END[ A-Z0-9]{0,20} PRIVATE KEY(?: BLOCK)?-----|` +
-			`(?:[A-Za-z0-9+/=:,\s-]|\\[nr])*)`)},
-	{kind: "aws-access-key", rank: rankFormat, literals: lits("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-		re: regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{kind: "github-token", rank: rankFormat, literals: lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-		re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b`)},
-	{kind: "gitlab-token", rank: rankFormat, literals: lits("gl"),
-		re: regexp.MustCompile(`\bgl(?:pat|dt|rt|ptt|soat|cbt|imt|agent|oas|ft|ffct)-[A-Za-z0-9_-]{20,}`)},
-	{kind: "anthropic-key", rank: rankFormat, literals: lits("sk-ant-"),
-		re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}`)},
-	{kind: "openai-key", rank: rankFormat, literals: lits("sk-"),
-		re:   regexp.MustCompile(`\bsk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{32,}`),
+	// (PEM private keys: appendPEM.)
+	{kind: "aws-access-key", rank: rankFormat, literals: lits("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), before: notWord,
+		re: anchored(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{kind: "github-token", rank: rankFormat, literals: lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), before: notWord,
+		re: anchored(`(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b`)},
+	{kind: "gitlab-token", rank: rankFormat, literals: lits("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glimt-",
+		"glagent-", "gloas-", "glft-", "glffct-"), before: notWord,
+		re: anchored(`gl[a-z]{2,6}-[A-Za-z0-9_-]{20,}`)},
+	{kind: "anthropic-key", rank: rankFormat, literals: lits("sk-ant-"), before: notWord,
+		re: anchored(`sk-ant-[A-Za-z0-9_-]{32,}`)},
+	{kind: "openai-key", rank: rankFormat, literals: lits("sk-"), before: notWord,
+		re:   anchored(`sk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{32,}`),
 		keep: func(v []byte) bool { return bytes.HasPrefix(v, []byte("sk-ant-")) || !mixed(v) }},
-	{kind: "slack-token", rank: rankFormat, literals: lits("xox", "xapp-"),
-		re: regexp.MustCompile(`\b(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`)},
-	{kind: "slack-webhook", rank: rankFormat, literals: lits("hooks.slack.com"),
-		re: regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}`)},
-	{kind: "stripe-key", rank: rankFormat, literals: lits("_live_", "_test_", "whsec_"),
-		re: regexp.MustCompile(`\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})`)},
-	{kind: "google-api-key", rank: rankFormat, literals: lits("AIza"),
-		re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
-	{kind: "google-oauth", rank: rankFormat, literals: lits("GOCSPX-", "ya29."),
-		re: regexp.MustCompile(`\b(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{20,})`)},
-	{kind: "jwt", rank: rankFormat, literals: lits("eyJ"),
-		re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
-	{kind: "npm-token", rank: rankFormat, literals: lits("npm_"),
-		re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
-	{kind: "pypi-token", rank: rankFormat, literals: lits("pypi-"),
-		re: regexp.MustCompile(`\bpypi-Ag[A-Za-z0-9_-]{50,}`)},
-	{kind: "huggingface", rank: rankFormat, literals: lits("hf_", "api_org_"),
-		re:   regexp.MustCompile(`\b(?:hf_|api_org_)[A-Za-z0-9]{34,}\b`),
+	{kind: "slack-token", rank: rankFormat, literals: lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
+		before: notWord, re: anchored(`(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`)},
+	{kind: "slack-webhook", rank: rankFormat, literals: lits("https://hooks.slack.com/"),
+		re: anchored(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}`)},
+	{kind: "stripe-key", rank: rankFormat, literals: lits("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"), before: notWord,
+		re: anchored(`(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})`)},
+	{kind: "google-api-key", rank: rankFormat, literals: lits("AIza"), before: notWord,
+		re: anchored(`AIza[0-9A-Za-z_-]{35}`)},
+	{kind: "google-oauth", rank: rankFormat, literals: lits("GOCSPX-", "ya29."), before: notWord,
+		re: anchored(`(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{20,})`)},
+	{kind: "jwt", rank: rankFormat, literals: lits("eyJ"), before: notWord, max: 8 << 10,
+		re: anchored(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
+	{kind: "npm-token", rank: rankFormat, literals: lits("npm_"), before: notWord,
+		re: anchored(`npm_[A-Za-z0-9]{36}\b`)},
+	{kind: "pypi-token", rank: rankFormat, literals: lits("pypi-Ag"), before: notWord,
+		re: anchored(`pypi-Ag[A-Za-z0-9_-]{50,}`)},
+	{kind: "huggingface", rank: rankFormat, literals: lits("hf_", "api_org_"), before: notWord,
+		re:   anchored(`(?:hf_|api_org_)[A-Za-z0-9]{34,}\b`),
 		keep: func(v []byte) bool { return !mixed(v) }},
-	{kind: "azure-storage", rank: rankFormat, literals: lits("AccountKey="),
-		fold: true,
-		re:   regexp.MustCompile(`(?i:AccountKey)=(?P<v>[A-Za-z0-9+/]{40,}={0,2})`)},
-	{kind: "azure-sas", rank: rankFormat, literals: lits("sig="),
-		re: regexp.MustCompile(`[?&]sig=(?P<v>[A-Za-z0-9%+/=_-]{20,})`)},
-	{kind: "sendgrid-key", rank: rankFormat, literals: lits("SG."),
-		re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`)},
-	{kind: "digitalocean-token", rank: rankFormat, literals: lits("dop_v1_", "doo_v1_", "dor_v1_"),
-		re: regexp.MustCompile(`\bdo[por]_v1_[a-f0-9]{64}\b`)},
+	{kind: "azure-storage", rank: rankFormat, literals: lits("AccountKey="), fold: true,
+		re: anchored(`(?i:AccountKey)=(?P<v>[A-Za-z0-9+/]{40,}={0,2})`)},
+	{kind: "azure-sas", rank: rankFormat, literals: lits("sig="), before: func(c byte) bool { return c == '?' || c == '&' },
+		re: anchored(`sig=(?P<v>[A-Za-z0-9%+/=_-]{20,})`)},
+	{kind: "sendgrid-key", rank: rankFormat, literals: lits("SG."), before: notWord,
+		re: anchored(`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`)},
+	{kind: "digitalocean-token", rank: rankFormat, literals: lits("dop_v1_", "doo_v1_", "dor_v1_"), before: notWord,
+		re: anchored(`do[por]_v1_[a-f0-9]{64}\b`)},
 
 	// --- context: a secret because of where it stands ------------------
-	{kind: "gcp-service-account", rank: rankContainer, literals: lits(`"private_key"`),
-		re: regexp.MustCompile(`"private_key"\s*:\s*"(?P<v>-----BEGIN[^"]*)"`)},
-	{kind: "url-password", rank: rankContext, literals: lits("://"),
-		re:   regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s/:@'"<>]{0,128}:(?P<v>[^\s/@'"<>]{1,256})@[A-Za-z0-9\[]`),
+	{kind: "gcp-service-account", rank: rankContainer, literals: lits(`"private_key"`), max: 8 << 10,
+		re: anchored(`"private_key"\s*:\s*"(?P<v>-----BEGIN[^"]*)"`)},
+	{kind: "url-password", rank: rankContext, literals: lits("://"), back: schemeBytes, before: notWord,
+		re:   anchored(`[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s/:@'"<>]*:(?P<v>[^\s/@'"<>]+)@`),
 		keep: placeholder},
 	{kind: "authorization", rank: rankContext, literals: lits("authorization"), fold: true,
-		re:   regexp.MustCompile(`(?i:authorization)["']?\s*[:=]\s*["']?(?i:bearer|basic|token|bot|digest)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})`),
+		re:   anchored(`(?i:authorization)["']?\s*[:=]\s*["']?(?i:bearer|basic|token|bot|digest)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})`),
 		keep: placeholder},
-	{kind: "bearer-token", rank: rankContext, literals: lits("bearer"), fold: true,
-		re:   regexp.MustCompile(`\b(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)`),
+	{kind: "bearer-token", rank: rankContext, literals: lits("bearer"), fold: true, before: notWord,
+		re:   anchored(`(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)`),
 		keep: func(v []byte) bool { return placeholder(v) || !mixed(v) }},
 
 	// --- generic assignments: password=…, "api_key": "…", secret: … ----
-	{kind: "secret", rank: rankGeneric,
-		literals: lits("pass", "pwd", "secret", "key", "token", "credential", "connection"), fold: true,
-		re: regexp.MustCompile(`(?:^|[^A-Za-z0-9_./-])["'` + "`" + `]?(?:--?)?` + secretKey +
-			`["'` + "`" + `]?\s{0,4}(?:=>|:=|=|:)\s{0,4}` +
-			`(?:"(?P<v>[^"\n]{1,512})"|'(?P<v>[^'\n]{1,512})'|(?P<v>[^\s"'` + "`" + `,;&]{1,512}))`),
-		keep: assignedCode},
-	// mysql -psecret, curl -u user:pass, --password value
-	{kind: "secret", rank: rankGeneric, literals: lits("--pass", "--token", "-u ", "--user ", "--api-key", "--secret"),
-		re: regexp.MustCompile(`(?:^|\s)(?:--(?:password|passwd|token|api-key|secret|client-secret)\s+|(?:-u|--user)\s+[^\s:'"]{1,64}:)` +
-			`(?:"(?P<v>[^"\n]{1,512})"|'(?P<v>[^'\n]{1,512})'|(?P<v>[^\s"'` + "`" + `,;&]{1,512}))`),
-		keep: assignedCode},
-	{kind: "secret", rank: rankGeneric, literals: lits("mysql", "mariadb"),
-		re:   regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?\s-p(?P<v>[^\s"'` + "`" + `;&|]{2,128})`),
-		keep: placeholder},
+	{kind: "secret", rank: rankGeneric, fold: true, back: keyBytes, before: keyBoundary, match: assignment,
+		literals: lits("pass", "pwd", "secret", "key", "token", "credential", "connection"),
+		keep:     assignedCode},
+	// --password value, curl -u user:pass
+	{kind: "secret", rank: rankGeneric, before: space,
+		literals: lits("--password", "--passwd", "--token", "--api-key", "--secret", "--client-secret", "-u ", "--user "),
+		re:       anchored(`(?:--(?:password|passwd|token|api-key|secret|client-secret)\s+|(?:-u|--user)\s+[^\s:'"]+:)` + value),
+		keep:     assignedCode},
+	// mysql -psecret
+	{kind: "secret", rank: rankGeneric, literals: lits("mysql", "mariadb"), before: notWord, max: 256,
+		re:   anchored(`(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<v>[^\s"'` + "`" + `;&|]{2,})`),
+		need: []byte("-p"), keep: placeholder},
+}
+
+const (
+	schemeBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-"
+	keyBytes    = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-\"'`"
+)
+
+// assignment matches a setting whose name names a secret and its value
+// (DB_PASSWORD=…, "api_key": "…", secret: …), the name holding the
+// literal at p and starting at start. It returns where the value starts
+// and ends, and false if there is no such setting there.
+func assignment(b []byte, start, p int) (vs, ve int, ok bool) {
+	i := start
+	if i < len(b) && quote(b[i]) {
+		i++
+	}
+	e := p
+	for e < len(b) && e-start <= maxBack && (wordByte(b[e]) || b[e] == '.' || b[e] == '-') {
+		e++
+	}
+	if !isSecretKey(b[i:e]) {
+		return 0, 0, false
+	}
+	if e < len(b) && quote(b[e]) {
+		e++
+	}
+	e = skipBlanks(b, e)
+	switch {
+	case bytes.HasPrefix(b[e:], []byte("=>")), bytes.HasPrefix(b[e:], []byte(":=")):
+		e += 2
+	case bytes.HasPrefix(b[e:], []byte("::")), bytes.HasPrefix(b[e:], []byte("==")):
+		return 0, 0, false
+	case e < len(b) && (b[e] == '=' || b[e] == ':'):
+		e++
+	default:
+		return 0, 0, false
+	}
+	return assignedValue(b, skipBlanks(b, e))
+}
+
+// assignedValue returns the value at b[i:]: in quotes (without them), or
+// up to a space, quote, comma, semicolon or ampersand; at most 512 bytes.
+func assignedValue(b []byte, i int) (vs, ve int, ok bool) {
+	if i >= len(b) {
+		return 0, 0, false
+	}
+	if quote(b[i]) {
+		q := b[i]
+		j := i + 1
+		for j < len(b) && j-i <= 512 && b[j] != q && b[j] != '\n' {
+			j++
+		}
+		if j >= len(b) || b[j] != q || j == i+1 {
+			return 0, 0, false
+		}
+		return i + 1, j, true
+	}
+	j := i
+	for j < len(b) && j-i < 512 && !space(b[j]) && !quote(b[j]) && b[j] != ',' && b[j] != ';' && b[j] != '&' {
+		j++
+	}
+	return i, j, j > i
+}
+
+func quote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+// skipBlanks skips up to four spaces or tabs (not newlines: a name at
+// the end of a line has no value).
+func skipBlanks(b []byte, i int) int {
+	for k := 0; k < 4 && i < len(b) && (b[i] == ' ' || b[i] == '\t'); k++ {
+		i++
+	}
+	return i
+}
+
+// keyBoundary: a setting's name starts after a byte that cannot be in a
+// name, nor a '/' (so that https://x-access-token:… is a URL).
+func keyBoundary(c byte) bool { return !wordByte(c) && c != '.' && c != '-' && c != '/' }
+
+// appendPEM appends the PEM private key blocks of b: from a BEGIN line
+// to its END line; without one (the text was cut off), to the end of the
+// last line of base64 (or of a Proc-Type or DEK-Info header) after it.
+// Lines end in a newline or in an escaped one (\n in JSON).
+func appendPEM(found []span, b []byte) []span {
+	endStart, endEnd := -2, -2 // the next END line found; -1: there is none
+	for at := 0; ; {
+		k := bytes.Index(b[at:], []byte("-----BEGIN"))
+		if k < 0 {
+			return found
+		}
+		p := at + k
+		m := pemBegin.FindIndex(b[p:min(len(b), p+64)])
+		if m == nil {
+			at = p + len("-----BEGIN")
+			continue
+		}
+		i := p + m[1]
+		if endStart == -2 || endStart >= 0 && endStart < i {
+			endStart, endEnd = nextPEMEnd(b, i)
+		}
+		end := endEnd
+		if end < 0 {
+			end = pemBody(b, i)
+		}
+		found = append(found, span{start: p, end: end, kind: "private-key", rank: rankFormat})
+		at = end
+	}
+}
+
+// nextPEMEnd returns where the first private key END line at or after
+// from starts and ends; -1, -1 if there is none.
+func nextPEMEnd(b []byte, from int) (int, int) {
+	for j := from; ; {
+		k := bytes.Index(b[j:], []byte("-----END"))
+		if k < 0 {
+			return -1, -1
+		}
+		j += k
+		if e := pemEndLine.FindIndex(b[j:min(len(b), j+64)]); e != nil {
+			return j, j + e[1]
+		}
+		j += len("-----END")
+	}
+}
+
+// pemBody returns the end of the lines of base64 (and headers) that
+// follow a BEGIN line ending at i.
+func pemBody(b []byte, i int) int {
+	end := i
+	for {
+		n := newline(b, end)
+		if n == 0 {
+			return end
+		}
+		j := end + n
+		k := j
+		for k < len(b) && (tokenByte(b[k]) || b[k] == '=') {
+			k++
+		}
+		if k < len(b) && newline(b, k) == 0 {
+			if !bytes.HasPrefix(b[j:], []byte("Proc-Type:")) && !bytes.HasPrefix(b[j:], []byte("DEK-Info:")) {
+				return end
+			}
+			for k < len(b) && newline(b, k) == 0 {
+				k++
+			}
+		}
+		end = k
+	}
+}
+
+var (
+	pemBegin   = anchored(`-----BEGIN[ A-Z0-9]{0,20} PRIVATE KEY(?: BLOCK)?-----`)
+	pemEndLine = anchored(`-----END[ A-Z0-9]{0,20} PRIVATE KEY(?: BLOCK)?-----`)
+)
+
+// newline returns the length of the line break at b[i:]: "\n", "\r\n",
+// or an escaped "\\n" or "\\r\\n"; 0 if there is none.
+func newline(b []byte, i int) int {
+	for _, nl := range []string{"\n", "\r\n", `\n`, `\r\n`} {
+		if bytes.HasPrefix(b[i:], []byte(nl)) {
+			return len(nl)
+		}
+	}
+	return 0
 }
 
 // marker reports whether v starts with a redaction marker: redacting a

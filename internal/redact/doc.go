@@ -7,8 +7,11 @@
 // keeps it valid. Each returns how many secrets it replaced. Bytes that
 // are not part of a secret are kept exactly, invalid UTF-8 included, and
 // the result of a redaction has nothing left to redact: redacting it
-// again changes nothing. The work is linear in the input (Go's regexp
-// is RE2; the entropy scan looks at each byte a bounded number of times).
+// again changes nothing. The work is linear in the input: one pass finds
+// the literals the rules start from (a token's prefix, a word such as
+// "token" or "://"), a rule's expression (Go's regexp, RE2) runs only on
+// a bounded window there, and the entropy scan looks at each byte a
+// bounded number of times; BenchmarkRedact runs at about 40 MB/s.
 //
 // # What is caught
 //
@@ -26,11 +29,12 @@
 //
 // Secrets by where they stand, redacting the value only:
 //
-//   - a setting whose name ends in password, passwd, pwd, passphrase,
-//     secret, secret_key, api_key, access_key, private_key, token,
-//     credential(s), auth_key, session_key or connection_string, in any
-//     case and with any prefix (DB_PASSWORD=…, "api_key": "…",
-//     secret: …, --token …, x-api-key: …);
+//   - a setting whose name ends in password, passwd, passphrase, secret,
+//     secret_key, api_key, access_key, private_key, token, credential(s),
+//     auth_key, session_key or connection_string, in any case and with
+//     any prefix, or in a separate pass or pwd (DB_PASSWORD=…,
+//     "api_key": "…", secret: …, --token …, x-api-key: …, DB_PASS=…);
+//     in [JSON], a string under such a key;
 //   - the password in a URL (scheme://user:password@host);
 //   - Authorization headers (Bearer, Basic, token) and "Bearer …";
 //   - curl -u user:password and mysql -ppassword.
@@ -47,8 +51,9 @@
 // ckpt's sha256 ids, checksums), UUIDs, paths, identifiers and words,
 // go.sum and Subresource Integrity hashes (h1:, sha512-), SSH public
 // keys, base64 of text (of a number, a date), placeholders ($TOKEN,
-// ${{ secrets.X }}, <api-key>, ****), and code on the right of a secret
-// name (getenv("TOKEN"), tokens[0], cfg.Password, password: string).
+// ${{ secrets.X }}, <api-key>, ****), and code or a path on the right of
+// a secret name (getenv("TOKEN"), tokens[0], cfg.Password,
+// password: string, PWD=/home/alice).
 //
 // # Limits
 //
@@ -67,6 +72,10 @@
 //     from keys.
 //   - A blob of base64 longer than 1024 characters (an image, a file) is
 //     kept: it is data, and a secret inside it is not looked for.
+//   - A token format is matched on at most 512 bytes from its prefix
+//     (8 KiB for a JWT): the rest of a longer one is left to the entropy
+//     scan.
+//   - A value is at most 512 bytes; a setting's name at most 64.
 //   - A secret split across lines, escaped (\u0041…) in plain text, or
 //     encoded in a way other than the above is not recognized.
 package redact

@@ -85,6 +85,8 @@ func TestKeep(t *testing.T) {
 		"Authorization: Bearer $TOKEN",
 		"API_KEY = process.env.API_KEY",
 		"h1:cHuQnKZ8tXgtM5JTSl4jOIp1VbAJ0smd5qsMDiDwlF8=",
+		"PWD=/home/alice/project\nOLDPWD=~/src",
+		"compass: north, bypass=yes",
 		"[REDACTED:github-token]",
 		"password=[REDACTED:secret]",
 		"https://user:[REDACTED:url-password]@example.com",
@@ -140,6 +142,11 @@ func TestLinear(t *testing.T) {
 		String(in)
 		d := time.Since(start)
 		t.Logf("%q…: %d bytes in %v", in[:12], len(in), d)
+		// Quadratic work on megabytes takes minutes; linear, well under
+		// a second even on a loaded machine.
+		if mbs := float64(len(in)) / 1e6 / d.Seconds(); mbs < 0.25 {
+			t.Errorf("%q…: %.2f MB/s", in[:12], mbs)
+		}
 	}
 }
 

@@ -444,8 +444,8 @@ var notValues = map[string]bool{
 }
 
 // assignedCode reports whether the value of a secret-named setting is
-// not a secret: a placeholder, a type or keyword, a small number (a
-// count, a port), or code (a call, an index, a field: getenv("X"),
+// not a secret: a placeholder, a type or keyword, a path, a small number
+// (a count, a port), or code (a call, an index, a field: getenv("X"),
 // tokens[0], cfg.Password).
 func assignedCode(v []byte) bool {
 	if placeholder(v) || notValues[string(v)] {
@@ -455,6 +455,10 @@ func assignedCode(v []byte) bool {
 		return true
 	}
 	if bytes.ContainsAny(v, "()[]{}") {
+		return true
+	}
+	// A path (PWD=/home/alice, OLDPWD=~/src).
+	if v[0] == '/' || bytes.HasPrefix(v, []byte("~/")) || bytes.HasPrefix(v, []byte("./")) {
 		return true
 	}
 	// A dotted lower-case path (os.environ, self.password, process.env.X)

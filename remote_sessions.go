@@ -1,7 +1,6 @@
 package ckpt
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -35,39 +34,16 @@ func redactMessage(s string) string {
 	return out
 }
 
-// redactJSON redacts every string in a JSON document (keys stay), keeping
-// it valid JSON. A document that does not decode is redacted as text.
+// redactJSON redacts a JSON document's strings (and keys), keeping it
+// valid JSON. A document that does not decode is redacted as text and
+// stored as a JSON string.
 func redactJSON(raw []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		out, _ := redact.Bytes(raw)
-		b, _ := json.Marshal(string(out))
-		return b
+	out, _, err := redact.JSON(raw)
+	if err != nil {
+		text, _ := redact.Bytes(raw)
+		out, _ = json.Marshal(string(text))
 	}
-	var walk func(any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			s, _ := redact.String(x)
-			return s
-		case []any:
-			for i := range x {
-				x[i] = walk(x[i])
-			}
-		case map[string]any:
-			for k := range x {
-				x[k] = walk(x[k])
-			}
-		}
-		return v
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(walk(v))
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return out
 }
 
 var hexID = regexp.MustCompile(`[0-9a-f]{64}`)

@@ -40,6 +40,9 @@ type PullResult struct {
 	Bytes       int64       `json:"bytes"`
 	// Sessions counts the sessions pulled (those the store lacked).
 	Sessions int `json:"sessions,omitempty"`
+	// Skipped lists the remote's refs no store could hold (names ckpt
+	// never writes), left out.
+	Skipped []string `json:"skipped,omitempty"`
 	// Head is the remote's HEAD branch ("" if detached or none).
 	Head    string `json:"head,omitempty"`
 	Retries int64  `json:"retries,omitempty"`
@@ -67,13 +70,22 @@ func (r *Repo) Pull(ctx context.Context, name string) (*PullResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	res := &PullResult{Remote: rc.Name, URL: rc.URL}
 	unlock, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	view := r.newPushView(rc)
-	res := &PullResult{Remote: rc.Name, URL: rc.URL}
+	// A remote may hold what no ckpt wrote: only refs a store could hold
+	// come in.
+	refs = slices.DeleteFunc(refs, func(ref remote.Ref) bool {
+		if reason := remoteRefProblem(ref); reason != "" {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("ref %q: %s", ref.Name, reason))
+			return true
+		}
+		return false
+	})
 	var starts []ID
 	for _, ref := range refs {
 		if ref.Name == headName && ref.Symbolic != "" {
@@ -539,4 +551,30 @@ func (r *Repo) CloneFrom(ctx context.Context, url string, opts CloneOptions) (*C
 		}
 	}
 	return res, nil
+}
+
+// remoteRefProblem says why a ref from a remote cannot come into a store
+// ("" if it can): HEAD, or a branch, tag or snapshot with a valid name.
+func remoteRefProblem(ref remote.Ref) string {
+	if ref.Name == headName {
+		if ref.Symbolic != "" {
+			if err := ValidRefName("branch", ref.Symbolic); err != nil {
+				return "its branch: " + err.Error()
+			}
+		}
+		return ""
+	}
+	if ref.Symbolic != "" {
+		return "only HEAD may name a branch"
+	}
+	for _, ns := range refNamespaces {
+		if name, ok := strings.CutPrefix(ref.Name, ns); ok {
+			kind := map[string]string{snapshotPrefix: "snapshot", tagPrefix: "tag", branchPrefix: "branch"}[ns]
+			if err := ValidRefName(kind, name); err != nil {
+				return err.Error()
+			}
+			return ""
+		}
+	}
+	return "not a branch, tag or snapshot"
 }

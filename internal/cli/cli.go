@@ -487,6 +487,11 @@ func refLabel(c *ckpt.Checkpoint) string {
 			parts = append(parts, "tag: "+strings.TrimPrefix(n, "tags/"))
 		case strings.HasPrefix(n, "snapshots/"):
 			parts = append(parts, "snapshot: "+strings.TrimPrefix(n, "snapshots/"))
+		case strings.HasPrefix(n, "remotes/"):
+			// A remote's branch, as a revision names it: origin/main.
+			if remote, ref, ok := strings.Cut(strings.TrimPrefix(n, "remotes/"), "/"); ok && strings.HasPrefix(ref, "branches/") {
+				parts = append(parts, remote+"/"+strings.TrimPrefix(ref, "branches/"))
+			}
 		}
 	}
 	if len(parts) == 0 {

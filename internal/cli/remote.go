@@ -301,6 +301,9 @@ brings it there, undoably).`,
 }
 
 func printPull(e *env, res *ckpt.PullResult) {
+	for _, s := range res.Skipped {
+		e.warnf("warning: the remote's %s; left out", s)
+	}
 	if res.Checkpoints == 0 {
 		e.sayf("%s: nothing new\n", res.Remote)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -293,10 +294,19 @@ var (
 	zDec  *zstd.Decoder
 )
 
+// smallDecode is the largest object the shared decoder decodes; larger
+// ones stream through a decoder of their own, cut off at their size.
+const smallDecode = 16 << 20
+
+// docLimit bounds what an index or a session document may decode to.
+const docLimit = 512 << 20
+
 func codec() (*zstd.Encoder, *zstd.Decoder) {
 	zOnce.Do(func() {
 		zEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithLowerEncoderMem(true))
-		zDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<31))
+		// A remote may be hostile: a few bytes that decode to gigabytes
+		// must fail, not fill memory.
+		zDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(smallDecode+1))
 	})
 	return zEnc, zDec
 }
@@ -311,16 +321,38 @@ func (r *Remote) encode(plain []byte) []byte {
 	return out
 }
 
-// decode undoes encode.
-func (r *Remote) decode(stored []byte) ([]byte, error) {
+// decode undoes encode, refusing plaintext longer than limit.
+func (r *Remote) decode(stored []byte, limit int64) ([]byte, error) {
 	if r.seal != nil {
 		var err error
 		if stored, err = r.seal.open(stored); err != nil {
 			return nil, err
 		}
 	}
-	_, d := codec()
-	return d.DecodeAll(stored, nil)
+	if limit <= smallDecode {
+		_, d := codec()
+		out, err := d.DecodeAll(stored, nil)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(out)) > limit {
+			return nil, fmt.Errorf("it decodes to more than the %d bytes it should hold", limit)
+		}
+		return out, nil
+	}
+	d, err := zstd.NewReader(bytes.NewReader(stored), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	out, err := io.ReadAll(io.LimitReader(d, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) > limit {
+		return nil, fmt.Errorf("it decodes to more than the %d bytes it should hold", limit)
+	}
+	return out, nil
 }
 
 // indexFile is an index's plaintext: where each object of one pack lies.
@@ -407,7 +439,7 @@ func (r *Remote) readIndex(ctx context.Context, name string) (*indexFile, error)
 		if err != nil {
 			return nil, err
 		}
-		if plain, err = r.decode(data); err != nil {
+		if plain, err = r.decode(data, docLimit); err != nil {
 			return nil, &CorruptError{Remote: r.be.String(), Key: key, Detail: err.Error()}
 		}
 	}
@@ -692,7 +724,7 @@ func (r *Remote) Fetch(ctx context.Context, keys []ObjKey, fn func(k ObjKey, dat
 				r.down += int64(len(data))
 				r.mu.Unlock()
 				for _, w := range group {
-					content, err := r.decodeObject(key, w.k, data[w.l.off-start:w.l.off-start+w.l.n])
+					content, err := r.decodeObject(key, w.k, data[w.l.off-start:w.l.off-start+w.l.n], w.l.size)
 					if err != nil {
 						return err
 					}
@@ -710,8 +742,8 @@ func (r *Remote) Fetch(ctx context.Context, keys []ObjKey, fn func(k ObjKey, dat
 	return g.Wait()
 }
 
-func (r *Remote) decodeObject(key string, k ObjKey, stored []byte) ([]byte, error) {
-	plain, err := r.decode(stored)
+func (r *Remote) decodeObject(key string, k ObjKey, stored []byte, size int64) ([]byte, error) {
+	plain, err := r.decode(stored, size+1)
 	if err != nil {
 		return nil, &CorruptError{Remote: r.be.String(), Key: key, Obj: k, Detail: err.Error()}
 	}
@@ -719,6 +751,9 @@ func (r *Remote) decodeObject(key string, k ObjKey, stored []byte) ([]byte, erro
 		return nil, &CorruptError{Remote: r.be.String(), Key: key, Obj: k, Detail: "its kind does not match the index"}
 	}
 	content := plain[1:]
+	if int64(len(content)) != size {
+		return nil, &CorruptError{Remote: r.be.String(), Key: key, Obj: k, Detail: fmt.Sprintf("it holds %d bytes, its index says %d", len(content), size)}
+	}
 	if object.Sum(content) != k.ID {
 		return nil, &CorruptError{Remote: r.be.String(), Key: key, Obj: k, Detail: "its content does not match its hash"}
 	}
@@ -944,7 +979,7 @@ func (r *Remote) Sessions(ctx context.Context) ([][]byte, error) {
 			if err != nil {
 				return err
 			}
-			if out[i], err = r.decode(data); err != nil {
+			if out[i], err = r.decode(data, docLimit); err != nil {
 				return &CorruptError{Remote: r.be.String(), Key: e.Key, Detail: err.Error()}
 			}
 			return nil

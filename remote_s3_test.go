@@ -416,6 +416,14 @@ func TestRemoteS3BadInput(t *testing.T) {
 	if err != nil && strings.Contains(err.Error()+Hint(err), "wrong-secret-value") {
 		t.Errorf("the error shows the secret: %v", err)
 	}
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	t.Setenv("AWS_REGION", "eu-west-9")
+	_, err = r.Push(ctx, "origin", PushOptions{})
+	var re *remote.RegionError
+	if !errors.As(err, &re) || !strings.Contains(Hint(err), "AWS_REGION") || !strings.Contains(err.Error(), "eu-west-9") {
+		t.Errorf("push with a wrong region: %v (hint %q)", err, Hint(err))
+	}
+	t.Setenv("AWS_REGION", srv.Region)
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
 	_, err = r.Push(ctx, "origin", PushOptions{})

@@ -66,10 +66,11 @@ func transient(ctx context.Context, err error) bool {
 		ae *AccessError
 		re *RegionError
 		ce *NoCredentialsError
+		qe *RequestError
 	)
 	switch {
 	case errors.Is(err, ErrNotExist), errors.Is(err, ErrPrecondition),
-		errors.As(err, &be), errors.As(err, &ae), errors.As(err, &re), errors.As(err, &ce),
+		errors.As(err, &be), errors.As(err, &ae), errors.As(err, &re), errors.As(err, &ce), errors.As(err, &qe),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
@@ -198,8 +199,15 @@ func (b *s3Backend) wrap(op, key string, err error) error {
 		err = &BucketError{Bucket: b.cfg.Bucket, Err: err}
 	case resp.Code == "AuthorizationHeaderMalformed" || resp.Code == "InvalidRegion" || resp.Code == "IllegalLocationConstraintException":
 		err = &RegionError{Region: b.cfg.Region, Err: err}
-	case resp.Code == "InvalidAccessKeyId" || resp.Code == "SignatureDoesNotMatch" || resp.Code == "AccessDenied":
+	case resp.Code == "InvalidAccessKeyId" || resp.Code == "SignatureDoesNotMatch" || resp.Code == "AccessDenied" ||
+		resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
 		err = &AccessError{Err: err}
+	case resp.StatusCode == http.StatusBadRequest:
+		// Without an error body (a HEAD, or a server that says no more),
+		// a 400 is most often a signature made for another region.
+		err = &RegionError{Region: b.cfg.Region, Err: err}
+	case resp.StatusCode >= 400 && resp.StatusCode < 500 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests:
+		err = &RequestError{Status: resp.StatusCode, Err: err}
 	}
 	return &OpError{Op: op, Remote: b.name, Key: key, Err: err}
 }
@@ -225,14 +233,30 @@ type RegionError struct {
 }
 
 func (e *RegionError) Error() string {
-	return fmt.Sprintf("the server refused region %q: %v", e.Region, e.Err)
+	region := e.Region
+	if region == "" {
+		region = "us-east-1 (the default)"
+	} else {
+		region = strconv.Quote(region)
+	}
+	return fmt.Sprintf("the server refused the request (%v): it was signed for region %s", e.Err, region)
 }
 func (e *RegionError) Unwrap() error { return e.Err }
 
 // Hint says what to do.
 func (e *RegionError) Hint() string {
-	return "set the bucket's region with AWS_REGION or ?region= in the remote's URL"
+	return "set the bucket's region with AWS_REGION or ?region= in the remote's URL (a wrong endpoint gives this too: check AWS_ENDPOINT_URL or ?endpoint=)"
 }
+
+// RequestError: the server refused a request in a way a retry does not
+// change (a 4xx other than 408 and 429).
+type RequestError struct {
+	Status int
+	Err    error
+}
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
 
 // AccessError: the server refused the credentials.
 type AccessError struct{ Err error }

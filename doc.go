@@ -86,7 +86,8 @@
 // [ErrForeignStore], [ErrUnapprovedCommand], [ErrNoWatcher]. Types, for
 // [errors.As]: [*CorruptError], [*IntegrityError], [*PathError],
 // [*AncestorStoreError], [*ConfigError], [*FsckError], [*GitSyncError],
-// [*NameError], [*RevisionError], [*RunStoppedError], [*RunBusyError].
+// [*NameError], [*RevisionError], [*RunStoppedError], [*RunBusyError],
+// [*RemoteError], [*RemoteCorruptError], [*PushRejectedError].
 // [Hint] returns a suggestion for the user attached to an error, if any.
 //
 // # Concurrency

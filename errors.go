@@ -288,3 +288,56 @@ func (e *existsError) Unwrap() error { return ErrExists }
 
 // withHint attaches a suggestion for the user to err (read with [Hint]).
 func withHint(err error, h string) error { return hint.With(err, h) }
+
+// RemoteError is a remote that is not configured.
+type RemoteError struct {
+	Name   string
+	Reason string
+	hint   string
+}
+
+func (e *RemoteError) Error() string {
+	if e.Name == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("remote %s: %s", e.Name, e.Reason)
+}
+
+// Hint says what to do.
+func (e *RemoteError) Hint() string { return e.hint }
+
+// RemoteCorruptError: fsck --remote found problems. It wraps ErrCorrupt.
+type RemoteCorruptError struct {
+	Remote   string
+	Problems []string
+	Dropped  []string
+}
+
+func (e *RemoteCorruptError) Error() string {
+	return fmt.Sprintf("remote %s is damaged: %d problem(s) (listed above)", e.Remote, len(e.Problems))
+}
+func (e *RemoteCorruptError) Unwrap() error { return ErrCorrupt }
+
+// Hint says what to do.
+func (e *RemoteCorruptError) Hint() string {
+	if len(e.Dropped) > 0 {
+		return "the damaged packs are removed: ckpt push --full from a store that holds these checkpoints uploads them again"
+	}
+	return "pull and clone never import an object that does not verify; --repair removes the damaged packs, then ckpt push --full from a store that holds these checkpoints uploads them again"
+}
+
+// PushRejectedError: some refs were not moved.
+type PushRejectedError struct{ Refs []PushedRef }
+
+func (e *PushRejectedError) Error() string {
+	var s []string
+	for _, r := range e.Refs {
+		s = append(s, r.Name+" ("+r.Reason+")")
+	}
+	return "the remote refused " + strings.Join(s, ", ")
+}
+
+// Hint says what to do.
+func (e *PushRejectedError) Hint() string {
+	return "ckpt pull first to see what the remote has, or push with --force to replace it"
+}

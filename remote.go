@@ -53,23 +53,6 @@ type RemoteConfig struct {
 	Continuous bool `json:"continuous,omitempty"`
 }
 
-// RemoteError is a remote that is not configured.
-type RemoteError struct {
-	Name   string
-	Reason string
-	hint   string
-}
-
-func (e *RemoteError) Error() string {
-	if e.Name == "" {
-		return e.Reason
-	}
-	return fmt.Sprintf("remote %s: %s", e.Name, e.Reason)
-}
-
-// Hint says what to do.
-func (e *RemoteError) Hint() string { return e.hint }
-
 func (r *Repo) checkRemoteBackend() error {
 	if r.git != nil {
 		return withHint(errors.New("remotes need ckpt's own store; this workspace uses the git backend"),

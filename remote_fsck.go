@@ -44,26 +44,6 @@ type RemoteFsckResult struct {
 	Dropped []string `json:"dropped,omitempty"`
 }
 
-// RemoteCorruptError: fsck --remote found problems. It wraps ErrCorrupt.
-type RemoteCorruptError struct {
-	Remote   string
-	Problems []string
-	Dropped  []string
-}
-
-func (e *RemoteCorruptError) Error() string {
-	return fmt.Sprintf("remote %s is damaged: %d problem(s) (listed above)", e.Remote, len(e.Problems))
-}
-func (e *RemoteCorruptError) Unwrap() error { return ErrCorrupt }
-
-// Hint says what to do.
-func (e *RemoteCorruptError) Hint() string {
-	if len(e.Dropped) > 0 {
-		return "the damaged packs are removed: ckpt push --full from a store that holds these checkpoints uploads them again"
-	}
-	return "pull and clone never import an object that does not verify; --repair removes the damaged packs, then ckpt push --full from a store that holds these checkpoints uploads them again"
-}
-
 // FsckRemote checks a remote: every index decodes and names a pack that
 // is there, every ref decodes and names a checkpoint, every checkpoint and
 // tree reachable from the refs downloads and matches its hash, every blob

@@ -322,22 +322,6 @@ func (p *PushResult) Rejected() []PushedRef {
 	return out
 }
 
-// PushRejectedError: some refs were not moved.
-type PushRejectedError struct{ Refs []PushedRef }
-
-func (e *PushRejectedError) Error() string {
-	var s []string
-	for _, r := range e.Refs {
-		s = append(s, r.Name+" ("+r.Reason+")")
-	}
-	return "the remote refused " + strings.Join(s, ", ")
-}
-
-// Hint says what to do.
-func (e *PushRejectedError) Hint() string {
-	return "ckpt pull first to see what the remote has, or push with --force to replace it"
-}
-
 type pushTarget struct {
 	name     string // remote ref name
 	local    ID

@@ -20,17 +20,16 @@ import (
 
 // pushView is the history as a remote receives it: each checkpoint with
 // the ignored files it holds taken out of its tree, its tracked-ignored
-// list dropped, its message redacted (and, without sessions, a turn's
-// prompt text cut off), and its parents so mapped. The mapping is
+// list dropped, its message redacted (and a turn's prompt text cut off),
+// and its parents so mapped. The mapping is
 // deterministic; the store keeps it in the remote's cache directory so
 // that a push only maps what is new, and a pull recognises its own
 // checkpoints.
 type pushView struct {
-	r            *Repo
-	remoteName   string
-	withSessions bool
-	toRemote     map[ID]ID
-	fromRemote   map[ID]ID
+	r          *Repo
+	remoteName string
+	toRemote   map[ID]ID
+	fromRemote map[ID]ID
 	// What this push made that the store does not hold.
 	cps   map[ID]*store.Record
 	trees map[ID][]byte
@@ -40,14 +39,10 @@ type pushView struct {
 }
 
 func (r *Repo) newPushView(rc RemoteConfig) *pushView {
-	v := &pushView{r: r, remoteName: rc.Name, withSessions: rc.WithSessions, toRemote: map[ID]ID{}, fromRemote: map[ID]ID{},
+	v := &pushView{r: r, remoteName: rc.Name, toRemote: map[ID]ID{}, fromRemote: map[ID]ID{},
 		cps: map[ID]*store.Record{}, trees: map[ID][]byte{}}
 	if d := r.remoteCacheDir(rc.Name); d != "" {
-		name := "map"
-		if rc.WithSessions {
-			name = "map-sessions"
-		}
-		v.mapPath = filepath.Join(d, name)
+		v.mapPath = filepath.Join(d, "map")
 		v.load()
 	}
 	return v
@@ -185,11 +180,12 @@ func (v *pushView) rewrite(ctx context.Context, rec *store.Record) (ID, error) {
 }
 
 // message is what the remote keeps of a checkpoint's message: redacted,
-// and for a session's checkpoints without sessions, the words before the
-// prompt ("turn 3", "turn 3 ended").
+// and for a session's checkpoints the words before the prompt ("turn 3",
+// "turn 3 ended"): the prompt goes, if at all, in its session. So a
+// checkpoint has one id on a remote, with sessions or without.
 func (v *pushView) message(cp *object.Checkpoint) string {
 	msg := cp.Message
-	if cp.Meta["session"] != "" && !v.withSessions {
+	if cp.Meta["session"] != "" {
 		if i := strings.Index(msg, ":"); i >= 0 {
 			msg = msg[:i]
 		}
@@ -280,6 +276,9 @@ type PushOptions struct {
 	// DryRun computes what would be uploaded and changed, and changes
 	// nothing.
 	DryRun bool
+	// WithSessions pushes the store's sessions (redacted) as a remote
+	// added --with-sessions always gets them.
+	WithSessions bool
 	// Full checks every object of the pushed history against the
 	// remote's indexes, instead of stopping where the remote has a
 	// checkpoint or tree: it re-uploads what `ckpt fsck --remote --repair`
@@ -436,7 +435,8 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 	// With sessions, the checkpoints they anchor go too (a rewound
 	// turn's may be on no branch).
 	var sessionIDs []ID
-	if rc.WithSessions {
+	withSessions := rc.WithSessions || opts.WithSessions
+	if withSessions {
 		roots, err := r.sessionRoots(ctx)
 		if err != nil {
 			return nil, err
@@ -534,7 +534,7 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 			return nil, err
 		}
 	}
-	if rc.WithSessions && !opts.DryRun {
+	if withSessions && !opts.DryRun {
 		if res.Sessions, err = r.pushSessions(ctx, rm, view); err != nil {
 			return nil, err
 		}

@@ -34,8 +34,9 @@ unreadable to whoever holds the bucket. Opening it on another machine needs an
 age identity: --identity FILE, or CKPT_AGE_IDENTITY.
 
 What never leaves the store: ignored files (even those a checkpoint keeps
-because an agent's edit tool changed them), and the prompts in turn
-checkpoints' messages unless --with-sessions. Messages are redacted of
+because an agent's edit tool changed them), and conversations — prompts,
+replies, tool output; turn checkpoints go without the prompt in their
+message — unless --with-sessions. Messages and sessions are redacted of
 secrets (API keys, tokens, passwords) before they leave.`,
 		Example: `  ckpt remote add origin s3://team-ckpt/alice/project
   ckpt remote add minio 's3://ckpt/project?endpoint=http://127.0.0.1:9000'
@@ -134,7 +135,7 @@ must exist). See 'ckpt remote --help' for URLs, credentials and encryption.`,
 	}
 	c.Flags().StringArrayVar(&rc.Recipients, "recipient", nil, "encrypt to this age `RECIPIENT` (age1... or a file of them); repeatable")
 	c.Flags().StringArrayVar(&rc.Identities, "identity", nil, "age identity `FILE` that opens the remote's key; repeatable")
-	c.Flags().BoolVar(&rc.WithSessions, "with-sessions", false, "push the prompts in turn checkpoints' messages (redacted of secrets)")
+	c.Flags().BoolVar(&rc.WithSessions, "with-sessions", false, "every push also sends the sessions: prompts, replies, tool output (redacted of secrets)")
 	c.Flags().BoolVar(&rc.Continuous, "continuous", false, "push every checkpoint in the background while 'ckpt watch' runs")
 	jsonFlag(c, &asJSON, "")
 	return c
@@ -212,6 +213,7 @@ tag or snapshot the remote has at another checkpoint is likewise refused.`,
 	}
 	c.Flags().BoolVarP(&opts.Force, "force", "f", false, "move remote refs that are not behind (replaces what another machine pushed)")
 	c.Flags().BoolVarP(&opts.DryRun, "dry-run", "n", false, "say what would be uploaded and moved; change nothing")
+	c.Flags().BoolVar(&opts.WithSessions, "with-sessions", false, "also send the sessions: prompts, replies, tool output (redacted of secrets)")
 	c.Flags().BoolVar(&opts.Full, "full", false, "check every object of the history against the remote (after ckpt fsck --remote --repair)")
 	jsonFlag(c, &asJSON, "")
 	return c

@@ -1,0 +1,479 @@
+package ckpt
+
+// Attacks on remotes (issue #17): races, processes killed mid-transfer,
+// remotes someone else controls, secrets, encryption, bad input. Each
+// test says what it checks; a remote is crafted by hand (packs, indexes,
+// refs) where a push could not make it.
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"filippo.io/age"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
+)
+
+// cli runs a real ckpt process (the test binary under the name ckpt, see
+// remote_attack_cli_test.go) for one workspace and store.
+type cli struct {
+	bin, ws, store string
+	env            []string
+}
+
+func newCLI(t *testing.T, ws string) *cli {
+	t.Helper()
+	home := t.TempDir()
+	return &cli{bin: testutil.CkptBinary(t, t.TempDir()), ws: ws, store: filepath.Join(t.TempDir(), "store"),
+		env: []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "TZ=UTC", "PATH=" + os.Getenv("PATH")}}
+}
+
+func (c *cli) cmd(ctx context.Context, extraEnv []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir = c.ws
+	cmd.Env = append(append(slicesClone(c.env), "CKPT_STORE="+c.store), extraEnv...)
+	return cmd
+}
+
+// run runs ckpt and returns its exit status, stdout and stderr.
+func (c *cli) run(t *testing.T, extraEnv []string, args ...string) (int, string, string) {
+	t.Helper()
+	return testutil.Run(t, c.cmd(context.Background(), extraEnv, args...))
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// zst compresses as a remote stores objects and indexes.
+func zst(t testing.TB, b []byte) []byte {
+	t.Helper()
+	e, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.EncodeAll(b, nil)
+}
+
+// hobj is an object of a hand-made pack: stored is what the pack holds
+// (nil: zstd of kind+data), and the index entry may lie (off/n/size).
+type hobj struct {
+	kind   byte
+	id     ID
+	data   []byte
+	stored []byte
+	// lies: when set, replace the index entry's fields.
+	off, n, size *int64
+}
+
+// writeHostilePack writes a pack of objs and its index into the file
+// remote at dir; packSize, when > 0, is the size the index claims.
+func writeHostilePack(t *testing.T, dir string, objs []hobj, packSize int64) string {
+	t.Helper()
+	var buf bytes.Buffer
+	buf.WriteString("CKPTPACK1\n")
+	type ent struct {
+		K    string `json:"k"`
+		ID   ID     `json:"id"`
+		O    int64  `json:"o"`
+		N    int64  `json:"n"`
+		U    int64  `json:"u"`
+		Stat any    `json:"st,omitempty"`
+	}
+	var ents []ent
+	for _, o := range objs {
+		st := o.stored
+		if st == nil {
+			st = zst(t, append([]byte{o.kind}, o.data...))
+		}
+		e := ent{K: string(o.kind), ID: o.id, O: int64(buf.Len()), N: int64(len(st)), U: int64(len(o.data))}
+		if o.off != nil {
+			e.O = *o.off
+		}
+		if o.n != nil {
+			e.N = *o.n
+		}
+		if o.size != nil {
+			e.U = *o.size
+		}
+		ents = append(ents, e)
+		buf.Write(st)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	name := hex.EncodeToString(sum[:])
+	if packSize <= 0 {
+		packSize = int64(buf.Len())
+	}
+	ix, _ := json.Marshal(map[string]any{"v": 1, "pack": name, "size": packSize, "objects": ents})
+	writeKey(t, dir, "packs/"+name[:2]+"/"+name, buf.Bytes())
+	writeKey(t, dir, "index/"+name, zst(t, ix))
+	return name
+}
+
+func writeKey(t *testing.T, dir, key string, data []byte) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeHostileRef writes a ref as a plaintext remote holds it, under the
+// key its name gives.
+func writeHostileRef(t *testing.T, dir, name string, id ID, symbolic string) {
+	t.Helper()
+	data, _ := json.Marshal(map[string]any{"name": name, "id": id, "symbolic": symbolic, "time": time.Now().UTC()})
+	writeKey(t, dir, "refs/"+name, data)
+}
+
+// hostileBase pushes a small workspace to a new file remote and returns
+// the remote's directory and URL, and the pushing store.
+func hostileBase(t *testing.T) (dir, url string, r *Repo) {
+	t.Helper()
+	ctx := context.Background()
+	ws := t.TempDir()
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "hello\n", "sub/b.txt": "world\n"})
+	r = openTestRepo(t, ws)
+	url = fileRemote(t)
+	if _, err := r.AddRemote(ctx, RemoteConfig{Name: "origin", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Save(ctx, SaveOptions{Message: "base"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Push(ctx, "", PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(url, "file://"), url, r
+}
+
+// craftedCheckpoint returns a checkpoint (encoded, with its id) of tree.
+func craftedCheckpoint(tree ID, msg string) (ID, []byte) {
+	cp := &object.Checkpoint{Tree: tree, Time: time.Unix(1700000000, 0).UTC(), Kind: object.KindManual, Message: msg}
+	data := cp.Encode()
+	if _, err := object.DecodeCheckpoint(data); err != nil {
+		panic(err)
+	}
+	return object.Sum(data), data
+}
+
+// cloneWorkspace makes a fresh store with origin at url (not pulled yet).
+func pullingRepo(t *testing.T, url string) *Repo {
+	t.Helper()
+	p := openTestRepo(t, t.TempDir())
+	if _, err := p.AddRemote(context.Background(), RemoteConfig{Name: "origin", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// storeUnharmed checks that a pull that failed left the store checking
+// clean, with no ref to a checkpoint it lacks.
+func storeUnharmed(t *testing.T, r *Repo) {
+	t.Helper()
+	ctx := context.Background()
+	if res, err := r.Fsck(ctx); err != nil {
+		t.Errorf("fsck after a refused pull: %v (%+v)", err, res)
+	}
+	refs, err := r.st.Refs(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range refs {
+		if ref.ID.IsZero() {
+			continue
+		}
+		if _, err := r.st.Checkpoint(ctx, ref.ID); err != nil {
+			t.Errorf("ref %s names %s, which the store lacks: %v", ref.Name, ref.ID.Short(), err)
+		}
+	}
+}
+
+// TestAttackRemoteHostileRefs: refs naming a tree, an id nothing holds, or
+// a checkpoint whose tree the remote lacks are refused as corruption, and
+// the store is left as it was.
+func TestAttackRemoteHostileRefs(t *testing.T) {
+	ctx := context.Background()
+	dir, _, src := hostileBase(t)
+	head, err := src.Resolve(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := src.st.Checkpoint(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphanTree := object.Sum([]byte("no such tree"))
+	cpID, cpData := craftedCheckpoint(orphanTree, "tree missing")
+	writeHostilePack(t, dir, []hobj{{kind: 'c', id: cpID, data: cpData}}, 0)
+	for name, id := range map[string]ID{
+		"branches/at-a-tree":      rec.Tree,
+		"branches/at-nothing":     object.Sum([]byte("nothing")),
+		"branches/at-missingtree": cpID,
+	} {
+		t.Run(strings.TrimPrefix(name, "branches/"), func(t *testing.T) {
+			d := t.TempDir()
+			copyDir(t, dir, d)
+			writeHostileRef(t, d, name, id, "")
+			p := pullingRepo(t, "file://"+d)
+			_, err := p.Pull(ctx, "origin")
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("pull of a ref %s: %v, want a corruption error", name, err)
+			}
+			storeUnharmed(t, p)
+		})
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "-a", from+"/.", to).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+}
+
+// TestAttackRemoteHostileIndexes: indexes that lie (offsets overlapping,
+// naming a pack of other content, a kind that does not match) give
+// corruption errors; nothing is imported.
+func TestAttackRemoteHostileIndexes(t *testing.T) {
+	ctx := context.Background()
+	dir, _, _ := hostileBase(t)
+	blob := []byte("evil content\n")
+	tree := &object.Tree{Entries: []object.Entry{{Name: "evil.txt", Mode: 0o100644, Size: int64(len(blob)), ID: object.Sum(blob)}}}
+	tdata := tree.Encode()
+	cpID, cpData := craftedCheckpoint(object.Sum(tdata), "evil")
+	other := []byte("other content entirely")
+	zero := int64(10)
+	cases := map[string][]hobj{
+		// Every entry points at the first object.
+		"overlapping": {
+			{kind: 'b', id: object.Sum(other), data: other},
+			{kind: 't', id: object.Sum(tdata), data: tdata, off: &zero},
+			{kind: 'c', id: cpID, data: cpData, off: &zero},
+		},
+		// The right ids over other content.
+		"other-content": {
+			{kind: 'b', id: object.Sum(blob), data: blob, stored: zst(t, append([]byte{'b'}, other...))},
+			{kind: 't', id: object.Sum(tdata), data: tdata},
+			{kind: 'c', id: cpID, data: cpData},
+		},
+		// A tree stored as a checkpoint.
+		"kind-mismatch": {
+			{kind: 'b', id: object.Sum(blob), data: blob},
+			{kind: 't', id: object.Sum(tdata), data: tdata},
+			{kind: 'c', id: cpID, data: cpData, stored: zst(t, append([]byte{'t'}, cpData...))},
+		},
+	}
+	for name, objs := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := t.TempDir()
+			copyDir(t, dir, d)
+			writeHostilePack(t, d, objs, 0)
+			writeHostileRef(t, d, "branches/evil", cpID, "")
+			p := pullingRepo(t, "file://"+d)
+			_, err := p.Pull(ctx, "origin")
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("pull: %v, want a corruption error", err)
+			}
+			storeUnharmed(t, p)
+			if _, err := p.st.Checkpoint(ctx, cpID); err == nil {
+				t.Errorf("the hostile checkpoint was imported")
+			}
+		})
+	}
+}
+
+// TestAttackRemoteHostileHead: a remote HEAD pointing at "../../x" does not
+// make clone restore anything odd; the clone takes main.
+func TestAttackRemoteHostileHead(t *testing.T) {
+	ctx := context.Background()
+	dir, url, src := hostileBase(t)
+	head, _ := src.Resolve(ctx, "HEAD")
+	writeHostileRef(t, dir, "HEAD", head, "../../x")
+	out := filepath.Join(t.TempDir(), "clone")
+	c, res, err := Clone(ctx, url, out, CloneOptions{Open: Options{Store: t.TempDir()}})
+	if err != nil {
+		t.Fatalf("clone: %v", err)
+	}
+	defer c.Close()
+	if res.Rev != "main" {
+		t.Errorf("clone restored %q, want main", res.Rev)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(out)), "x")); err == nil {
+		t.Errorf("clone wrote x outside the clone")
+	}
+}
+
+// TestAttackRemoteHostileTrees: trees with names "..", "a/b", ".git", an
+// absolute name or a NUL are refused (corruption) and nothing is written
+// outside the clone.
+func TestAttackRemoteHostileTrees(t *testing.T) {
+	ctx := context.Background()
+	dir, _, _ := hostileBase(t)
+	blob := []byte("escaped\n")
+	for _, name := range []string{"..", "a/b", ".git", "/abs", "nul\x00x", "."} {
+		t.Run(fmt.Sprintf("%q", name), func(t *testing.T) {
+			d := t.TempDir()
+			copyDir(t, dir, d)
+			// Encode by hand: the encoder may refuse such names.
+			var tb bytes.Buffer
+			id := object.Sum(blob)
+			fmt.Fprintf(&tb, "%o %d %s\x00", 0o100644, len(blob), name)
+			tb.Write(id[:])
+			tdata := tb.Bytes()
+			cpID, cpData := craftedCheckpoint(object.Sum(tdata), "escape")
+			writeHostilePack(t, d, []hobj{
+				{kind: 'b', id: id, data: blob},
+				{kind: 't', id: object.Sum(tdata), data: tdata},
+				{kind: 'c', id: cpID, data: cpData},
+			}, 0)
+			writeHostileRef(t, d, "branches/main", cpID, "")
+			parent := t.TempDir()
+			out := filepath.Join(parent, "in", "clone")
+			_, _, err := Clone(ctx, "file://"+d, out, CloneOptions{Open: Options{Store: t.TempDir()}})
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("clone of a tree naming %q: %v, want a corruption error", name, err)
+			}
+			filepath.WalkDir(parent, func(p string, de os.DirEntry, err error) error {
+				if err == nil && !de.IsDir() {
+					t.Errorf("clone left %s", p)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// TestAttackRemoteSymlinkEscape: a checkpoint whose tree holds a symlink
+// out of the workspace, then one whose tree puts a file where the link
+// was (under a directory of the same name): restoring them never writes
+// outside the workspace.
+func TestAttackRemoteSymlinkEscape(t *testing.T) {
+	ctx := context.Background()
+	dir, _, _ := hostileBase(t)
+	outside := t.TempDir()
+	link := []byte(outside)
+	t1 := &object.Tree{Entries: []object.Entry{{Name: "l", Mode: 0o120000, Size: int64(len(link)), ID: object.Sum(link)}}}
+	t1d := t1.Encode()
+	blob := []byte("through the link\n")
+	sub := &object.Tree{Entries: []object.Entry{{Name: "pwned.txt", Mode: 0o100644, Size: int64(len(blob)), ID: object.Sum(blob)}}}
+	subd := sub.Encode()
+	t2 := &object.Tree{Entries: []object.Entry{{Name: "l", Mode: 0o040000, Size: sub.Size(), ID: object.Sum(subd)}}}
+	t2d := t2.Encode()
+	c1, c1d := craftedCheckpoint(object.Sum(t1d), "link")
+	cp2 := &object.Checkpoint{Tree: object.Sum(t2d), Parents: []ID{c1}, Time: time.Unix(1700000100, 0).UTC(), Kind: object.KindManual, Message: "through"}
+	c2d := cp2.Encode()
+	c2 := object.Sum(c2d)
+	writeHostilePack(t, dir, []hobj{
+		{kind: 'b', id: object.Sum(link), data: link},
+		{kind: 'b', id: object.Sum(blob), data: blob},
+		{kind: 't', id: object.Sum(t1d), data: t1d},
+		{kind: 't', id: object.Sum(subd), data: subd},
+		{kind: 't', id: object.Sum(t2d), data: t2d},
+		{kind: 'c', id: c1, data: c1d},
+		{kind: 'c', id: c2, data: c2d},
+	}, 0)
+	writeHostileRef(t, dir, "tags/link", c1, "")
+	writeHostileRef(t, dir, "tags/through", c2, "")
+	ws := t.TempDir()
+	p := pullingRepo(t, "file://"+dir)
+	// The pulling repo's workspace is a temp dir; restore both.
+	_ = ws
+	if _, err := p.Pull(ctx, "origin"); err != nil {
+		t.Fatalf("pull: %v", err)
+	}
+	for _, rev := range []string{"link", "through"} {
+		_, err := p.Restore(ctx, rev, RestoreOptions{})
+		t.Logf("restore %s: %v", rev, err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "pwned.txt")); err == nil {
+		t.Errorf("restoring the remote's checkpoints wrote %s, outside the workspace", filepath.Join(outside, "pwned.txt"))
+	}
+}
+
+// TestAttackRemoteHostileSessions: session documents naming checkpoints
+// that do not exist, or of absurd sizes, do not break a pull: it fails
+// clearly or ignores them; the store checks clean.
+func TestAttackRemoteHostileSessions(t *testing.T) {
+	ctx := context.Background()
+	dir, _, _ := hostileBase(t)
+	ghost := object.Sum([]byte("ghost")).String()
+	docs := map[string]string{
+		"ghost":  `{"id":"ghost","updated":"2024-01-01T00:00:00Z","session":{"id":"ghost","turns":[{"n":1,"begin":"` + ghost + `","end":"` + ghost + `"}]},"messages":[]}`,
+		"absurd": `{"id":"absurd","updated":"2024-01-01T00:00:00Z","session":{"id":"absurd","turns":[{"n":99999999999,"begin":"` + ghost + `","size":1e300}]},"messages":[{"bytes":-1}]}`,
+		"dotdot": `{"id":"../../../etc/passwd","updated":"2024-01-01T00:00:00Z","session":{},"messages":[]}`,
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			d := t.TempDir()
+			copyDir(t, dir, d)
+			sum := sha256.Sum256([]byte(name))
+			writeKey(t, d, "sessions/"+hex.EncodeToString(sum[:]), zst(t, []byte(doc)))
+			p := pullingRepo(t, "file://"+d)
+			_, err := p.Pull(ctx, "origin")
+			t.Logf("pull: %v", err)
+			storeUnharmed(t, p)
+			if _, err := p.Sessions(ctx); err != nil {
+				t.Errorf("sessions after the pull: %v", err)
+			}
+		})
+	}
+}
+
+// TestAttackRemoteEncryptionMismatch: a config that says encrypted over
+// plaintext objects, and plaintext config over sealed objects, are
+// corruption errors, not garbage imported or a crash.
+func TestAttackRemoteEncryptionMismatch(t *testing.T) {
+	ctx := context.Background()
+	plainDir, plainURL, src := hostileBase(t)
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idFile := filepath.Join(t.TempDir(), "id.txt")
+	os.WriteFile(idFile, []byte(id.String()+"\n"), 0o600)
+	encURL := fileRemote(t)
+	encDir := strings.TrimPrefix(encURL, "file://")
+	if _, err := src.AddRemote(ctx, RemoteConfig{Name: "enc", URL: encURL, Recipients: []string{id.Recipient().String()}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Push(ctx, "enc", PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	encConfig, _ := os.ReadFile(filepath.Join(encDir, "config"))
+	plainConfig, _ := os.ReadFile(filepath.Join(plainDir, "config"))
+	// Swap the configs.
+	a, b := t.TempDir(), t.TempDir()
+	copyDir(t, plainDir, a)
+	copyDir(t, encDir, b)
+	writeKey(t, a, "config", encConfig)
+	writeKey(t, b, "config", plainConfig)
+	_ = plainURL
+	for name, d := range map[string]string{"says-encrypted": a, "says-plain": b} {
+		t.Run(name, func(t *testing.T) {
+			p := openTestRepo(t, t.TempDir())
+			if _, err := p.AddRemote(ctx, RemoteConfig{Name: "origin", URL: "file://" + d, Identities: []string{idFile}}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := p.Pull(ctx, "origin")
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("pull: %v, want a corruption error", err)
+			}
+			storeUnharmed(t, p)
+		})
+	}
+}

@@ -477,3 +477,22 @@ func TestAttackRemoteEncryptionMismatch(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackRemoteHugeIndexEntry: an index entry claiming an object of a
+// petabyte makes `ckpt pull` fail cleanly (exit 3), not crash or try to
+// allocate it.
+func TestAttackRemoteHugeIndexEntry(t *testing.T) {
+	dir, url, _ := hostileBase(t)
+	cpID, cpData := craftedCheckpoint(object.Sum([]byte("x")), "huge")
+	off, n := int64(10), int64(1<<50)
+	writeHostilePack(t, dir, []hobj{{kind: 'c', id: cpID, data: cpData, off: &off, n: &n}}, 1<<51)
+	writeHostileRef(t, dir, "branches/huge", cpID, "")
+	c := newCLI(t, t.TempDir())
+	if code, out, errs := c.run(t, nil, "remote", "add", "origin", url); code != 0 {
+		t.Fatalf("remote add: %d\n%s%s", code, out, errs)
+	}
+	code, _, stderr := c.run(t, nil, "pull")
+	if code != 3 || strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
+		t.Errorf("ckpt pull of an index entry of 2^50 bytes: exit %d, want 3 (corrupt remote); stderr:\n%.1500s", code, stderr)
+	}
+}

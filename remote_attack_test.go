@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -494,5 +495,58 @@ func TestAttackRemoteHugeIndexEntry(t *testing.T) {
 	code, _, stderr := c.run(t, nil, "pull")
 	if code != 3 || strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
 		t.Errorf("ckpt pull of an index entry of 2^50 bytes: exit %d, want 3 (corrupt remote); stderr:\n%.1500s", code, stderr)
+	}
+}
+
+// TestAttackRemoteZstdBomb: an object a few KiB long that decompresses to
+// 256 MiB (its index says 5 bytes) is refused without the memory: a
+// hostile remote must not make a pull allocate what it likes.
+func TestAttackRemoteZstdBomb(t *testing.T) {
+	dir, url, _ := hostileBase(t)
+	// 256 MiB of zeros, streamed: the frame does not declare its size.
+	var bomb bytes.Buffer
+	zw, err := zstd.NewWriter(&bomb, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write([]byte{'b'})
+	chunk := make([]byte, 1<<20)
+	for i := 0; i < 256; i++ {
+		zw.Write(chunk)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("bomb: %d bytes compressed", bomb.Len())
+	blob := []byte("small")
+	tree := &object.Tree{Entries: []object.Entry{{Name: "bomb.txt", Mode: 0o100644, Size: int64(len(blob)), ID: object.Sum(blob)}}}
+	tdata := tree.Encode()
+	cpID, cpData := craftedCheckpoint(object.Sum(tdata), "bomb")
+	writeHostilePack(t, dir, []hobj{
+		{kind: 'b', id: object.Sum(blob), data: blob, stored: bomb.Bytes()},
+		{kind: 't', id: object.Sum(tdata), data: tdata},
+		{kind: 'c', id: cpID, data: cpData},
+	}, 0)
+	writeHostileRef(t, dir, "branches/bomb", cpID, "")
+	c := newCLI(t, t.TempDir())
+	if code, out, errs := c.run(t, nil, "remote", "add", "origin", url); code != 0 {
+		t.Fatalf("remote add: %d\n%s%s", code, out, errs)
+	}
+	cmd := c.cmd(context.Background(), nil, "pull")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	code := 0
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	if code != 3 {
+		t.Errorf("ckpt pull of a zstd bomb: exit %d, want 3; stderr:\n%.1000s", code, stderr.String())
+	}
+	if rss > 200<<20 {
+		t.Errorf("ckpt pull of a %d-byte object (index: 5 bytes) that decodes to 256 MiB peaked at %d MiB of memory, want < 200", bomb.Len(), rss>>20)
 	}
 }

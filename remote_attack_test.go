@@ -550,3 +550,33 @@ func TestAttackRemoteZstdBomb(t *testing.T) {
 		t.Errorf("ckpt pull of a %d-byte object (index: 5 bytes) that decodes to 256 MiB peaked at %d MiB of memory, want < 200", bomb.Len(), rss>>20)
 	}
 }
+
+// TestAttackRemoteTruncatedPack: an index whose pack is shorter than it
+// says (a pack cut short, or a hostile one) is corruption (exit 3, at
+// once), not an I/O error retried for seconds and reported as exit 1.
+func TestAttackRemoteTruncatedPack(t *testing.T) {
+	ctx := context.Background()
+	dir, _, _ := hostileBase(t)
+	blob := []byte("truncated\n")
+	tree := &object.Tree{Entries: []object.Entry{{Name: "t.txt", Mode: 0o100644, Size: int64(len(blob)), ID: object.Sum(blob)}}}
+	tdata := tree.Encode()
+	cpID, cpData := craftedCheckpoint(object.Sum(tdata), "truncated")
+	far, n := int64(1<<20), int64(64)
+	writeHostilePack(t, dir, []hobj{
+		{kind: 'b', id: object.Sum(blob), data: blob, off: &far, n: &n},
+		{kind: 't', id: object.Sum(tdata), data: tdata},
+		{kind: 'c', id: cpID, data: cpData},
+	}, 2<<20)
+	writeHostileRef(t, dir, "branches/evil", cpID, "")
+	p := pullingRepo(t, "file://"+dir)
+	start := time.Now()
+	_, err := p.Pull(ctx, "origin")
+	took := time.Since(start)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("pull of an index past its pack's end: %v, want a corruption error (exit 3)", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("pull took %v: a pack shorter than its index is retried as if the remote were unreachable", took.Round(time.Millisecond))
+	}
+	storeUnharmed(t, p)
+}

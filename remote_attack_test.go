@@ -580,3 +580,41 @@ func TestAttackRemoteTruncatedPack(t *testing.T) {
 	}
 	storeUnharmed(t, p)
 }
+
+// TestAttackRemoteHostileRefNames: a remote's refs land in the store only
+// as what they are: a remote cannot create refs outside branches, tags
+// and snapshots (its own tracking refs aside), nor overwrite another
+// remote's tracking refs.
+func TestAttackRemoteHostileRefNames(t *testing.T) {
+	ctx := context.Background()
+	dir, url, src := hostileBase(t)
+	head, _ := src.Resolve(ctx, "HEAD")
+	writeHostileRef(t, dir, "remotes/backup/branches/main", head, "")
+	writeHostileRef(t, dir, "junk", head, "")
+	p := openTestRepo(t, t.TempDir())
+	backup := fileRemote(t)
+	for _, rc := range []RemoteConfig{{Name: "origin", URL: url}, {Name: "backup", URL: backup}} {
+		if _, err := p.AddRemote(ctx, rc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Pull(ctx, "origin"); err != nil {
+		t.Logf("pull: %v", err)
+	}
+	refs, err := p.st.Refs(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range refs {
+		ok := false
+		for _, pre := range []string{branchPrefix, tagPrefix, snapshotPrefix, remoteRefPrefix + "origin/"} {
+			ok = ok || strings.HasPrefix(ref.Name, pre)
+		}
+		if ref.Name == headName {
+			ok = true
+		}
+		if !ok {
+			t.Errorf("a pull from origin created the ref %q", ref.Name)
+		}
+	}
+}

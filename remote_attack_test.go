@@ -618,3 +618,61 @@ func TestAttackRemoteHostileRefNames(t *testing.T) {
 		}
 	}
 }
+
+// secretLeaks runs ckpt with args and fails if stdout or stderr shows
+// one of secrets.
+func secretLeaks(t *testing.T, c *cli, env []string, args []string, secrets ...string) {
+	t.Helper()
+	code, out, errs := c.run(t, env, args...)
+	all := out + errs
+	for _, s := range secrets {
+		if strings.Contains(strings.ToUpper(all), strings.ToUpper(s)) {
+			shown := all
+			for _, x := range secrets {
+				shown = strings.ReplaceAll(shown, x, "<SECRET>")
+			}
+			t.Errorf("ckpt %s (exit %d) shows a secret:\n%s", strings.Join(args, " "), code, shown)
+			return
+		}
+	}
+}
+
+// TestAttackRemoteSecretKeyInErrors: an age secret key given where a file
+// name or a recipient is wanted (a common slip: CKPT_AGE_IDENTITY set to
+// the key itself, or the key pasted after --identity or --recipient), and
+// a garbled identity file, never reach stdout or stderr.
+func TestAttackRemoteSecretKeyInErrors(t *testing.T) {
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := id.String()
+	body := secret[len("AGE-SECRET-KEY-1"):]
+	ws := t.TempDir()
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "a\n"})
+	c := newCLI(t, ws)
+	url := fileRemote(t)
+	garbled := filepath.Join(t.TempDir(), "garbled.txt")
+	os.WriteFile(garbled, []byte("AGE-SECRET-KEY-9"+body+"\n"), 0o600)
+	if code, out, errs := c.run(t, nil, "save", "-m", "one"); code != 0 {
+		t.Fatalf("save: %d %s%s", code, out, errs)
+	}
+	if code, out, errs := c.run(t, nil, "remote", "add", "origin", url); code != 0 {
+		t.Fatalf("remote add: %d %s%s", code, out, errs)
+	}
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"env key instead of file", []string{"CKPT_AGE_IDENTITY=" + secret}, []string{"push"}},
+		{"env key instead of file, json", []string{"CKPT_AGE_IDENTITY=" + secret}, []string{"pull", "--json"}},
+		{"recipient is a secret key", nil, []string{"remote", "add", "r1", url, "--recipient", secret}},
+		{"identity is a secret key", nil, []string{"remote", "add", "r2", url, "--identity", secret}},
+		{"clone identity is a secret key", nil, []string{"clone", "--identity", secret, url, filepath.Join(t.TempDir(), "c")}},
+		{"garbled identity file", []string{"CKPT_AGE_IDENTITY=" + garbled}, []string{"push"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { secretLeaks(t, c, tc.env, tc.args, secret, body) })
+	}
+}

@@ -676,3 +676,16 @@ func TestAttackRemoteSecretKeyInErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { secretLeaks(t, c, tc.env, tc.args, secret, body) })
 	}
 }
+
+// TestAttackRemoteEndpointPasswordInErrors: a password in an S3 endpoint
+// is refused without being repeated, percent-encoded or not.
+func TestAttackRemoteEndpointPasswordInErrors(t *testing.T) {
+	c := newCLI(t, t.TempDir())
+	for _, u := range []string{
+		"s3://ckpt-test/p?endpoint=http://admin:hunter2secret@127.0.0.1:9000",
+		"s3://ckpt-test/p?endpoint=http%3A%2F%2Fadmin%3Ahunter2secret%40127.0.0.1%3A9000",
+		"s3://ckpt-test/p?endpoint=http://admin%3Ahunter2secret@127.0.0.1:9000",
+	} {
+		secretLeaks(t, c, nil, []string{"remote", "add", "r", u}, "hunter2secret")
+	}
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
+	"github.com/seed1cedbf7c/ckpt/internal/treegen"
 )
 
 // cli runs a real ckpt process (the test binary under the name ckpt, see
@@ -688,4 +689,102 @@ func TestAttackRemoteEndpointPasswordInErrors(t *testing.T) {
 	} {
 		secretLeaks(t, c, nil, []string{"remote", "add", "r", u}, "hunter2secret")
 	}
+}
+
+// TestAttackRemoteGCDeletesPackAPushJustIndexed: a push cut short left a
+// pack without its index; an hour later the push is run again while a
+// remote gc runs. The push finds the pack already there (same content,
+// same name), writes its index and moves the ref; the gc, which read the
+// indexes before, sees an old pack no index lists and deletes it. The
+// ref then names a checkpoint whose objects are gone. The gc is
+// interleaved deterministically: its clock (read once, after it loads
+// the indexes) runs the push.
+func TestAttackRemoteGCDeletesPackAPushJustIndexed(t *testing.T) {
+	ctx := context.Background()
+	dir, url, p := hostileBase(t)
+	ws := p.Root()
+	saveKey := func(key string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	oldMain, oldHead := saveKey("refs/branches/main"), saveKey("refs/HEAD")
+	before := listKeys(t, dir, "index")
+	testutil.WriteFiles(t, ws, map[string]string{"new.txt": "pushed after the cut\n"})
+	if _, err := p.Save(ctx, SaveOptions{Message: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(t, ws)
+	if _, err := p.Push(ctx, "", PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Make it a push cut short before its index: no index, no ref moved,
+	// and the pack an hour and a half old.
+	old := time.Now().Add(-90 * time.Minute)
+	for k := range listKeys(t, dir, "index") {
+		if before[k] {
+			continue
+		}
+		name := filepath.Base(k)
+		os.Remove(filepath.Join(dir, k))
+		os.Remove(filepath.Join(p.storeDir, "remotes", "origin", "index", name[:2], name))
+		if err := os.Chtimes(filepath.Join(dir, "packs", name[:2], name), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeKey(t, dir, "refs/branches/main", oldMain)
+	writeKey(t, dir, "refs/HEAD", oldHead)
+
+	g := openTestRepo(t, t.TempDir())
+	if _, err := g.AddRemote(ctx, RemoteConfig{Name: "origin", URL: url}); err != nil {
+		t.Fatal(err)
+	}
+	pushed := false
+	g.opts.Now = func() time.Time {
+		if !pushed {
+			pushed = true
+			if _, err := p.Push(ctx, "", PushOptions{}); err != nil {
+				t.Errorf("the push during gc: %v", err)
+			}
+		}
+		return time.Now()
+	}
+	res, err := g.GCRemote(ctx, "origin", RemoteGCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pushed {
+		t.Fatal("the gc never read its clock: the interleaving did not happen")
+	}
+	t.Logf("gc: orphans %v, marked %v, deleted %v", res.Orphans, res.Marked, res.Deleted)
+	if _, err := g.FsckRemote(ctx, "origin", RemoteFsckOptions{}); err != nil {
+		t.Errorf("after a push and a gc at once, fsck --remote: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "clone")
+	c, _, err := Clone(ctx, url, out, CloneOptions{Open: Options{Store: t.TempDir()}})
+	if err != nil {
+		t.Fatalf("after a push and a gc at once, the pushed branch does not clone: %v", err)
+	}
+	defer c.Close()
+	if d := snapshotDiff(want, snapshot(t, out)); d != "" {
+		t.Errorf("the clone differs:\n%s", d)
+	}
+}
+
+func snapshotDiff(a, b treegen.State) string { return treegen.Diff(a, b) }
+
+// listKeys lists the keys under prefix of a file remote.
+func listKeys(t *testing.T, dir, prefix string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	filepath.WalkDir(filepath.Join(dir, prefix), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") && !strings.HasSuffix(d.Name(), ".lock") {
+			rel, _ := filepath.Rel(dir, p)
+			out[filepath.ToSlash(rel)] = true
+		}
+		return nil
+	})
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -787,4 +788,159 @@ func listKeys(t *testing.T, dir, prefix string) map[string]bool {
 		return nil
 	})
 	return out
+}
+
+// TestAttackRemoteKillMidTransfer: `ckpt push` and `ckpt pull` killed
+// with SIGKILL at random points, again and again: the remote checks
+// clean, the next push completes and a clone equals the source; the
+// pulling store checks clean, holds no checkpoint without its tree, and
+// the next pull completes.
+func TestAttackRemoteKillMidTransfer(t *testing.T) {
+	rounds := 4
+	if !testing.Short() {
+		rounds = 30
+	}
+	rnd := rand.New(rand.NewPCG(41, 7))
+	ws := t.TempDir()
+	files := map[string]string{}
+	for i := 0; i < 300; i++ {
+		b := make([]byte, 16<<10+rnd.IntN(32<<10))
+		for j := range b {
+			b[j] = byte(rnd.Uint32())
+		}
+		files[fmt.Sprintf("d%d/f%03d.bin", i%7, i)] = string(b)
+	}
+	testutil.WriteFiles(t, ws, files)
+	src := newCLI(t, ws)
+	url := fileRemote(t)
+	mustRun := func(c *cli, args ...string) string {
+		t.Helper()
+		code, out, errs := c.run(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("ckpt %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+		}
+		return out
+	}
+	mustRun(src, "save", "-m", "one")
+	mustRun(src, "remote", "add", "origin", url)
+	kill := func(c *cli, args ...string) {
+		cmd := c.cmd(context.Background(), nil, args...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rnd.IntN(60)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	for i := 0; i < rounds; i++ {
+		// A new checkpoint each round, so each push has work to do.
+		testutil.WriteFiles(t, ws, map[string]string{fmt.Sprintf("d%d/f%03d.bin", i%7, rnd.IntN(300)): fmt.Sprint("round ", i, "\n")})
+		mustRun(src, "save", "-m", fmt.Sprint("round ", i))
+		kill(src, "push")
+	}
+	if code, out, errs := src.run(t, nil, "fsck", "--remote", "origin"); code != 0 {
+		t.Errorf("fsck --remote after killed pushes: exit %d\n%s%s", code, out, errs)
+	}
+	mustRun(src, "push")
+	if code, out, errs := src.run(t, nil, "fsck", "--remote", "origin"); code != 0 {
+		t.Errorf("fsck --remote after the push: exit %d\n%s%s", code, out, errs)
+	}
+	want := snapshot(t, ws)
+	cloneEquals(t, url, want, CloneOptions{})
+
+	dst := newCLI(t, t.TempDir())
+	mustRun(dst, "remote", "add", "origin", url)
+	for i := 0; i < rounds; i++ {
+		kill(dst, "pull")
+		if code, out, errs := dst.run(t, nil, "fsck"); code != 0 {
+			t.Fatalf("fsck of the pulling store after a killed pull (round %d): exit %d\n%s%s", i, code, out, errs)
+		}
+	}
+	mustRun(dst, "pull")
+	if code, out, errs := dst.run(t, nil, "fsck"); code != 0 {
+		t.Errorf("fsck after the pull: exit %d\n%s%s", code, out, errs)
+	}
+	mustRun(dst, "restore", "origin/main")
+	if d := treegen.Diff(want, snapshot(t, dst.ws)); d != "" {
+		t.Errorf("after killed pulls and a pull, origin/main restores to something else:\n%s", d)
+	}
+}
+
+// TestAttackRemoteConcurrentProcesses: two ckpt processes push the same
+// branch, and different branches, at once, round after round: no ref
+// update is lost (different branches), exactly one of a same-branch
+// pair wins or both agree, and the remote checks clean.
+func TestAttackRemoteConcurrentProcesses(t *testing.T) {
+	rounds := 6
+	if !testing.Short() {
+		rounds = 50
+	}
+	url := fileRemote(t)
+	var cs [2]*cli
+	for i := range cs {
+		ws := t.TempDir()
+		testutil.WriteFiles(t, ws, map[string]string{"common.txt": "same\n"})
+		cs[i] = newCLI(t, ws)
+		if code, out, errs := cs[i].run(t, nil, "remote", "add", "origin", url); code != 0 {
+			t.Fatalf("remote add: %d %s%s", code, out, errs)
+		}
+	}
+	for round := 0; round < rounds; round++ {
+		for i, c := range cs {
+			testutil.WriteFiles(t, c.ws, map[string]string{fmt.Sprintf("f%d.txt", i): fmt.Sprint(round, "\n")})
+			if code, out, errs := c.run(t, nil, "save", "-m", fmt.Sprint(round)); code != 0 {
+				t.Fatalf("save: %d %s%s", code, out, errs)
+			}
+			if code, out, errs := c.run(t, nil, "branch", fmt.Sprintf("own%d-%d", i, round)); code != 0 {
+				t.Fatalf("branch: %d %s%s", code, out, errs)
+			}
+		}
+		type result struct {
+			code     int
+			out, err string
+		}
+		var res [2]result
+		done := make(chan int)
+		for i, c := range cs {
+			go func() {
+				cmd := c.cmd(context.Background(), nil, "push", "origin", "main", fmt.Sprintf("own%d-%d", i, round))
+				var o, e bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &o, &e
+				err := cmd.Run()
+				code := 0
+				if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+					code = ee.ExitCode()
+				}
+				res[i] = result{code, o.String(), e.String()}
+				done <- i
+			}()
+		}
+		<-done
+		<-done
+		for i, r := range res {
+			if r.code != 0 && !strings.Contains(r.err, "refused") {
+				t.Fatalf("round %d: push %d: exit %d\n%s%s", round, i, r.code, r.out, r.err)
+			}
+		}
+		if round == 0 && res[0].code != 0 && res[1].code != 0 {
+			t.Errorf("round 0: both pushes of main were refused:\n%s\n%s", res[0].err, res[1].err)
+		}
+	}
+	p := pullingRepo(t, url)
+	pr, err := p.Pull(context.Background(), "origin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := 0
+	for _, ref := range pr.Refs {
+		if strings.HasPrefix(ref.Name, "branches/own") {
+			own++
+		}
+	}
+	if own != 2*rounds {
+		t.Errorf("the remote has %d of the %d branches pushed", own, 2*rounds)
+	}
+	if _, err := p.FsckRemote(context.Background(), "origin", RemoteFsckOptions{}); err != nil {
+		t.Errorf("fsck --remote: %v", err)
+	}
 }

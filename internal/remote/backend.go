@@ -21,7 +21,13 @@ var (
 	// ErrPrecondition: a conditional write found another value (or, for
 	// a create, an object) under the key.
 	ErrPrecondition = errors.New("the object changed meanwhile")
+	// ErrShort: an object is shorter than a range asked of it (an index
+	// that does not match its pack). A retry does not change it.
+	ErrShort = errors.New("the object is shorter than the range asked")
 )
+
+// maxRange bounds a range request: no object of a pack is larger.
+const maxRange = 1 << 32
 
 // Entry is one listed object.
 type Entry struct {

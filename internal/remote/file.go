@@ -105,6 +105,13 @@ func (b *fileBackend) GetRange(ctx context.Context, key string, offset, length i
 		return nil, b.wrap("get", key, err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, b.wrap("get", key, err)
+	}
+	if offset < 0 || length < 0 || length > maxRange || offset+length > fi.Size() {
+		return nil, b.wrap("get", key, fmt.Errorf("%w: %d+%d of %d bytes", ErrShort, offset, length, fi.Size()))
+	}
 	buf := make([]byte, length)
 	n, err := f.ReadAt(buf, offset)
 	if err == io.EOF && int64(n) == length {
@@ -112,7 +119,7 @@ func (b *fileBackend) GetRange(ctx context.Context, key string, offset, length i
 	}
 	if err != nil {
 		if err == io.EOF {
-			err = fmt.Errorf("range %d+%d past the end of the object", offset, length)
+			err = fmt.Errorf("%w: %d+%d", ErrShort, offset, length)
 		}
 		return nil, b.wrap("get", key, err)
 	}

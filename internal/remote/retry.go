@@ -69,7 +69,7 @@ func transient(ctx context.Context, err error) bool {
 		qe *RequestError
 	)
 	switch {
-	case errors.Is(err, ErrNotExist), errors.Is(err, ErrPrecondition),
+	case errors.Is(err, ErrNotExist), errors.Is(err, ErrPrecondition), errors.Is(err, ErrShort),
 		errors.As(err, &be), errors.As(err, &ae), errors.As(err, &re), errors.As(err, &ce), errors.As(err, &qe),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false

@@ -292,6 +292,9 @@ func (b *s3Backend) Get(ctx context.Context, key string) ([]byte, string, error)
 }
 
 func (b *s3Backend) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	if offset < 0 || length <= 0 || length > maxRange {
+		return nil, b.wrap("get", key, fmt.Errorf("%w: %d+%d", ErrShort, offset, length))
+	}
 	var opts minio.GetObjectOptions
 	if err := opts.SetRange(offset, offset+length-1); err != nil {
 		return nil, b.wrap("get", key, err)
@@ -302,10 +305,15 @@ func (b *s3Backend) GetRange(ctx context.Context, key string, offset, length int
 	}
 	defer obj.Close()
 	data, err := readAllLimit(obj, length)
-	if err != nil {
+	if err != nil && minio.ToErrorResponse(err).StatusCode != http.StatusRequestedRangeNotSatisfiable {
 		return nil, b.wrap("get", key, err)
 	}
-	if int64(len(data)) != length {
+	if err != nil || int64(len(data)) != length {
+		// A connection cut short, or an object shorter than the range:
+		// only the second is final.
+		if st, serr := b.client.StatObject(ctx, b.cfg.Bucket, b.key(key), minio.StatObjectOptions{}); serr == nil && offset+length > st.Size {
+			return nil, b.wrap("get", key, fmt.Errorf("%w: %d+%d of %d bytes", ErrShort, offset, length, st.Size))
+		}
 		return nil, b.wrap("get", key, fmt.Errorf("short read: %d of %d bytes", len(data), length))
 	}
 	return data, nil

@@ -34,8 +34,8 @@ type RemoteGCResult struct {
 	Deleted []string `json:"deleted"`
 	// Unmarked: marked packs a ref reaches again.
 	Unmarked []string `json:"unmarked"`
-	// Orphans: packs no index lists, older than the grace period (a push
-	// cut short), deleted.
+	// Orphans: packs no index lists (a push cut short), marked a grace
+	// period ago or more, deleted.
 	Orphans []string `json:"orphans"`
 	// ExpiredSnapshots: snapshot refs past their expiry, deleted.
 	ExpiredSnapshots []string `json:"expired_snapshots"`
@@ -48,8 +48,8 @@ type RemoteGCResult struct {
 // an unreachable pack is first marked, pushes stop counting on marked
 // packs at once (they upload those objects again), and only a gc at
 // least Grace later deletes it, if no ref reaches it by then. A pack no
-// index lists is deleted once older than Grace. Packs that are partly
-// reachable are kept whole.
+// index lists (a push cut short) is marked once older than Grace and
+// deleted the same way. Packs that are partly reachable are kept whole.
 func (r *Repo) GCRemote(ctx context.Context, name string, opts RemoteGCOptions) (*RemoteGCResult, error) {
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultRemoteGrace
@@ -60,9 +60,6 @@ func (r *Repo) GCRemote(ctx context.Context, name string, opts RemoteGCOptions) 
 	}
 	rm, _, err := r.openRemote(ctx, rc, false)
 	if err != nil {
-		return nil, err
-	}
-	if err := rm.LoadIndex(ctx); err != nil {
 		return nil, err
 	}
 	now := r.now()
@@ -93,6 +90,11 @@ func (r *Repo) GCRemote(ctx context.Context, name string, opts RemoteGCOptions) 
 	}
 	for _, id := range sroots {
 		starts = append(starts, remote.ObjKey{Kind: remote.KindCheckpoint, ID: id})
+	}
+	// The indexes after the refs: a push indexes every object before it
+	// moves a ref, so whatever the refs read reach is listed by now.
+	if err := rm.LoadIndex(ctx); err != nil {
+		return nil, err
 	}
 	live, err := remoteReachable(ctx, rm, starts)
 	if err != nil {
@@ -140,19 +142,43 @@ func (r *Repo) GCRemote(ctx context.Context, name string, opts RemoteGCOptions) 
 			}
 		}
 	}
+	// Packs no index lists: a push cut short, or one writing its index
+	// right now. Those older than the grace period are marked like any
+	// other, and deleted by a gc a grace period later if still unlisted
+	// (a push that found one marked uploads its objects under another
+	// name instead of listing it).
 	indexed := map[string]bool{}
 	for _, p := range rm.Packs() {
 		indexed[p] = true
 	}
 	for name, e := range sizes {
-		if indexed[name] || slices.Contains(res.Deleted, name) || now.Sub(e.ModTime) < opts.Grace {
+		if indexed[name] || slices.Contains(res.Deleted, name) {
 			continue
 		}
-		res.Orphans = append(res.Orphans, e.Key)
-		res.Freed += e.Size
-		if !opts.DryRun {
-			if err := rm.DeleteUnindexedPack(ctx, e.Key); err != nil {
+		mark, marked := marks[name]
+		switch {
+		case marked && now.Sub(mark) >= opts.Grace:
+			if listed, err := rm.HasIndex(ctx, name); err != nil {
 				return nil, err
+			} else if listed {
+				continue // indexed since: the next gc decides
+			}
+			res.Orphans = append(res.Orphans, e.Key)
+			res.Freed += e.Size
+			if !opts.DryRun {
+				if err := rm.DeleteUnindexedPack(ctx, e.Key); err != nil {
+					return nil, err
+				}
+				if err := rm.UnmarkPack(ctx, name); err != nil {
+					return nil, err
+				}
+			}
+		case !marked && now.Sub(e.ModTime) >= opts.Grace:
+			res.Marked = append(res.Marked, name)
+			if !opts.DryRun {
+				if err := rm.MarkPack(ctx, name, now); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

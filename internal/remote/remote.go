@@ -452,7 +452,7 @@ func (r *Remote) readIndex(ctx context.Context, name string) (*indexFile, error)
 		return nil, &CorruptError{Remote: r.be.String(), Key: key, Detail: "the index does not decode or names another pack"}
 	}
 	for _, e := range ix.Objects {
-		if len(e.Kind) != 1 || e.Off < 0 || e.N <= 0 || e.Off+e.N > ix.Size || e.Size < 0 {
+		if len(e.Kind) != 1 || e.Off < 0 || e.N <= 0 || e.N > maxRange || e.Off > ix.Size || e.Off+e.N > ix.Size || e.Size < 0 || e.Size > maxRange {
 			return nil, &CorruptError{Remote: r.be.String(), Key: key, Detail: "an index entry lies outside its pack"}
 		}
 	}
@@ -638,10 +638,30 @@ func (p *Packer) wait() error {
 }
 
 func (r *Remote) upload(ctx context.Context, data []byte, ents []indexEntry, uploaded func(int64)) error {
-	sum := sha256.Sum256(data)
-	name := hex.EncodeToString(sum[:])
-	if _, err := r.be.Put(ctx, packKey(name), data, Cond{IfNoneMatch: true}); err != nil && !errors.Is(err, ErrPrecondition) {
-		return err
+	var name string
+	for {
+		sum := sha256.Sum256(data)
+		name = hex.EncodeToString(sum[:])
+		_, err := r.be.Put(ctx, packKey(name), data, Cond{IfNoneMatch: true})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrPrecondition) {
+			return err
+		}
+		// The same pack is there (a push cut short wrote it): reuse it,
+		// unless a gc marked it for deletion. Then the pack goes up under
+		// another name, padded: a gc that deletes the marked one, a grace
+		// period after marking it, must not take this push's objects.
+		r.mu.Lock()
+		_, marked := r.marked[name]
+		r.mu.Unlock()
+		if !marked {
+			break
+		}
+		pad := make([]byte, 16)
+		rand.Read(pad)
+		data = append(data, pad...)
 	}
 	ix := &indexFile{Version: 1, Pack: name, Size: int64(len(data)), Objects: ents}
 	plain, _ := json.Marshal(ix)
@@ -717,6 +737,9 @@ func (r *Remote) Fetch(ctx context.Context, keys []ObjKey, fn func(k ObjKey, dat
 				if err != nil {
 					if errors.Is(err, ErrNotExist) {
 						return &CorruptError{Remote: r.be.String(), Key: key, Detail: "the pack an index names is missing"}
+					}
+					if errors.Is(err, ErrShort) {
+						return &CorruptError{Remote: r.be.String(), Key: key, Detail: "the pack is shorter than its index says"}
 					}
 					return err
 				}
@@ -1100,4 +1123,18 @@ func (r *Remote) DeletePack(ctx context.Context, name string) error {
 		return err
 	}
 	return r.UnmarkPack(ctx, name)
+}
+
+// HasIndex reports whether pack name has an index on the remote now.
+func (r *Remote) HasIndex(ctx context.Context, name string) (bool, error) {
+	ents, err := r.be.List(ctx, indexPrefix+name)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		if e.Key == indexPrefix+name {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -103,13 +103,13 @@ func (r *Repo) AddRemote(ctx context.Context, rc RemoteConfig) (*RemoteConfig, e
 	if _, err := remote.ParseRecipients(rc.Recipients); err != nil {
 		return nil, err
 	}
+	if _, err := remote.ParseIdentities(rc.Identities); err != nil {
+		return nil, err
+	}
 	for i, p := range rc.Identities {
 		if rc.Identities[i], err = filepath.Abs(p); err != nil {
 			return nil, err
 		}
-	}
-	if _, err := remote.ParseIdentities(rc.Identities); err != nil {
-		return nil, err
 	}
 	unlock, err := r.begin(ctx)
 	if err != nil {
@@ -242,12 +242,15 @@ func (r *Repo) openRemote(ctx context.Context, rc RemoteConfig, create bool) (*r
 	if o.Recipients, err = remote.ParseRecipients(rc.Recipients); err != nil {
 		return nil, nil, err
 	}
-	ids := rc.Identities
-	if env := os.Getenv("CKPT_AGE_IDENTITY"); env != "" {
-		ids = append(ids, env)
-	}
-	if o.Identities, err = remote.ParseIdentities(ids); err != nil {
+	if o.Identities, err = remote.ParseIdentities(rc.Identities); err != nil {
 		return nil, nil, err
+	}
+	if env := os.Getenv("CKPT_AGE_IDENTITY"); env != "" {
+		ids, err := remote.ParseIdentityEnv(env)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.Identities = append(o.Identities, ids...)
 	}
 	if v, _ := r.st.Meta(ctx, metaRemoteKey+rc.Name); v != "" {
 		o.Key, _ = base64.StdEncoding.DecodeString(v)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"filippo.io/age"
@@ -145,4 +146,39 @@ func ageIdentity(t *testing.T) (string, []string) {
 		t.Fatal(err)
 	}
 	return p, []string{id.Recipient().String()}
+}
+
+// TestRemoteIdentityFromEnv: CKPT_AGE_IDENTITY may hold the secret key
+// itself (as a sandbox's secret store hands it over) or name its file.
+func TestRemoteIdentityFromEnv(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	testutil.WriteFiles(t, ws, map[string]string{"a.txt": "a\n"})
+	r := openTestRepo(t, ws)
+	idFile, recipients := ageIdentity(t)
+	url := fileRemote(t)
+	if _, err := r.AddRemote(ctx, RemoteConfig{Name: "origin", URL: url, Recipients: recipients}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Push(ctx, "", PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(t, ws)
+	data, err := os.ReadFile(idFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "AGE-SECRET-KEY-") {
+			key = line
+		}
+	}
+	for _, v := range []string{key, idFile} {
+		t.Setenv("CKPT_AGE_IDENTITY", v)
+		cloneEquals(t, url, want, CloneOptions{})
+	}
 }

@@ -377,7 +377,7 @@ remote origin, pulls everything, and restores the remote's HEAD branch (or
 				return err
 			}
 			for i, p := range opts.Identities {
-				if abs, err := filepath.Abs(p); err == nil {
+				if abs, err := filepath.Abs(p); err == nil && !strings.HasPrefix(p, "AGE-SECRET-KEY-") {
 					opts.Identities[i] = abs
 				}
 			}

@@ -101,11 +101,27 @@ func unwrapKey(wrapped []byte, identities []age.Identity) ([]byte, error) {
 	return key, nil
 }
 
+// secretKeyPrefix starts an age secret key. Such a string is never
+// repeated in a message.
+const secretKeyPrefix = "AGE-SECRET-KEY-"
+
+// errSecretKeyGiven: a secret key where a public key or a file name
+// belongs (the message does not repeat it).
+var errSecretKeyGiven = errors.New("that is an age secret key, which must not be passed on the command line; " +
+	"give its public key (age1…, from age-keygen -y) as a recipient, and the file that holds the secret key as an identity")
+
+func isSecretKey(s string) bool {
+	return strings.HasPrefix(strings.ToUpper(strings.TrimSpace(s)), secretKeyPrefix)
+}
+
 // ParseRecipients parses age recipients: "age1..." strings, or paths of
 // files that list them (one per line, as age -R reads).
 func ParseRecipients(args []string) ([]age.Recipient, error) {
 	var out []age.Recipient
 	for _, a := range args {
+		if isSecretKey(a) {
+			return nil, fmt.Errorf("recipient: %w", errSecretKeyGiven)
+		}
 		if strings.HasPrefix(a, "age1") {
 			rs, err := age.ParseRecipients(strings.NewReader(a))
 			if err != nil {
@@ -132,9 +148,12 @@ func ParseRecipients(args []string) ([]age.Recipient, error) {
 func ParseIdentities(paths []string) ([]age.Identity, error) {
 	var out []age.Identity
 	for _, p := range paths {
+		if isSecretKey(p) {
+			return nil, fmt.Errorf("identity: %w", errSecretKeyGiven)
+		}
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, fmt.Errorf("identity file: %w", err)
+			return nil, fmt.Errorf("identity file %s: %w", p, errors.Unwrap(err))
 		}
 		ids, err := age.ParseIdentities(f)
 		f.Close()
@@ -145,4 +164,22 @@ func ParseIdentities(paths []string) ([]age.Identity, error) {
 		out = append(out, ids...)
 	}
 	return out, nil
+}
+
+// ParseIdentityEnv reads CKPT_AGE_IDENTITY's value: the secret key itself
+// (AGE-SECRET-KEY-1…, as a sandbox's secret store hands it over), or the
+// path of an identity file.
+func ParseIdentityEnv(v string) ([]age.Identity, error) {
+	if isSecretKey(v) {
+		ids, err := age.ParseIdentities(strings.NewReader(strings.TrimSpace(v)))
+		if err != nil {
+			return nil, errors.New("CKPT_AGE_IDENTITY holds something like an age secret key that does not parse")
+		}
+		return ids, nil
+	}
+	ids, err := ParseIdentities([]string{v})
+	if err != nil {
+		return nil, fmt.Errorf("CKPT_AGE_IDENTITY: %w", err)
+	}
+	return ids, nil
 }

@@ -118,7 +118,22 @@ var userinfo = regexp.MustCompile(`[^/?#&=:@\s]*:[^/?#&@\s]*@`)
 
 // redactURL hides every user:password@ in a URL, so that an error never
 // repeats a secret.
-func redactURL(s string) string { return userinfo.ReplaceAllString(s, "***@") }
+func redactURL(s string) string {
+	// Escaped forms first (an endpoint in the query is often escaped).
+	for i := 0; i < 3; i++ {
+		u, err := url.QueryUnescape(s)
+		if err != nil || u == s {
+			break
+		}
+		if userinfo.MatchString(u) {
+			s = u
+		}
+		if !strings.Contains(u, "%") {
+			break
+		}
+	}
+	return userinfo.ReplaceAllString(s, "***@")
+}
 
 // String gives the location's canonical URL.
 func (l Location) String() string {

@@ -20,8 +20,9 @@
 //     files by their metadata, and uploads new chunks);
 //   - ckpt clone (a new store, every pack downloaded, the tree restored
 //     and verified) against restic restore latest with an empty cache, as
-//     on another machine. Both restored trees are compared with the
-//     workspace afterwards (untimed).
+//     on another machine, alternating -reps times, beside cp -a of the
+//     tree (the floor: writing the same files with nothing to download).
+//     Both restored trees are compared with the workspace (untimed).
 package main
 
 import (
@@ -61,6 +62,7 @@ var (
 	gwBin     = flag.String("versitygw", "versitygw", "versitygw binary (the S3 server)")
 	jsonOut   = flag.String("json", "", "also write the results as JSON to this file")
 	profDir   = flag.String("cpuprofile", "", "write ckpt's CPU profiles (CKPT_CPUPROFILE) of the cold push, the last turn's save and push and the clone into this directory")
+	reps      = flag.Int("reps", 3, "clones and restores to time, alternating (median reported)")
 	versions  = flag.String("versions", "", "the versions of ckpt and versitygw, for the report (bench/remote.sh sets it)")
 )
 
@@ -154,10 +156,11 @@ type results struct {
 	ResticColdPk int64 `json:"restic_cold_data_added_packed"`
 	ResticColdSv int64 `json:"restic_cold_server_bytes"`
 	Turns        []turnResult
-	CkptClone    measurement
-	ResticRest   measurement
-	CkptSrvEnd   int64 `json:"ckpt_server_bytes_end"`
-	ResticSrvEnd int64 `json:"restic_server_bytes_end"`
+	CkptClone    []measurement
+	ResticRest   []measurement
+	CopyFloor    []measurement `json:"cp_a"`
+	CkptSrvEnd   int64         `json:"ckpt_server_bytes_end"`
+	ResticSrvEnd int64         `json:"restic_server_bytes_end"`
 }
 
 func run() error {
@@ -312,31 +315,49 @@ func run() error {
 	}
 	res.CkptSrvEnd, res.ResticSrvEnd = du(ckptBucket), du(resticBucket)
 
-	// Clone and restore, each from nothing on this machine but the URL.
+	// Clone and restore, each from nothing on this machine but the URL,
+	// alternating, -reps times: writing 100,000 files is where this
+	// machine's times drift most.
 	want, err := treeSums(work)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "== ckpt clone")
 	cloneEnv := append([]string{"CKPT_STORE=" + cloneStore, "CKPT_BACKEND=sqlite"}, awsEnv...)
-	settle()
-	if res.CkptClone, err = sh(prof(cloneEnv, "clone"), *dir, *ckptBin, "clone", "--progress", "none", url, cloneDir); err != nil {
-		return err
-	}
-	if err := sameTree(want, cloneDir); err != nil {
-		return fmt.Errorf("ckpt clone: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "   %s (verified)\n", res.CkptClone.Wall.Round(time.Millisecond))
-	fmt.Fprintln(os.Stderr, "== restic restore latest (empty cache)")
 	restoreEnv := append(append([]string(nil), resticEnv...), "RESTIC_CACHE_DIR="+resticCache2)
-	settle()
-	if res.ResticRest, err = sh(restoreEnv, *dir, *resticBin, "restore", "latest", "--target", restoreDir); err != nil {
-		return err
+	copyDir := filepath.Join(*dir, "copy")
+	for i := 1; i <= *reps; i++ {
+		for _, p := range []string{cloneDir, cloneStore, restoreDir, resticCache2, copyDir} {
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+		}
+		settle()
+		m, err := sh(prof(cloneEnv, fmt.Sprint("clone-", i)), *dir, *ckptBin, "clone", "--progress", "none", url, cloneDir)
+		if err != nil {
+			return err
+		}
+		res.CkptClone = append(res.CkptClone, m)
+		if err := sameTree(want, cloneDir); err != nil {
+			return fmt.Errorf("ckpt clone: %w", err)
+		}
+		settle()
+		if m, err = sh(restoreEnv, *dir, *resticBin, "restore", "latest", "--target", restoreDir); err != nil {
+			return err
+		}
+		res.ResticRest = append(res.ResticRest, m)
+		if err := sameTree(want, restoreDir); err != nil {
+			return fmt.Errorf("restic restore: %w", err)
+		}
+		// The floor: writing the same files with cp -a, from the page
+		// cache, with nothing to download, decompress or verify.
+		settle()
+		if m, err = sh(nil, *dir, "cp", "-a", work, copyDir); err != nil {
+			return err
+		}
+		res.CopyFloor = append(res.CopyFloor, m)
+		fmt.Fprintf(os.Stderr, "== clone %s, restic restore %s (both verified), cp -a %s\n",
+			res.CkptClone[i-1].Wall.Round(time.Millisecond), res.ResticRest[i-1].Wall.Round(time.Millisecond), m.Wall.Round(time.Millisecond))
 	}
-	if err := sameTree(want, restoreDir); err != nil {
-		return fmt.Errorf("restic restore: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "   %s (verified)\n", res.ResticRest.Wall.Round(time.Millisecond))
 	res.LoadAfter = loadavg()
 	report(&res)
 	if *jsonOut != "" {
@@ -557,6 +578,16 @@ func machine() string {
 	return fmt.Sprintf("%s, %d CPUs, %s/%s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 }
 
+// medianM is the measurement of median wall time.
+func medianM(ms []measurement) measurement {
+	if len(ms) == 0 {
+		return measurement{}
+	}
+	s := append([]measurement(nil), ms...)
+	sort.Slice(s, func(i, j int) bool { return s[i].Wall < s[j].Wall })
+	return s[len(s)/2]
+}
+
 func median(xs []time.Duration) time.Duration {
 	if len(xs) == 0 {
 		return 0
@@ -624,7 +655,9 @@ func report(r *results) {
 	fmt.Printf("| cold: ckpt save + push / restic backup | %s | %s | %s |\n", ms(coldBoth), ms(r.ResticCold.Wall), ratio(coldBoth, r.ResticCold.Wall))
 	fmt.Printf("| 20-file turn: ckpt push / restic backup (median of %d) | %s | %s | %s |\n", len(r.Turns), ms(median(push)), ms(median(rb)), ratio(median(push), median(rb)))
 	fmt.Printf("| 20-file turn: ckpt save + push / restic backup (median) | %s | %s | %s |\n", ms(median(both)), ms(median(rb)), ratio(median(both), median(rb)))
-	fmt.Printf("| clone / restore latest (empty cache) | %s | %s | %s |\n", ms(r.CkptClone.Wall), ms(r.ResticRest.Wall), ratio(r.CkptClone.Wall, r.ResticRest.Wall))
+	clone, rest, cp := medianM(r.CkptClone), medianM(r.ResticRest), medianM(r.CopyFloor)
+	fmt.Printf("| clone / restore latest (empty cache; median of %d) | %s | %s | %s |\n", len(r.CkptClone), ms(clone.Wall), ms(rest.Wall), ratio(clone.Wall, rest.Wall))
+	fmt.Printf("| floor: cp -a of the tree (same runs) | %s | | clone / cp -a %s, restore / cp -a %s |\n", ms(cp.Wall), ratio(clone.Wall, cp.Wall), ratio(rest.Wall, cp.Wall))
 	fmt.Println()
 	fmt.Println("| CPU (user + system) and peak RSS | ckpt | restic |")
 	fmt.Println("|---|---:|---:|")
@@ -635,7 +668,7 @@ func report(r *results) {
 		fmt.Printf("| turn %d: save + push / backup | %s, %d MB | %s, %d MB |\n", last.Turn, ms(last.CkptSave.CPU+last.CkptPush.CPU),
 			max(last.CkptSave.MaxRSS, last.CkptPush.MaxRSS)/1024, ms(last.Restic.CPU), last.Restic.MaxRSS/1024)
 	}
-	fmt.Printf("| clone / restore | %s, %d MB | %s, %d MB |\n", ms(r.CkptClone.CPU), r.CkptClone.MaxRSS/1024, ms(r.ResticRest.CPU), r.ResticRest.MaxRSS/1024)
+	fmt.Printf("| clone / restore (median run) | %s, %d MB | %s, %d MB |\n", ms(clone.CPU), clone.MaxRSS/1024, ms(rest.CPU), rest.MaxRSS/1024)
 	fmt.Println()
 	fmt.Println("| bytes | ckpt | restic |")
 	fmt.Println("|---|---:|---:|")
@@ -644,6 +677,12 @@ func report(r *results) {
 	fmt.Printf("| 20-file turn: uploaded (median) | %s | %s / %s |\n", size(medianInt(cb)), size(medianInt(ra)), size(medianInt(rp)))
 	fmt.Printf("| 20-file turn: bucket growth (median) | %s | %s |\n", size(medianInt(cs)), size(medianInt(rs)))
 	fmt.Printf("| bucket size after %d turns | %s | %s |\n", len(r.Turns), size(r.CkptSrvEnd), size(r.ResticSrvEnd))
+	fmt.Println()
+	fmt.Println("| run | ckpt clone | restic restore | cp -a |")
+	fmt.Println("|---:|---:|---:|---:|")
+	for i := range r.CkptClone {
+		fmt.Printf("| %d | %s | %s | %s |\n", i+1, ms(r.CkptClone[i].Wall), ms(r.ResticRest[i].Wall), ms(r.CopyFloor[i].Wall))
+	}
 	fmt.Println()
 	fmt.Println("| turn | ckpt save | ckpt push | ckpt uploaded | ckpt bucket growth | restic backup | restic data_added | restic packed | restic bucket growth |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

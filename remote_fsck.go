@@ -59,6 +59,7 @@ func (r *Repo) FsckRemote(ctx context.Context, name string, opts RemoteFsckOptio
 	if err != nil {
 		return nil, err
 	}
+	defer rm.SaveCache()
 	if opts.Sample <= 0 || opts.Sample > 100 {
 		opts.Sample = 100
 	}

@@ -62,6 +62,7 @@ func (r *Repo) GCRemote(ctx context.Context, name string, opts RemoteGCOptions) 
 	if err != nil {
 		return nil, err
 	}
+	defer rm.SaveCache()
 	now := r.now()
 	res := &RemoteGCResult{Remote: rc.Name, DryRun: opts.DryRun, Marked: []string{}, Deleted: []string{},
 		Unmarked: []string{}, Orphans: []string{}, ExpiredSnapshots: []string{}}

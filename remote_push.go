@@ -419,6 +419,9 @@ func (r *Repo) Push(ctx context.Context, name string, opts PushOptions) (*PushRe
 		rm = nil
 	}
 	res := &PushResult{Remote: rc.Name, URL: rc.URL, DryRun: opts.DryRun}
+	if rm != nil {
+		defer rm.SaveCache()
+	}
 	view := r.newPushView(rc)
 	if rm != nil {
 		if err := rm.LoadIndex(ctx); err != nil {

@@ -10,12 +10,15 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/remote"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"golang.org/x/sync/errgroup"
 )
 
 // pushView is the history as a remote receives it: each checkpoint with
@@ -600,15 +603,61 @@ func (r *Repo) upload(ctx context.Context, rm *remote.Remote, cps []*store.Recor
 	// Blobs, then trees, then checkpoints, with a barrier between: an
 	// index never lists an object whose children a crash left unlisted,
 	// so "the remote has this tree" means it has all of it.
-	for _, id := range blobs {
-		data, err := r.st.ReadBlob(ctx, id)
-		if err != nil {
-			return err
+	// Blobs are read and compressed on every core, packed by this one.
+	type encoded struct {
+		k    remote.ObjKey
+		enc  []byte
+		size int64
+	}
+	out := make(chan encoded, 64)
+	g, gctx := errgroup.WithContext(ctx)
+	next := make(chan ID)
+	g.Go(func() error {
+		defer close(next)
+		for _, id := range blobs {
+			select {
+			case next <- id:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
 		}
-		if err := p.Add(remote.ObjKey{Kind: remote.KindBlob, ID: id}, data, nil); err != nil {
-			return cmp.Or(p.Wait(), err)
+		return nil
+	})
+	workers := max(1, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		g.Go(func() error {
+			defer wg.Done()
+			for id := range next {
+				data, err := r.st.ReadBlob(gctx, id)
+				if err != nil {
+					return err
+				}
+				k := remote.ObjKey{Kind: remote.KindBlob, ID: id}
+				select {
+				case out <- encoded{k, rm.EncodeObject(k, data), int64(len(data))}:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+	go func() { wg.Wait(); close(out) }()
+	var addErr error
+	for e := range out {
+		if addErr != nil {
+			continue // drain
+		}
+		if err := p.AddEncoded(e.k, e.enc, e.size, nil); err != nil {
+			addErr = err
+			continue
 		}
 		done++
+	}
+	if err := cmp.Or(g.Wait(), addErr); err != nil {
+		return cmp.Or(p.Wait(), err)
 	}
 	if err := p.Barrier(); err != nil {
 		return err

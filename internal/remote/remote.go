@@ -696,6 +696,24 @@ func (p *Packer) Add(k ObjKey, data []byte, stats json.RawMessage) error {
 	if p.added[k] || p.r.Has(k) {
 		return nil
 	}
+	return p.AddEncoded(k, p.r.EncodeObject(k, data), int64(len(data)), stats)
+}
+
+// EncodeObject gives an object's stored form in a pack (compressed, and
+// sealed on an encrypted remote). It is safe to call from several
+// goroutines, so that a push compresses on every core.
+func (r *Remote) EncodeObject(k ObjKey, data []byte) []byte {
+	plain := make([]byte, 0, len(data)+1)
+	plain = append(append(plain, k.Kind), data...)
+	return r.encode(plain)
+}
+
+// AddEncoded packs an object EncodeObject encoded (size is the object's
+// own), unless the remote or this packer has it. Not for concurrent use.
+func (p *Packer) AddEncoded(k ObjKey, enc []byte, size int64, stats json.RawMessage) error {
+	if p.added[k] || p.r.Has(k) {
+		return nil
+	}
 	if err := p.ctx.Err(); err != nil {
 		return err
 	}
@@ -703,10 +721,7 @@ func (p *Packer) Add(k ObjKey, data []byte, stats json.RawMessage) error {
 	if p.buf.Len() == 0 {
 		p.buf.WriteString(packMagic)
 	}
-	plain := make([]byte, 0, len(data)+1)
-	plain = append(append(plain, k.Kind), data...)
-	enc := p.r.encode(plain)
-	p.ents = append(p.ents, indexEntry{Kind: string(k.Kind), ID: k.ID, Off: int64(p.buf.Len()), N: int64(len(enc)), Size: int64(len(data)), Stats: stats})
+	p.ents = append(p.ents, indexEntry{Kind: string(k.Kind), ID: k.ID, Off: int64(p.buf.Len()), N: int64(len(enc)), Size: size, Stats: stats})
 	p.buf.Write(enc)
 	if p.buf.Len() >= PackSize {
 		return p.flush()

@@ -801,8 +801,8 @@ func listKeys(t *testing.T, dir, prefix string) map[string]bool {
 // the next pull completes.
 func TestAttackRemoteKillMidTransfer(t *testing.T) {
 	rounds := 4
-	if !testing.Short() {
-		rounds = 30
+	if !testing.Short() && !raceEnabled {
+		rounds = 30 // (scripts/test's run without -race)
 	}
 	rnd := rand.New(rand.NewPCG(41, 7))
 	ws := t.TempDir()
@@ -876,8 +876,8 @@ func TestAttackRemoteKillMidTransfer(t *testing.T) {
 // pair wins or both agree, and the remote checks clean.
 func TestAttackRemoteConcurrentProcesses(t *testing.T) {
 	rounds := 6
-	if !testing.Short() {
-		rounds = 50
+	if !testing.Short() && !raceEnabled {
+		rounds = 50 // (scripts/test's run without -race)
 	}
 	url := fileRemote(t)
 	var cs [2]*cli

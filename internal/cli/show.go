@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path"
 	"sort"
 	"strings"
 
@@ -16,19 +17,37 @@ type showOptions struct {
 func newShowCmd(e *env) *cobra.Command {
 	o := &showOptions{}
 	c := &cobra.Command{
-		Use:   "show REV",
-		Short: "Show a checkpoint's metadata and the files it changed",
+		Use:   "show [REV | REV:PATH]",
+		Short: "Show a checkpoint, or a file as it was at one",
 		Long: `Show prints a checkpoint's id, time, kind, branch, parents, message and names,
 then the files it changed against its parent: A added, M modified, D deleted,
-T type changed (file, symlink).
+T type changed (file, symlink). REV defaults to HEAD.
 
 With --manifest it prints the checkpoint as a Decree manifest.json instead:
-{"files": {"path": {"sha256": ..., "size": N, "mode": "644"}}}.`,
-		Example: `  ckpt show HEAD
+{"files": {"path": {"sha256": ..., "size": N, "mode": "644"}}}.
+
+REV:PATH, as in git, prints file PATH at checkpoint REV to stdout byte for
+byte (a symlink prints its target), and a directory its entries, a
+subdirectory with a trailing /. PATH is relative to the top of the
+workspace, or to the current directory when it starts with ./ or ../.
+'ckpt cat' and 'ckpt ls' do the same with paths relative to the current
+directory.` + restoreNote,
+		Example: `  ckpt show
   ckpt show 3f2a --json
-  ckpt show HEAD~2 --manifest > manifest.json`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runShow(e, o, args[0]) },
+  ckpt show HEAD~2 --manifest > manifest.json
+  ckpt show HEAD~1:src/main.go
+  ckpt show before-refactor:src`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rev := "HEAD"
+			if len(args) > 0 {
+				rev = args[0]
+			}
+			if r, p, ok := strings.Cut(rev, ":"); ok {
+				return runShowPath(e, o, r, p)
+			}
+			return runShow(e, o, rev)
+		},
 	}
 	jsonFlag(c, &o.json, "print JSON: {checkpoint, changes}")
 	c.Flags().BoolVar(&o.manifest, "manifest", false, "print the checkpoint's Decree manifest (JSON)")
@@ -57,6 +76,47 @@ func runShow(e *env, o *showOptions, rev string) error {
 		return err
 	}
 	return e.result(o.json, s, s.Checkpoint.ID.String(), func() { printShow(e, s) })
+}
+
+// runShowPath prints the file or directory p at rev, as git show REV:PATH.
+func runShowPath(e *env, o *showOptions, rev, p string) error {
+	if o.json || o.manifest {
+		return usagef("show %s:%s: --json and --manifest show a checkpoint, not a path; 'ckpt ls --json %s %s' lists a path", rev, p, rev, p)
+	}
+	if rev == "" {
+		rev = "HEAD"
+	}
+	r, err := e.open(true)
+	if err != nil {
+		return err
+	}
+	if p == "." || strings.HasPrefix(p, "./") || p == ".." || strings.HasPrefix(p, "../") {
+		ps, err := workspacePaths(e, r, []string{p})
+		if err != nil {
+			return err
+		}
+		p = ps[0]
+	}
+	t, err := r.Stat(e.ctx, rev, p)
+	if err != nil {
+		return err
+	}
+	if !t.IsDir() {
+		return catFile(e, r, rev, string(t.Path))
+	}
+	es, err := r.ListTree(e.ctx, rev, string(t.Path), false)
+	if err != nil {
+		return err
+	}
+	e.printf("tree %s:%s\n\n", rev, displayPath(t.Path))
+	for _, c := range es {
+		name := displayPath(ckpt.Path(path.Base(string(c.Path))))
+		if c.IsDir() {
+			name += "/"
+		}
+		e.printf("%s\n", name)
+	}
+	return nil
 }
 
 func printShow(e *env, s *ckpt.ShowResult) {

@@ -64,13 +64,17 @@ type env struct {
 	lockTimeout time.Duration
 }
 
-// usageError marks errors that exit with status 2.
-type usageError struct{ err error }
+// usageError marks errors that exit with status 2. usage, if set, is
+// the command's usage line, printed after the message.
+type usageError struct {
+	err   error
+	usage string
+}
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
-func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return &usageError{err: fmt.Errorf(format, a...)} }
 
 // exitStatusError ends the command with a given status, silently.
 type exitStatusError struct{ code int }
@@ -93,6 +97,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
+	if m := cobraUnknown.FindStringSubmatch(errString(err)); m != nil && cmd != nil {
+		// cobra's own "unknown command" (with its "Did you mean this?"):
+		// say it as ckpt does, the suggestions in a hint.
+		err = unknownCommand(cmd, m[1])
+	}
 	if e.bar != nil {
 		e.bar.stop()
 	}
@@ -123,6 +132,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	return code
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // isRunCmd reports whether the command was ckpt run (also when its flags
@@ -178,6 +194,9 @@ func report(w io.Writer, err error) int {
 	msg := err.Error()
 	fmt.Fprintf(w, "ckpt: %s\n", msg)
 	var ue *usageError
+	if errors.As(err, &ue) && ue.usage != "" {
+		fmt.Fprintf(w, "usage: %s\n", ue.usage)
+	}
 	if h := ckpt.Hint(err); h != "" {
 		fmt.Fprintf(w, "ckpt: hint: %s\n", h)
 	} else if isCobraUsage(err) && !errors.As(err, &ue) {
@@ -243,9 +262,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print only ids, or nothing")
 	pf.StringVar(&e.maxFileSize, "max-file-size", "", "skip files larger than `SIZE` (default 100MiB; e.g. 10MiB, 1GiB)")
 	pf.StringVar(&e.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal), json (progress and events as JSON lines), none")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())}
-	})
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return cmdUsageError(c, err, "") })
 	// The commands, in the groups and the order --help lists them in.
 	cobra.EnableCommandSorting = false
 	groups := []struct {
@@ -279,13 +296,14 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 	return root
 }
 
-// wrapArgs makes argument-count errors usage errors (exit 2).
+// wrapArgs makes argument errors usage errors (exit 2) that say what the
+// command takes, its usage line and where its help is.
 func wrapArgs(c *cobra.Command) {
 	if c.Args != nil {
 		inner := c.Args
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := inner(cmd, args); err != nil {
-				return &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, cmd.CommandPath())}
+				return argsError(cmd, args, err)
 			}
 			return nil
 		}

@@ -42,7 +42,7 @@ and refuses (exit status 1) those with them.`,
 				revs = args[:n]
 			}
 			if len(revs) > 2 {
-				return fmt.Errorf("accepts at most 2 revisions before --, received %d", len(revs))
+				return fmt.Errorf("diff takes at most 2 revisions before --, got %d", len(revs))
 			}
 			return nil
 		},

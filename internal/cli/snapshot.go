@@ -41,7 +41,7 @@ until then it can still be restored.`,
   ckpt snapshot delete before-refactor`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usagef("snapshot needs a subcommand: create, list, restore, diff or delete\nrun 'ckpt snapshot --help' for usage")
+			return cmdUsageError(cmd, errors.New("snapshot needs a subcommand: create, list, restore, diff or delete"), "")
 		},
 	}
 	c.AddCommand(newSnapshotCreateCmd(e), newSnapshotListCmd(e), newSnapshotRestoreCmd(e),
@@ -57,10 +57,7 @@ until then it can still be restored.`,
 // nameFlagError explains an unknown flag that may be a name: "-x" is read
 // as a flag, and no snapshot name may begin with "-" anyway.
 func nameFlagError(c *cobra.Command, err error) error {
-	return &hintError{
-		err:  &usageError{fmt.Errorf("%w\nrun '%s --help' for usage", err, c.CommandPath())},
-		hint: `snapshot names cannot begin with "-" (they match ` + ckpt.SnapshotNameRule + `)`,
-	}
+	return cmdUsageError(c, err, `snapshot names cannot begin with "-" (they match `+ckpt.SnapshotNameRule+`)`)
 }
 
 // hintError attaches a hint (printed as "ckpt: hint: ...") to an error.
@@ -76,7 +73,7 @@ func (h *hintError) Hint() string  { return h.hint }
 // snapshotErr makes an invalid name a usage error (exit status 2).
 func snapshotErr(err error) error {
 	if errors.Is(err, ckpt.ErrInvalidSnapshotName) {
-		return &usageError{err}
+		return &usageError{err: err}
 	}
 	return err
 }

@@ -108,7 +108,7 @@ func newTurnCmd(e *env) *cobra.Command {
 // usageIf makes an invalid-argument error from the engine a usage error.
 func usageIf(err error) error {
 	if strings.Contains(err.Error(), "message role") {
-		return &usageError{err}
+		return &usageError{err: err}
 	}
 	return err
 }

@@ -28,7 +28,7 @@ With --manifest it prints the checkpoint as a Decree manifest.json instead:
 
 REV:PATH, as in git, prints file PATH at checkpoint REV to stdout byte for
 byte (a symlink prints its target), and a directory its entries, a
-subdirectory with a trailing /. PATH is relative to the top of the
+subdirectory with a trailing /; :PATH is HEAD's (ckpt has no index). PATH is relative to the top of the
 workspace, or to the current directory when it starts with ./ or ../.
 'ckpt cat' and 'ckpt ls' do the same with paths relative to the current
 directory.` + restoreNote,

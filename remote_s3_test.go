@@ -157,24 +157,33 @@ func bucketBytes(t *testing.T, srv *s3test.Server) string {
 	return b.String()
 }
 
-// TestRemoteS3Faults: through a proxy that resets connections, answers
-// 500 and 503, truncates and slows responses, push and clone still give
-// the exact checkpoint, with a bounded number of retries.
-func TestRemoteS3Faults(t *testing.T) {
+// proxiedRemote starts a real S3 server behind a fault proxy and a random
+// workspace with its first checkpoint and the remote origin added; it
+// returns them with the checkpoint's state.
+func proxiedRemote(t *testing.T, prefix string, seed uint64, files int) (*s3test.Server, *s3test.FaultProxy, string, *Repo, string, treegen.State) {
+	t.Helper()
 	ctx := context.Background()
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "ckpt-test")
 	setS3Env(t, srv)
 	proxy := s3test.NewFaultProxy(t, srv.Endpoint)
-	url := "s3://ckpt-test/team/project?endpoint=" + url.QueryEscape(proxy.URL())
-	r, ws, _ := randomWorkspace(t, 11, 80)
-	if _, err := r.AddRemote(ctx, RemoteConfig{Name: "origin", URL: url}); err != nil {
+	u := "s3://ckpt-test/" + prefix + "?endpoint=" + url.QueryEscape(proxy.URL())
+	r, ws, _ := randomWorkspace(t, seed, files)
+	if _, err := r.AddRemote(ctx, RemoteConfig{Name: "origin", URL: u}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := snapshot(t, ws)
+	return srv, proxy, u, r, ws, snapshot(t, ws)
+}
+
+// TestRemoteS3Faults: through a proxy that resets connections, answers
+// 500 and 503, truncates and slows responses, push and clone still give
+// the exact checkpoint, with a bounded number of retries.
+func TestRemoteS3Faults(t *testing.T) {
+	ctx := context.Background()
+	_, proxy, url, r, ws, want := proxiedRemote(t, "team/project", 11, 80)
 	proxy.Set(
 		s3test.Fault{Kind: s3test.Status, Status: 503, Limit: 2, Match: func(r *http.Request) bool { return r.Method == "PUT" }},
 		s3test.Fault{Kind: s3test.Status, Status: 503, Probability: 0.1, Seed: 1},
@@ -228,19 +237,7 @@ func TestRemoteS3KilledMidPush(t *testing.T) {
 	old := remote.PackSize
 	remote.PackSize = 16 << 10 // many packs
 	t.Cleanup(func() { remote.PackSize = old })
-	srv := s3test.Start(t)
-	srv.CreateBucket(t, "ckpt-test")
-	setS3Env(t, srv)
-	proxy := s3test.NewFaultProxy(t, srv.Endpoint)
-	url := "s3://ckpt-test/p?endpoint=" + url.QueryEscape(proxy.URL())
-	r, ws, _ := randomWorkspace(t, 23, 150)
-	if _, err := r.AddRemote(ctx, RemoteConfig{Name: "origin", URL: url}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	want := snapshot(t, ws)
+	srv, proxy, url, r, _, want := proxiedRemote(t, "p", 23, 150)
 	var packs atomic.Int32
 	var once sync.Once
 	proxy.Set(s3test.Fault{Kind: s3test.Pass, Match: func(req *http.Request) bool {

@@ -5,6 +5,7 @@ package bench
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -193,4 +194,19 @@ func editFile(r *rand.Rand, p string, t int) error {
 	}
 	lines = append(lines, fmt.Sprintf("// appended by turn %d\n", t))
 	return os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644)
+}
+
+// DirSize is the size of the regular files below path (what a store or a
+// bucket directory takes).
+func DirSize(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -130,19 +130,6 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-func du(path string) int64 {
-	var n int64
-	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
 // storeSize is the size of ckpt's database after moving the WAL into it
 // (the stat cache, rewritten by every save at a constant size, is left out).
 func storeSize(store string) int64 {
@@ -286,12 +273,12 @@ func run() (err error) {
 		check(err)
 		record("ckpt save, watch mode (20-file turn)", d, rss)
 
-		g0 := du(shadow)
+		g0 := bench.DirSize(shadow)
 		settle()
 		d, _, err = bash(gitEnv, work, fmt.Sprintf("git --git-dir=%q --work-tree=%q add -A && git --git-dir=%q --work-tree=%q commit -q -m turn%d", shadow, work, shadow, work, t))
 		check(err)
 		record("shadow repo (20-file turn)", d, 0)
-		shadowGrowth = append(shadowGrowth, du(shadow)-g0)
+		shadowGrowth = append(shadowGrowth, bench.DirSize(shadow)-g0)
 
 		settle()
 		d, _, err = bash(gitEnv, work, sandboxSnapshot(t))

@@ -252,7 +252,7 @@ func run() error {
 		return err
 	}
 	res.CkptColdByte = p.Bytes
-	res.CkptColdSrv = du(ckptBucket)
+	res.CkptColdSrv = bench.DirSize(ckptBucket)
 	fmt.Fprintf(os.Stderr, "   %s, %d objects, %.1f MB uploaded\n", res.CkptPushCold.Wall.Round(time.Millisecond), p.Objects, float64(p.Bytes)/1e6)
 
 	// restic, cold.
@@ -269,7 +269,7 @@ func run() error {
 		return err
 	}
 	res.ResticColdAd, res.ResticColdPk = s.DataAdded, s.DataAddedPacked
-	res.ResticColdSv = du(resticBucket)
+	res.ResticColdSv = bench.DirSize(resticBucket)
 	fmt.Fprintf(os.Stderr, "   %s, %.1f MB added (%.1f MB packed)\n", res.ResticCold.Wall.Round(time.Millisecond), float64(s.DataAdded)/1e6, float64(s.DataAddedPacked)/1e6)
 
 	// The turns.
@@ -286,7 +286,7 @@ func run() error {
 		if tr.CkptSave, err = sh(prof(ckptEnv, "save-turn"), work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t)); err != nil {
 			return err
 		}
-		c0 := du(ckptBucket)
+		c0 := bench.DirSize(ckptBucket)
 		settle()
 		if tr.CkptPush, err = sh(prof(ckptEnv, "push-turn"), work, *ckptBin, "push", "--progress", "none", "--json"); err != nil {
 			return err
@@ -295,9 +295,9 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		tr.CkptBytes, tr.CkptObjects, tr.CkptServer = p.Bytes, p.Objects, du(ckptBucket)-c0
+		tr.CkptBytes, tr.CkptObjects, tr.CkptServer = p.Bytes, p.Objects, bench.DirSize(ckptBucket)-c0
 
-		r0 := du(resticBucket)
+		r0 := bench.DirSize(resticBucket)
 		settle()
 		if tr.Restic, err = sh(resticEnv, work, *resticBin, "backup", "--json", "--host", "bench", "."); err != nil {
 			return err
@@ -306,14 +306,14 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		tr.ResticAdded, tr.ResticPacked, tr.ResticServer = s.DataAdded, s.DataAddedPacked, du(resticBucket)-r0
+		tr.ResticAdded, tr.ResticPacked, tr.ResticServer = s.DataAdded, s.DataAddedPacked, bench.DirSize(resticBucket)-r0
 		tr.ResticFilesSeen = s.FilesChanged + s.FilesNew
 		fmt.Fprintf(os.Stderr, "== turn %d: ckpt save %s + push %s (%d KB); restic backup %s (%d KB added, %d KB packed)\n", t,
 			tr.CkptSave.Wall.Round(time.Millisecond), tr.CkptPush.Wall.Round(time.Millisecond), tr.CkptBytes/1024,
 			tr.Restic.Wall.Round(time.Millisecond), tr.ResticAdded/1024, tr.ResticPacked/1024)
 		res.Turns = append(res.Turns, tr)
 	}
-	res.CkptSrvEnd, res.ResticSrvEnd = du(ckptBucket), du(resticBucket)
+	res.CkptSrvEnd, res.ResticSrvEnd = bench.DirSize(ckptBucket), bench.DirSize(resticBucket)
 
 	// Clone and restore, each from nothing on this machine but the URL,
 	// alternating, -reps times: writing 100,000 files is where this
@@ -473,20 +473,6 @@ func makeBucket(endpoint, name string) error {
 		return fmt.Errorf("create bucket %s at %s: %w", name, endpoint, err)
 	}
 	return nil
-}
-
-// du is the size of the regular files below path.
-func du(path string) int64 {
-	var n int64
-	filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // treeSums maps each regular file below root to its mode and SHA-256.

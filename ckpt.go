@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,25 @@ type Options struct {
 	// Config, if not nil, replaces the store's config.toml (the memory
 	// backend has none).
 	Config *Config
+	// NoCreate makes Open fail with a [*NoStoreError] instead of creating
+	// a store (or, for the git backend, a repository) that does not exist
+	// yet: for commands that only look, which must leave no trace.
+	NoCreate bool
 }
+
+// NoStoreError is what Open returns with [Options.NoCreate] when the
+// workspace has no store yet.
+type NoStoreError struct {
+	Workspace string
+	Store     string // the store directory that does not exist
+}
+
+func (e *NoStoreError) Error() string {
+	return fmt.Sprintf("no checkpoints here yet (%s has no store at %s)", e.Workspace, e.Store)
+}
+
+// Hint says how to go on.
+func (e *NoStoreError) Hint() string { return "ckpt save records the first checkpoint" }
 
 // Progress is a report from a running operation.
 type Progress struct {
@@ -146,6 +165,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		if err := checkStoreOwner(sd); err != nil {
 			return nil, err
 		}
+		if opts.NoCreate {
+			if _, err := os.Stat(filepath.Join(sd, store.DBName)); errors.Is(err, fs.ErrNotExist) {
+				return nil, &NoStoreError{Workspace: root, Store: sd}
+			}
+		}
 		if err := store.MkdirPrivate(sd); err != nil {
 			return nil, fmt.Errorf("create store %s: %w", sd, err)
 		}
@@ -166,6 +190,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 			r.exclude = append(r.exclude, filepath.ToSlash(rel))
 		}
 	case BackendGit:
+		if opts.NoCreate && !HasGitStore(root) {
+			gd, err := GitStoreLocation(root)
+			if err != nil {
+				gd = filepath.Join(root, ".git", GitStoreDir)
+			}
+			return nil, &NoStoreError{Workspace: root, Store: gd}
+		}
 		if err := r.openGit(ctx); err != nil {
 			return nil, err
 		}

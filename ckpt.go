@@ -78,6 +78,15 @@ type Options struct {
 type NoStoreError struct {
 	Workspace string
 	Store     string // the store directory that does not exist
+	Backend   string // the backend Open would have created it with
+}
+
+// absentStore reports whether the store directory sd does not exist or is
+// empty (a directory holding something else is no store either, but Open
+// says so itself).
+func absentStore(sd string) bool {
+	ents, err := os.ReadDir(sd)
+	return errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0)
 }
 
 func (e *NoStoreError) Error() string {
@@ -165,10 +174,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 		if err := checkStoreOwner(sd); err != nil {
 			return nil, err
 		}
-		if opts.NoCreate {
-			if _, err := os.Stat(filepath.Join(sd, store.DBName)); errors.Is(err, fs.ErrNotExist) {
-				return nil, &NoStoreError{Workspace: root, Store: sd}
-			}
+		if opts.NoCreate && absentStore(sd) {
+			return nil, &NoStoreError{Workspace: root, Store: sd, Backend: BackendSQLite}
 		}
 		if err := store.MkdirPrivate(sd); err != nil {
 			return nil, fmt.Errorf("create store %s: %w", sd, err)
@@ -195,7 +202,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Repo, error) {
 			if err != nil {
 				gd = filepath.Join(root, ".git", GitStoreDir)
 			}
-			return nil, &NoStoreError{Workspace: root, Store: gd}
+			return nil, &NoStoreError{Workspace: root, Store: gd, Backend: BackendGit}
 		}
 		if err := r.openGit(ctx); err != nil {
 			return nil, err

@@ -62,6 +62,12 @@ type env struct {
 	// lockTimeout, if set, is the command's own wait for another
 	// process's lock (CKPT_LOCK_TIMEOUT still overrides it).
 	lockTimeout time.Duration
+	// noCreate: whether the command only looks, and what it sees when
+	// there is no store (see lookOnly).
+	noCreate int
+	// absent, when the command sees an empty store in memory for want of
+	// one, is why.
+	absent *ckpt.NoStoreError
 }
 
 // usageError marks errors that exit with status 2. usage, if set, is
@@ -262,6 +268,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 	pf.BoolVarP(&e.quiet, "quiet", "q", false, "print only ids, or nothing")
 	pf.StringVar(&e.maxFileSize, "max-file-size", "", "skip files larger than `SIZE` (default 100MiB; e.g. 10MiB, 1GiB)")
 	pf.StringVar(&e.progress, "progress", "auto", "progress on stderr: auto (a bar on a terminal), json (progress and events as JSON lines), none")
+	root.PersistentPreRun = func(c *cobra.Command, args []string) { e.noCreate = lookOnly(c, args) }
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return cmdUsageError(c, err, "") })
 	// The commands, in the groups and the order --help lists them in.
 	cobra.EnableCommandSorting = false
@@ -414,6 +421,7 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 		return nil, err
 	}
 	opts.NoRecover = e.noRecover
+	opts.NoCreate = e.noCreate != createStore
 	ws, err := e.findWorkspace(opts.Store)
 	if err != nil {
 		return nil, err
@@ -445,6 +453,13 @@ func (e *env) open(json bool) (*ckpt.Repo, error) {
 		return nil, usagef("--progress %q: want auto, json or none", mode)
 	}
 	r, err := ckpt.Open(e.ctx, ws, opts)
+	var ns *ckpt.NoStoreError
+	if errors.As(err, &ns) && e.noCreate == noStoreEmpty {
+		// Nothing here yet: an empty history, and no store left behind.
+		opts.Backend, opts.Store = ckpt.BackendMemory, ""
+		r, err = ckpt.Open(e.ctx, ws, opts)
+		e.absent = ns
+	}
 	if err != nil {
 		return nil, err
 	}

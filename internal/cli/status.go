@@ -46,6 +46,10 @@ func runStatus(e *env, o *statusOptions) error {
 	if err != nil {
 		return err
 	}
+	if ns := e.absent; ns != nil {
+		// No store yet: say where the first save puts it.
+		s.Store, s.Backend = ns.Store, ns.Backend
+	}
 	if o.json {
 		return e.printJSON(struct {
 			*ckpt.Status
@@ -62,7 +66,11 @@ func runStatus(e *env, o *statusOptions) error {
 	}
 	defer printHookFailure(e.stdout, lf, "")
 	e.printf("workspace: %s\n", s.Workspace)
-	e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, ckpt.HumanSize(s.StoreSize), s.Checkpoints)
+	if e.absent != nil {
+		e.printf("store:     none yet (the first `ckpt save` creates %s)\n", s.Store)
+	} else {
+		e.printf("store:     %s (%s, %d checkpoint(s))\n", s.Store, ckpt.HumanSize(s.StoreSize), s.Checkpoints)
+	}
 	if g := s.Git; g != nil {
 		e.printf("backend:   git: refs under %s in %s (%d snapshot(s), %d of at most %d timeline)\n",
 			g.RefPrefix, g.Repository, g.Snapshots, g.Timeline, g.TimelineMax)

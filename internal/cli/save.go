@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ type saveOptions struct {
 	author     string
 	meta       []string
 	paths      []string
+	force      bool
 }
 
 func newSaveCmd(e *env) *cobra.Command {
@@ -51,10 +53,27 @@ It prints the new checkpoint's short id and what changed against HEAD
 	c.Flags().StringVar(&o.kind, "kind", "", "checkpoint kind: manual, turn, run, edit (default manual; edit with PATHs)")
 	c.Flags().StringVar(&o.author, "author", "", "who made the changes (default: $CKPT_AUTHOR, else $USER)")
 	c.Flags().StringArrayVar(&o.meta, "meta", nil, "free metadata `KEY=VALUE` (repeatable)")
+	c.Flags().BoolVar(&o.force, "force", false, "save even a home directory, / or a first save of over a million entries")
 	return c
 }
 
 func runSave(e *env, o *saveOptions) error {
+	if !o.force && len(o.paths) == 0 {
+		// A whole-workspace save: is it the workspace meant?
+		e.noCreate = noStoreError
+		_, err := e.open(o.json)
+		e.noCreate = createStore
+		var ns *ckpt.NoStoreError
+		switch {
+		case errors.As(err, &ns):
+			err = checkSavePlace(ns.Workspace, true)
+		case err == nil:
+			err = checkSavePlace(e.repo.Root(), false)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	r, err := e.open(o.json)
 	if err != nil {
 		return err

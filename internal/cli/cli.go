@@ -498,6 +498,16 @@ func (e *env) warnf(format string, a ...any) {
 	}
 }
 
+// infof prints a line for people on stderr that is neither an error nor
+// a warning (an empty listing, nothing to do), so without the "ckpt: "
+// that marks those. Not with -q.
+func (e *env) infof(format string, a ...any) {
+	if !e.quiet {
+		e.bar.clear()
+		fmt.Fprintf(e.stderr, format+"\n", a...)
+	}
+}
+
 func (e *env) doneProgress() {
 	if e.bar != nil {
 		e.bar.stop()

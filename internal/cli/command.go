@@ -71,7 +71,7 @@ func listing[T any](e *env, asJSON bool, items []T, empty string, id, line func(
 		return e.printJSON(items)
 	}
 	if len(items) == 0 && empty != "" {
-		e.warnf("%s", empty)
+		e.infof("%s", empty)
 	}
 	for _, it := range items {
 		if e.quiet {

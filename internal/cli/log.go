@@ -67,10 +67,10 @@ func runLog(e *env, o *logOptions, from []string) error {
 	if len(nodes) == 0 {
 		if all, err := r.List(e.ctx, ckpt.ListOptions{Limit: 1}); err == nil && len(all) > 0 && len(from) == 0 {
 			// Partial checkpoints do not move HEAD, so the log is empty.
-			fmt.Fprintf(e.stderr, "ckpt: no whole-workspace checkpoint yet, only partial ones (`ckpt list` shows them, `ckpt restore %s` restores the newest); `ckpt save` records the whole workspace\n", ckpt.LastRevision)
+			fmt.Fprintf(e.stderr, "no whole-workspace checkpoint yet, only partial ones (`ckpt list` shows them, `ckpt restore %s` restores the newest); `ckpt save` records the whole workspace\n", ckpt.LastRevision)
 			return nil
 		}
-		fmt.Fprintln(e.stderr, "ckpt: no checkpoints yet; `ckpt save` records one")
+		fmt.Fprintln(e.stderr, "no checkpoints yet; `ckpt save` records one")
 		return nil
 	}
 	for _, line := range graphLines(nodes, listLine) {

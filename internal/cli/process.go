@@ -88,7 +88,7 @@ func runProcess(e *env, o *processOptions) error {
 		}
 	} else {
 		if len(res.Runs) == 0 && len(errs) == 0 {
-			e.warnf("nothing to process: .decree/inbox has no messages")
+			e.infof("nothing to process: .decree/inbox has no messages")
 		}
 		if !e.quiet {
 			for _, rec := range res.Runs {

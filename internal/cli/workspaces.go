@@ -52,7 +52,7 @@ says why.`,
 					}{nonNil(gone), nonNil(kept), dryRun})
 				}
 				if len(gone) == 0 && len(kept) == 0 {
-					e.warnf("every workspace with a store still exists; nothing to prune")
+					e.infof("every workspace with a store still exists; nothing to prune")
 				}
 				return nil
 			}

@@ -286,7 +286,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 		{"remotes", "Remotes (checkpoints that outlive the machine):", []*cobra.Command{newRemoteCmd(e), newPushCmd(e),
 			newPullCmd(e), newCloneCmd(e)}},
 		{"store", "Store:", []*cobra.Command{newFsckCmd(e), newRecoverCmd(e), newGCCmd(e), newStatsCmd(e),
-			newClearCmd(e), newWorkspacesCmd(e), newConfigCmd(e)}},
+			newClearCmd(e), newWorkspacesCmd(e), newConfigCmd(e), newVersionCmd(e)}},
 		{"integrations", "Integrations:", []*cobra.Command{newMCPCmd(e), newServeCmd(e), newHookCmd(e)}},
 	}
 	for _, g := range groups {
@@ -297,6 +297,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 		}
 	}
 	root.SetHelpCommandGroupID("store")
+	setVersion(root)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}

@@ -298,6 +298,8 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 	}
 	root.SetHelpCommandGroupID("store")
 	setVersion(root)
+	setCompletionCmd(root)
+	setCompletions(e, root)
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}

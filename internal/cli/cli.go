@@ -296,6 +296,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 			root.AddCommand(c)
 		}
 	}
+	root.AddCommand(newManCmd(e)) // hidden: for packagers
 	root.SetHelpCommandGroupID("store")
 	setVersion(root)
 	setCompletionCmd(root)

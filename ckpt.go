@@ -73,14 +73,6 @@ type Options struct {
 	NoCreate bool
 }
 
-// NoStoreError is what Open returns with [Options.NoCreate] when the
-// workspace has no store yet.
-type NoStoreError struct {
-	Workspace string
-	Store     string // the store directory that does not exist
-	Backend   string // the backend Open would have created it with
-}
-
 // absentStore reports whether the store directory sd does not exist or is
 // empty (a directory holding something else is no store either, but Open
 // says so itself).
@@ -88,13 +80,6 @@ func absentStore(sd string) bool {
 	ents, err := os.ReadDir(sd)
 	return errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0)
 }
-
-func (e *NoStoreError) Error() string {
-	return fmt.Sprintf("no checkpoints here yet (%s has no store at %s)", e.Workspace, e.Store)
-}
-
-// Hint says how to go on.
-func (e *NoStoreError) Hint() string { return "ckpt save records the first checkpoint" }
 
 // Progress is a report from a running operation.
 type Progress struct {

@@ -85,9 +85,10 @@
 // [ErrExists], [ErrNotRegular], [ErrNoSession], [ErrInvalidSnapshotName],
 // [ErrForeignStore], [ErrUnapprovedCommand], [ErrNoWatcher]. Types, for
 // [errors.As]: [*CorruptError], [*IntegrityError], [*PathError],
-// [*AncestorStoreError], [*ConfigError], [*FsckError], [*GitSyncError],
-// [*NameError], [*RevisionError], [*RunStoppedError], [*RunBusyError],
-// [*RemoteError], [*RemoteCorruptError], [*PushRejectedError].
+// [*AncestorStoreError], [*NoStoreError], [*ConfigError], [*FsckError],
+// [*GitSyncError], [*NameError], [*RevisionError], [*RunStoppedError],
+// [*RunBusyError], [*RemoteError], [*RemoteCorruptError],
+// [*PushRejectedError].
 // [Hint] returns a suggestion for the user attached to an error, if any.
 //
 // # Concurrency

@@ -119,6 +119,22 @@ func (e *AncestorStoreError) Hint() string {
 		e.Workspace, e.Workspace, e.Dir, e.Dir)
 }
 
+// NoStoreError is what Open returns with [Options.NoCreate] when the
+// workspace has no store yet.
+type NoStoreError struct {
+	Workspace string
+	Store     string // the store directory that does not exist
+	Backend   string // the backend Open would have created it with
+}
+
+// Error implements error.
+func (e *NoStoreError) Error() string {
+	return fmt.Sprintf("no checkpoints here yet (%s has no store at %s)", e.Workspace, e.Store)
+}
+
+// Hint says how to go on.
+func (e *NoStoreError) Hint() string { return "ckpt save records the first checkpoint" }
+
 // ConfigError reports an invalid config.toml.
 type ConfigError struct {
 	Path string

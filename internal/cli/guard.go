@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"strings"
 
-	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
@@ -42,10 +40,4 @@ func lookOnly(c *cobra.Command, args []string) int {
 		return createStore
 	}
 	return lookOnlyCommands[path]
-}
-
-// isNoStore reports whether err is a look-only command's "no store here".
-func isNoStore(err error) bool {
-	var ns *ckpt.NoStoreError
-	return errors.As(err, &ns)
 }

@@ -58,7 +58,7 @@ func TestHookNeverAdoptsHomeOrRoot(t *testing.T) {
 // nothing. A repository's top still claims its subdirectories.
 func TestAncestorStoreNotAdopted(t *testing.T) {
 	e, home := homeEnv(t)
-	e.Must("-C", home, "save", "-q") // what a hook in $HOME used to do
+	e.Must("-C", home, "save", "-q", "--force") // what a hook in $HOME used to do
 	e.Write(map[string]string{"home/other/o.txt": "changed by hand\n"})
 	code, out, errs := e.Run("-C", filepath.Join(home, "proj"), "restore", "HEAD", "--dry-run")
 	if code == 0 || strings.Contains(out+errs, "other/") {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -110,11 +111,13 @@ func (e *env) sessionIDs(r *ckpt.Repo) []string {
 }
 
 // completeArgs completes the positional arguments before position n
-// (all of them when n < 0) with names, and leaves the others to the
-// shell's file names (paths).
+// (all of them when n < 0) with names, and leaves the others, and any
+// after --, to the shell's file names (paths).
 func completeArgs(e *env, n int, names func(*ckpt.Repo) []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if n >= 0 && len(args) >= n {
+		if (n >= 0 && len(args) >= n) || slices.Contains(e.args, "--") {
+			// PATHs (after --, or after the revisions): the shell's own
+			// file names.
 			return nil, cobra.ShellCompDirectiveDefault
 		}
 		return e.completeNames(toComplete, names)

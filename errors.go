@@ -348,7 +348,7 @@ type PushRejectedError struct{ Refs []PushedRef }
 func (e *PushRejectedError) Error() string {
 	var s []string
 	for _, r := range e.Refs {
-		s = append(s, r.Name+" ("+r.Reason+")")
+		s = append(s, refLabelOr(r.Name)+" ("+r.Reason+")")
 	}
 	return "the remote refused " + strings.Join(s, ", ")
 }

@@ -199,3 +199,27 @@ func TestNonUTF8WorkspaceJSON(t *testing.T) {
 		t.Errorf("stats JSON lost its ratio: %s", data)
 	}
 }
+
+// TestLabels: every face names a ref the way the user types it back as a
+// revision (main, origin/main), not in its qualified form.
+func TestLabels(t *testing.T) {
+	for name, want := range map[string]string{
+		"HEAD":                        "HEAD",
+		"branches/main":               "main",
+		"branches/fork/abc":           "fork/abc",
+		"tags/v1":                     "tag: v1",
+		"snapshots/before":            "snapshot: before",
+		"remotes/origin/branches/dev": "origin/dev",
+		"remotes/origin/tags/v1":      "",
+		"remotes/origin":              "",
+		"junk":                        "",
+	} {
+		if got := RefLabel(name); got != want {
+			t.Errorf("RefLabel(%q) = %q, want %q", name, got, want)
+		}
+	}
+	c := &Checkpoint{Names: []string{"branches/main", "tags/v1", "HEAD", "remotes/origin/branches/main"}}
+	if got, want := strings.Join(c.Labels(), ", "), "HEAD, main, tag: v1, origin/main"; got != want {
+		t.Errorf("Labels = %q, want %q", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package ckpt
 
 import (
+	"strings"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/diff"
@@ -38,6 +39,48 @@ type Checkpoint struct {
 
 // Short returns the 12-hex short id.
 func (c *Checkpoint) Short() string { return c.ID.Short() }
+
+// Labels names the refs pointing at c the way a person types them, in the
+// order listings show them: "HEAD" first, then each name as RefLabel
+// gives it. The CLI and the MCP server name refs this way; Names keeps
+// the qualified form for programs.
+func (c *Checkpoint) Labels() []string {
+	var head, rest []string
+	for _, n := range c.Names {
+		if n == "HEAD" {
+			head = append(head, n)
+		} else if l := RefLabel(n); l != "" {
+			rest = append(rest, l)
+		}
+	}
+	return append(head, rest...)
+}
+
+// RefLabel names a qualified ref the way a person types it: a branch as
+// "main", "tag: v1", "snapshot: before-refactor", a remote's branch as
+// "origin/main". It returns "" for a name it does not know and for a
+// remote's other refs, which listings leave out as git does.
+func RefLabel(name string) string {
+	switch {
+	case name == "HEAD":
+		return name
+	case strings.HasPrefix(name, branchPrefix):
+		return strings.TrimPrefix(name, branchPrefix)
+	case strings.HasPrefix(name, tagPrefix):
+		return "tag: " + strings.TrimPrefix(name, tagPrefix)
+	case strings.HasPrefix(name, snapshotPrefix):
+		return "snapshot: " + strings.TrimPrefix(name, snapshotPrefix)
+	case strings.HasPrefix(name, "remotes/"):
+		remote, ref, ok := strings.Cut(strings.TrimPrefix(name, "remotes/"), "/")
+		if !ok || remote == "" {
+			return ""
+		}
+		if strings.HasPrefix(ref, branchPrefix) {
+			return remote + "/" + strings.TrimPrefix(ref, branchPrefix)
+		}
+	}
+	return ""
+}
 
 // Partial reports whether the checkpoint covers only some paths.
 func (c *Checkpoint) Partial() bool { return len(c.Paths) > 0 }
@@ -153,3 +196,11 @@ func QuotePath(p string) string { return diff.QuotePath(p) }
 
 // Sum returns the SHA-256 id of data (a blob's id is the hash of its content).
 func Sum(data []byte) ID { return object.Sum(data) }
+
+// refLabelOr is RefLabel, or name itself when RefLabel does not know it.
+func refLabelOr(name string) string {
+	if l := RefLabel(name); l != "" {
+		return l
+	}
+	return name
+}

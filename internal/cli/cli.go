@@ -521,30 +521,12 @@ func (e *env) doneProgress() {
 // summary is a checkpoint's "+a ~m -d" against its parent.
 func summary(s ckpt.Stats) string { return ckpt.FormatCounts(s.Added, s.Modified, s.Deleted) }
 
-// refLabel formats a checkpoint's names for listings: "HEAD, main, tag: v1".
+// refLabel formats a checkpoint's names for listings: "(HEAD, main, tag: v1)".
 func refLabel(c *ckpt.Checkpoint) string {
-	var parts []string
-	for _, n := range c.Names {
-		switch {
-		case n == "HEAD":
-			parts = append([]string{"HEAD"}, parts...)
-		case strings.HasPrefix(n, "branches/"):
-			parts = append(parts, strings.TrimPrefix(n, "branches/"))
-		case strings.HasPrefix(n, "tags/"):
-			parts = append(parts, "tag: "+strings.TrimPrefix(n, "tags/"))
-		case strings.HasPrefix(n, "snapshots/"):
-			parts = append(parts, "snapshot: "+strings.TrimPrefix(n, "snapshots/"))
-		case strings.HasPrefix(n, "remotes/"):
-			// A remote's branch, as a revision names it: origin/main.
-			if remote, ref, ok := strings.Cut(strings.TrimPrefix(n, "remotes/"), "/"); ok && strings.HasPrefix(ref, "branches/") {
-				parts = append(parts, remote+"/"+strings.TrimPrefix(ref, "branches/"))
-			}
-		}
+	if l := c.Labels(); len(l) > 0 {
+		return "(" + strings.Join(l, ", ") + ")"
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
+	return ""
 }
 
 func fmtTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }

@@ -249,16 +249,16 @@ func printPush(e *env, res *ckpt.PushResult) {
 		switch ref.Status {
 		case "up-to-date":
 			if !e.quiet {
-				e.printf("  = %-24s %s (up to date)\n", ref.Name, ref.New.Short())
+				e.printf("  = %-24s %s (up to date)\n", refName(ref.Name), ref.New.Short())
 			}
 		case "new":
-			e.printf("  * %-24s %s (new)\n", ref.Name, ref.New.Short())
+			e.printf("  * %-24s %s (new)\n", refName(ref.Name), ref.New.Short())
 		case "updated":
-			e.printf("    %-24s %s..%s\n", ref.Name, ref.Old.Short(), ref.New.Short())
+			e.printf("    %-24s %s..%s\n", refName(ref.Name), ref.Old.Short(), ref.New.Short())
 		case "forced":
-			e.printf("  + %-24s %s...%s (forced)\n", ref.Name, ref.Old.Short(), ref.New.Short())
+			e.printf("  + %-24s %s...%s (forced)\n", refName(ref.Name), ref.Old.Short(), ref.New.Short())
 		case "rejected":
-			e.printf("  ! %-24s rejected: %s\n", ref.Name, ref.Reason)
+			e.printf("  ! %-24s rejected: %s\n", refName(ref.Name), ref.Reason)
 		}
 	}
 	if res.Retries > 0 {
@@ -315,17 +315,25 @@ func printPull(e *env, res *ckpt.PullResult) {
 		short := res.Remote + "/" + trimRefKind(ref.Name)
 		switch ref.Status {
 		case "new":
-			e.printf("  * %-24s %s (new)\n", ref.Name, ref.Remote.Short())
+			e.printf("  * %-24s %s (new)\n", refName(ref.Name), ref.Remote.Short())
 		case "updated":
-			e.printf("    %-24s %s..%s\n", ref.Name, ref.Local.Short(), ref.Remote.Short())
+			e.printf("    %-24s %s..%s\n", refName(ref.Name), ref.Local.Short(), ref.Remote.Short())
 		case "kept":
-			e.printf("  ! %-24s kept at %s (the remote has it at %s: %s)\n", ref.Name, ref.Local.Short(), ref.Remote.Short(), short)
+			e.printf("  ! %-24s kept at %s (the remote has it at %s: %s)\n", refName(ref.Name), ref.Local.Short(), ref.Remote.Short(), short)
 		case "behind":
-			e.printf("  > %-24s behind %s: ckpt restore %s brings the workspace there\n", ref.Name, short, short)
+			e.printf("  > %-24s behind %s: ckpt restore %s brings the workspace there\n", refName(ref.Name), short, short)
 		case "diverged":
-			e.printf("  ! %-24s diverged from %s (ckpt ancestor %s %s)\n", ref.Name, short, trimRefKind(ref.Name), short)
+			e.printf("  ! %-24s diverged from %s (ckpt ancestor %s %s)\n", refName(ref.Name), short, trimRefKind(ref.Name), short)
 		}
 	}
+}
+
+// refName shows a ref the way listings do: main, tag: v1, snapshot: s.
+func refName(name string) string {
+	if l := ckpt.RefLabel(name); l != "" {
+		return l
+	}
+	return name
 }
 
 func trimRefKind(name string) string {

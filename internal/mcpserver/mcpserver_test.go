@@ -220,7 +220,7 @@ func TestTools(t *testing.T) {
 			t.Errorf("checkpoint_list row %q: want 6 fields", r)
 		}
 	}
-	if want := s2[:12] + "\t2026-04-23T12:15:00+00:00\tmanual\t+3 ~0 -0\tHEAD,branches/main,snapshots/s2\tinitial checkpoint"; !slices.Contains(rows, want) {
+	if want := s2[:12] + "\t2026-04-23T12:15:00+00:00\tmanual\t+3 ~0 -0\tHEAD, main, snapshot: s2\tinitial checkpoint"; !slices.Contains(rows, want) {
 		t.Errorf("checkpoint_list has no row %q:\n%s", want, strings.Join(rows, "\n"))
 	}
 	if got := s.ok("checkpoint_list", args{"limit": 1}); strings.Count(got, "\n") != 0 {

@@ -122,7 +122,7 @@ func (s *Server) addTools() {
 		Name:  "checkpoint_list",
 		Title: "List checkpoints",
 		Description: `List the workspace's checkpoints, newest first: saves, snapshots, and the ones taken automatically before every restore. ` +
-			`One tab-separated row each: short id, time (UTC), kind, +added ~modified -deleted, names (HEAD, snapshots, tags), message. ` +
+			`One tab-separated row each: short id, time (UTC), kind, +added ~modified -deleted, names (HEAD, a branch as main, tag: v1, snapshot: s1), message. ` +
 			`Use it to find a state to diff against or restore when no snapshot was named.`,
 		Annotations: readOnly,
 	}, handler(s, checkpointList))
@@ -244,7 +244,7 @@ func checkpointList(ctx context.Context, r *ckpt.Repo, in CheckpointListArgs) (s
 			b.WriteByte('\n')
 		}
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%s", c.Short(), shortTime(c.Time), c.Kind,
-			ckpt.FormatCounts(c.Stats.Added, c.Stats.Modified, c.Stats.Deleted), strings.Join(c.Names, ","), oneLine(c.Message))
+			ckpt.FormatCounts(c.Stats.Added, c.Stats.Modified, c.Stats.Deleted), strings.Join(c.Labels(), ", "), oneLine(c.Message))
 	}
 	return b.String(), nil
 }

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 )
 
 // Forking a session: a new session from one of its turns, on a new
@@ -37,7 +36,10 @@ func (c *Controller[R, S]) Fork(ctx context.Context, turn int) (*ForkResult[S], 
 	if err != nil {
 		return nil, err
 	}
-	ns, err := newLocked(ctx, c.e, Options{Title: fmt.Sprintf("%s (fork at turn %d)", s.Title, turn), Agent: s.Agent})
+	// The fork keeps its origin's title: Parent and ForkTurn say where it
+	// came from, and every face shows them once (a title that said it too
+	// showed it twice, and grew with each fork of a fork).
+	ns, err := newLocked(ctx, c.e, Options{Title: s.Title, Agent: s.Agent})
 	if err != nil {
 		return nil, err
 	}

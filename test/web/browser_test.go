@@ -375,7 +375,7 @@ func TestSessionRewind(t *testing.T) {
 		t.Errorf("the fork's plan:\n%s", plan)
 	}
 	f.do(chromedp.KeyEvent(kb.Enter))
-	f.waitFor(`location.hash.startsWith("#/sessions/") && document.querySelector(".conversation h2")?.innerText.includes("fork at turn 2")`, 5*time.Second)
+	f.waitFor(`location.hash.startsWith("#/sessions/") && document.querySelector(".conversation .meta")?.innerText.includes("at turn 2")`, 5*time.Second)
 	f.wantFiles(map[string]string{"a.txt": "two\n", "b.txt": "bee\n"})
 	ss, err := f.repo.Sessions(ctx)
 	if err != nil || len(ss) != 2 {

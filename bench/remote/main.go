@@ -426,7 +426,7 @@ func startGateway(data string) (endpoint string, stop func(), err error) {
 	c := exec.Command(*gwBin, "--port", addr, "posix", data)
 	c.Env = append(env, "ROOT_ACCESS_KEY="+accessKey, "ROOT_SECRET_KEY="+secretKey, "VGW_REGION="+region)
 	c.Stdout, c.Stderr = logf, logf
-	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c.SysProcAttr = dieWithParent()
 	if err := c.Start(); err != nil {
 		logf.Close()
 		return "", nil, fmt.Errorf("start %s: %w", *gwBin, err)

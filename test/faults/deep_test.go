@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -72,22 +71,6 @@ func TestDeeperThanPathMax(t *testing.T) {
 	}
 	if _, err := r.Fsck(ctx); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// Class 15 with watch mode: directories the watcher cannot watch (their
-// path is longer than PATH_MAX) are never taken from the cache unseen.
-func TestDeeperThanPathMaxWatched(t *testing.T) {
-	testutil.Long(t, "builds trees deeper than PATH_MAX")
-	e := newEnv(t)
-	_, deep, writeAt, _ := deepTree(t, e)
-	write := func(data string) { writeAt(deep+"/bottom.txt", data) }
-	write("v1\n")
-	r := e.watchRepo()
-	saveMatchesFull(t, r, "first save with the watcher")
-	for i := range 3 {
-		write(fmt.Sprintf("v%d edited\n", i+2))
-		saveMatchesFull(t, r, fmt.Sprintf("save after deep edit %d", i+1))
 	}
 }
 

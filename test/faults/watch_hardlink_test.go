@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Class 7: watch mode and hard links. A change made through one hard link
@@ -362,5 +363,21 @@ func TestWatchHardLinkChurn(t *testing.T) {
 	t.Logf("%d of %d watch-mode saves took directories from the cache", reused, saves)
 	if reused == 0 {
 		t.Fatal("no save took a directory from the cache: the watcher was not used")
+	}
+}
+
+// Class 15 with watch mode: directories the watcher cannot watch (their
+// path is longer than PATH_MAX) are never taken from the cache unseen.
+func TestDeeperThanPathMaxWatched(t *testing.T) {
+	testutil.Long(t, "builds trees deeper than PATH_MAX")
+	e := newEnv(t)
+	_, deep, writeAt, _ := deepTree(t, e)
+	write := func(data string) { writeAt(deep+"/bottom.txt", data) }
+	write("v1\n")
+	r := e.watchRepo()
+	saveMatchesFull(t, r, "first save with the watcher")
+	for i := range 3 {
+		write(fmt.Sprintf("v%d edited\n", i+2))
+		saveMatchesFull(t, r, fmt.Sprintf("save after deep edit %d", i+1))
 	}
 }

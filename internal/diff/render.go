@@ -28,6 +28,11 @@ type Side struct {
 type Change struct {
 	Path     string
 	Old, New *Side
+	// OldPath, when set and not Path, makes the change a rename of
+	// OldPath to Path (both sides must be set), written as git diff -M
+	// writes it with "similarity index Similarity%".
+	OldPath    string
+	Similarity int
 }
 
 const (
@@ -80,7 +85,20 @@ const (
 	// files ... differ" line, the format of a run's changes.diff. Only
 	// ckpt applies them; git apply refuses them and patch(1) skips them.
 	Base64Blocks
+	// BinaryNotice writes only git's "Binary files a/P and b/P differ"
+	// line, as git diff does without --binary: for people to read; it
+	// does not carry the content, so no tool can apply it.
+	BinaryNotice
 )
+
+// Options select how [WriteOptions] renders a diff.
+type Options struct {
+	// Binary is how the content of binary files is written.
+	Binary BinaryFormat
+	// Color adds git's default ANSI colours: headers bold, hunk headers
+	// cyan, deleted lines red, added lines green.
+	Color bool
+}
 
 // Write renders every change in order with git's binary patches; see
 // WriteChange.
@@ -90,12 +108,18 @@ func Write(w io.Writer, changes []Change) error {
 
 // WriteFormat renders every change in order, binary content in format f.
 func WriteFormat(w io.Writer, changes []Change, f BinaryFormat) error {
-	if f != GitBinaryPatch && f != Base64Blocks {
-		return fmt.Errorf("write diff: unknown binary format %d", f)
+	return WriteOptions(w, changes, Options{Binary: f})
+}
+
+// WriteOptions renders every change in order as o says.
+func WriteOptions(w io.Writer, changes []Change, o Options) error {
+	if o.Binary < GitBinaryPatch || o.Binary > BinaryNotice {
+		return fmt.Errorf("write diff: unknown binary format %d", o.Binary)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
+	pw := &patchWriter{bw: bw, o: o}
 	for _, c := range changes {
-		if err := writeChange(bw, c, f); err != nil {
+		if err := pw.change(c); err != nil {
 			return err
 		}
 	}
@@ -112,9 +136,44 @@ func WriteChange(w io.Writer, c Change) error {
 	return Write(w, []Change{c})
 }
 
-func writeChange(bw *bufio.Writer, c Change, f BinaryFormat) error {
+// patchWriter renders changes into bw. Write errors are sticky in bw and
+// reported by Flush.
+type patchWriter struct {
+	bw *bufio.Writer
+	o  Options
+}
+
+// git's default colours (color.diff.*): meta bold, frag cyan, old red,
+// new green; context and function names plain, each line reset.
+const (
+	colorMeta  = "\x1b[1m"
+	colorFrag  = "\x1b[36m"
+	colorOld   = "\x1b[31m"
+	colorNew   = "\x1b[32m"
+	colorReset = "\x1b[m"
+)
+
+// meta writes one header line (without its newline).
+func (p *patchWriter) meta(line string) {
+	if p.o.Color {
+		line = colorMeta + line + colorReset
+	}
+	p.bw.WriteString(line + "\n")
+}
+
+func (p *patchWriter) change(c Change) error {
 	if err := checkPath(c.Path, false); err != nil {
 		return fmt.Errorf("write diff %s: %w", QuotePath(c.Path), err)
+	}
+	if c.OldPath != "" && c.OldPath != c.Path {
+		if err := checkPath(c.OldPath, false); err != nil {
+			return fmt.Errorf("write diff %s: %w", QuotePath(c.OldPath), err)
+		}
+		if c.Old == nil || c.New == nil || c.Old.Mode&modeTypeMask != c.New.Mode&modeTypeMask {
+			return fmt.Errorf("write diff %s: a rename from %s needs both sides, of one type", QuotePath(c.Path), QuotePath(c.OldPath))
+		}
+	} else {
+		c.OldPath = ""
 	}
 	for _, s := range []*Side{c.Old, c.New} {
 		if s != nil && !validMode(s.Mode) {
@@ -126,36 +185,46 @@ func writeChange(bw *bufio.Writer, c Change, f BinaryFormat) error {
 	case o == nil && n == nil:
 		return nil
 	case o != nil && n != nil:
-		if o.Mode == n.Mode && bytes.Equal(o.Content, n.Content) {
+		if c.OldPath == "" && o.Mode == n.Mode && bytes.Equal(o.Content, n.Content) {
 			return nil
 		}
 		if o.Mode&modeTypeMask != n.Mode&modeTypeMask {
 			// git shows a type change as a deletion and an addition.
-			writeFile(bw, c.Path, o, nil, f)
-			writeFile(bw, c.Path, nil, n, f)
+			p.file(c.Path, c.Path, 0, o, nil)
+			p.file(c.Path, c.Path, 0, nil, n)
 			return nil
 		}
 	}
-	writeFile(bw, c.Path, o, n, f)
+	from := c.Path
+	if c.OldPath != "" {
+		from = c.OldPath
+	}
+	p.file(from, c.Path, c.Similarity, o, n)
 	return nil
 }
 
-// writeFile renders one "diff --git" section. Write errors are sticky in bw
-// and reported by Flush.
-func writeFile(bw *bufio.Writer, path string, o, n *Side, f BinaryFormat) {
-	aName := QuotePath("a/" + path)
-	bName := QuotePath("b/" + path)
-	bw.WriteString("diff --git " + aName + " " + bName + "\n")
+// file renders one "diff --git" section: from and to differ for a rename.
+func (p *patchWriter) file(from, to string, similarity int, o, n *Side) {
+	bw, f := p.bw, p.o.Binary
+	aName := QuotePath("a/" + from)
+	bName := QuotePath("b/" + to)
+	p.meta("diff --git " + aName + " " + bName)
 	switch {
 	case o == nil:
-		fmt.Fprintf(bw, "new file mode %06o\n", n.Mode)
+		p.meta(fmt.Sprintf("new file mode %06o", n.Mode))
 	case n == nil:
-		fmt.Fprintf(bw, "deleted file mode %06o\n", o.Mode)
+		p.meta(fmt.Sprintf("deleted file mode %06o", o.Mode))
 	case o.Mode != n.Mode:
-		fmt.Fprintf(bw, "old mode %06o\nnew mode %06o\n", o.Mode, n.Mode)
-		if bytes.Equal(o.Content, n.Content) {
-			return
-		}
+		p.meta(fmt.Sprintf("old mode %06o", o.Mode))
+		p.meta(fmt.Sprintf("new mode %06o", n.Mode))
+	}
+	if from != to {
+		p.meta(fmt.Sprintf("similarity index %d%%", similarity))
+		p.meta("rename from " + QuotePath(from))
+		p.meta("rename to " + QuotePath(to))
+	}
+	if o != nil && n != nil && bytes.Equal(o.Content, n.Content) {
+		return
 	}
 
 	var oc, nc []byte
@@ -174,11 +243,11 @@ func writeFile(bw *bufio.Writer, path string, o, n *Side, f BinaryFormat) {
 	if binary && f == GitBinaryPatch {
 		idLen = 40
 	}
-	bw.WriteString("index " + indexID(o, idLen) + ".." + indexID(n, idLen))
+	index := "index " + indexID(o, idLen) + ".." + indexID(n, idLen)
 	if o != nil && n != nil && o.Mode == n.Mode {
-		fmt.Fprintf(bw, " %06o", o.Mode)
+		index += fmt.Sprintf(" %06o", o.Mode)
 	}
-	bw.WriteByte('\n')
+	p.meta(index)
 
 	if binary && f == GitBinaryPatch {
 		writeGitBinary(bw, oc, nc)
@@ -186,10 +255,10 @@ func writeFile(bw *bufio.Writer, path string, o, n *Side, f BinaryFormat) {
 	}
 	if binary {
 		bw.WriteString("Binary files " + oldLabel + " and " + newLabel + " differ\n")
-		if o != nil {
+		if f == Base64Blocks && o != nil {
 			writeBase64(bw, "old", oc)
 		}
-		if n != nil {
+		if f == Base64Blocks && n != nil {
 			writeBase64(bw, "new", nc)
 		}
 		return
@@ -197,9 +266,9 @@ func writeFile(bw *bufio.Writer, path string, o, n *Side, f BinaryFormat) {
 	if len(oc) == 0 && len(nc) == 0 {
 		return // an added or deleted empty file: header only, like git
 	}
-	bw.WriteString("--- " + oldLabel + labelTab(oldLabel) + "\n")
-	bw.WriteString("+++ " + newLabel + labelTab(newLabel) + "\n")
-	writeHunks(bw, splitLines(string(oc)), splitLines(string(nc)))
+	p.meta("--- " + oldLabel + labelTab(oldLabel))
+	p.meta("+++ " + newLabel + labelTab(newLabel))
+	p.hunks(splitLines(string(oc)), splitLines(string(nc)))
 }
 
 // indexID returns the first n hex digits of a side's git blob id, zeros
@@ -235,8 +304,9 @@ func writeBase64(bw *bufio.Writer, which string, data []byte) {
 	}
 }
 
-// writeHunks writes the unified-diff hunks turning a into b.
-func writeHunks(bw *bufio.Writer, a, b []string) {
+// hunks writes the unified-diff hunks turning a into b.
+func (p *patchWriter) hunks(a, b []string) {
+	bw := p.bw
 	ds := diffLines(a, b)
 	funcPrev := -1
 	funcLine := ""
@@ -262,19 +332,27 @@ func writeHunks(bw *bufio.Writer, a, b []string) {
 		}
 		funcPrev = s1 - 1
 
-		bw.WriteString("@@ -" + hunkRange(s1, e1-s1) + " +" + hunkRange(s2, e2-s2) + " @@")
-		if funcLine != "" {
-			bw.WriteString(" " + funcLine)
+		header := "@@ -" + hunkRange(s1, e1-s1) + " +" + hunkRange(s2, e2-s2) + " @@"
+		switch {
+		case p.o.Color && funcLine != "":
+			// git's bytes exactly: the function name is reset twice.
+			bw.WriteString(colorFrag + header + colorReset + " " + colorReset + funcLine + colorReset)
+		case p.o.Color:
+			bw.WriteString(colorFrag + header + colorReset)
+		case funcLine != "":
+			bw.WriteString(header + " " + funcLine)
+		default:
+			bw.WriteString(header)
 		}
 		bw.WriteByte('\n')
 		pos := s1
 		for _, d := range ds[i : j+1] {
-			writeLines(bw, ' ', a[pos:d.Start])
-			writeLines(bw, '-', a[d.Start:d.End])
-			writeLines(bw, '+', b[d.ReplStart:d.ReplEnd])
+			p.lines(' ', a[pos:d.Start])
+			p.lines('-', a[d.Start:d.End])
+			p.lines('+', b[d.ReplStart:d.ReplEnd])
 			pos = d.End
 		}
-		writeLines(bw, ' ', a[pos:e1])
+		p.lines(' ', a[pos:e1])
 		i = j + 1
 	}
 }
@@ -313,12 +391,33 @@ func funcName(line string) (string, bool) {
 	return strings.TrimRight(line, " \t\n\v\f\r"), true
 }
 
-func writeLines(bw *bufio.Writer, op byte, lines []string) {
+// lines writes lines with the prefix op. In colour they are written as
+// git writes them: deleted lines red, added lines green with the '+' in
+// its own colour run, and every line, context included, reset at its end.
+func (p *patchWriter) lines(op byte, lines []string) {
+	bw := p.bw
 	for _, l := range lines {
-		bw.WriteByte(op)
-		bw.WriteString(l)
-		if !strings.HasSuffix(l, "\n") {
-			bw.WriteString("\n\\ No newline at end of file\n")
+		text, nl := strings.CutSuffix(l, "\n")
+		if p.o.Color {
+			switch op {
+			case '-':
+				bw.WriteString(colorOld + "-" + text + colorReset)
+			case '+':
+				bw.WriteString(colorNew + "+" + colorReset + colorNew + text + colorReset)
+			default:
+				bw.WriteString(string(op) + text + colorReset)
+			}
+		} else {
+			bw.WriteByte(op)
+			bw.WriteString(text)
+		}
+		bw.WriteByte('\n')
+		if !nl {
+			bw.WriteString("\\ No newline at end of file")
+			if p.o.Color {
+				bw.WriteString(colorReset)
+			}
+			bw.WriteByte('\n')
 		}
 	}
 }

@@ -11,7 +11,9 @@ import (
 
 // FileStat summarizes one change for WriteStat.
 type FileStat struct {
-	Path       string
+	Path string
+	// OldPath, when set and not Path, is the name a renamed file had.
+	OldPath    string
 	Insertions int // added lines (text only)
 	Deletions  int // deleted lines (text only)
 	Binary     bool
@@ -23,7 +25,7 @@ type FileStat struct {
 // Stat counts the lines a change inserts and deletes, as git diff --stat
 // does; a change between a file and a symlink counts as one.
 func Stat(c Change) FileStat {
-	st := FileStat{Path: c.Path}
+	st := FileStat{Path: c.Path, OldPath: c.OldPath}
 	var oc, nc []byte
 	if c.Old != nil {
 		oc = c.Old.Content
@@ -52,18 +54,41 @@ func Stat(c Change) FileStat {
 // when output is not a terminal.
 const statWidth = 80
 
+// StatOptions select how [WriteStatOptions] writes a summary.
+type StatOptions struct {
+	// Width is the line width to fit (0: 80, git's when output is not a
+	// terminal).
+	Width int
+	// Color writes the graph's '+' green and '-' red, as git does.
+	Color bool
+}
+
 // WriteStat writes stats the way git diff --stat does at 80 columns: one
 // " path | N +++--" line per file (" path | Bin 10 -> 12 bytes" for binary
 // files), then " N files changed, X insertions(+), Y deletions(-)". It
 // writes nothing for no stats.
 func WriteStat(w io.Writer, stats []FileStat) error {
+	return WriteStatOptions(w, stats, StatOptions{})
+}
+
+// WriteStatOptions writes stats as [WriteStat] does, as o says. Long
+// names are cut at the front to "..." as git cuts them, and the graph is
+// scaled to fit.
+func WriteStatOptions(w io.Writer, stats []FileStat, o StatOptions) error {
 	if len(stats) == 0 {
 		return nil
+	}
+	green, red, reset := "", "", ""
+	if o.Color {
+		green, red, reset = colorNew, colorOld, colorReset
 	}
 	names := make([]string, len(stats))
 	maxLen, maxChange, binWidth, numberWidth := 0, 0, 0, 0
 	for i, st := range stats {
 		names[i] = QuotePath(st.Path)
+		if st.OldPath != "" && st.OldPath != st.Path {
+			names[i] = RenameName(st.OldPath, st.Path)
+		}
 		maxLen = max(maxLen, len(names[i]))
 		if st.Binary {
 			binWidth = max(binWidth, 14+decimalWidth(st.OldSize)+decimalWidth(st.NewSize))
@@ -72,7 +97,10 @@ func WriteStat(w io.Writer, stats []FileStat) error {
 		}
 		maxChange = max(maxChange, st.Insertions+st.Deletions)
 	}
-	width := statWidth
+	width := o.Width
+	if width <= 0 {
+		width = statWidth
+	}
 	numberWidth = max(numberWidth, decimalWidth(int64(maxChange)))
 	width = max(width, 16+6+numberWidth)
 	graphWidth := maxChange
@@ -107,7 +135,7 @@ func WriteStat(w io.Writer, stats []FileStat) error {
 		if st.Binary {
 			fmt.Fprintf(bw, " %*s", numberWidth, "Bin")
 			if st.OldSize != 0 || st.NewSize != 0 {
-				fmt.Fprintf(bw, " %d -> %d bytes", st.OldSize, st.NewSize)
+				fmt.Fprintf(bw, " %s%d%s -> %s%d%s bytes", red, st.OldSize, reset, green, st.NewSize, reset)
 			}
 			bw.WriteByte('\n')
 			continue
@@ -132,7 +160,13 @@ func WriteStat(w io.Writer, stats []FileStat) error {
 		if st.Insertions+st.Deletions > 0 {
 			bw.WriteByte(' ')
 		}
-		bw.WriteString(strings.Repeat("+", add) + strings.Repeat("-", rem) + "\n")
+		if add > 0 {
+			bw.WriteString(green + strings.Repeat("+", add) + reset)
+		}
+		if rem > 0 {
+			bw.WriteString(red + strings.Repeat("-", rem) + reset)
+		}
+		bw.WriteByte('\n')
 	}
 	bw.WriteString(statSummary(len(stats), ins, del) + "\n")
 	return bw.Flush()

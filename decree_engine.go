@@ -70,7 +70,7 @@ func (e decreeEngine) Changes(ctx context.Context, from, to string) (*decree.Cha
 		return nil, err
 	}
 	c := &decree.Changes{Stat: stat.String(),
-		WritePatch: func(w io.Writer) error { return d.writePatch(ctx, w, diff.Base64Blocks) }}
+		WritePatch: func(w io.Writer) error { return d.writePatch(ctx, w, diff.Options{Binary: diff.Base64Blocks}) }}
 	c.Added, c.Modified, c.Deleted = d.Summary()
 	return c, nil
 }

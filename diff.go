@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -27,6 +28,23 @@ type DiffOptions struct {
 	To string
 	// Paths restrict the comparison (workspace-relative).
 	Paths []string
+	// Renames detects renames, as git diff -M does: a deleted file and
+	// an added one of the same type whose contents are at least
+	// RenameThreshold percent alike (see [DiffResult.Renames]).
+	Renames bool
+	// RenameThreshold is the similarity in percent a rename needs
+	// (0: 50, git's default; 100: identical contents only).
+	RenameThreshold int
+}
+
+// Rename is a deleted path found again at an added one. The deleted and
+// added paths stay in [DiffResult.Files]; a patch or stat shows the pair
+// as one rename.
+type Rename struct {
+	From Path `json:"from"`
+	To   Path `json:"to"`
+	// Similarity is git's "similarity index", in percent.
+	Similarity int `json:"similarity"`
 }
 
 // DiffResult is the difference between two states. Render it with
@@ -38,9 +56,14 @@ type DiffResult struct {
 	Files []FileChange
 	// Skipped lists working-tree paths not captured.
 	Skipped []Skipped
+	// Renames are the renames found with [DiffOptions.Renames], in the
+	// order of their new paths.
+	Renames []Rename
 
 	r     *Repo
 	trees map[object.ID][]byte
+	// renameFrom and renameTo index Renames by old and new path.
+	renameFrom, renameTo map[Path]int
 }
 
 // Changes returns the changed files.
@@ -108,6 +131,9 @@ func (r *Repo) Diff(ctx context.Context, opts DiffOptions) (*DiffResult, error) 
 		return nil
 	})
 	sortChanges(d.Files)
+	if err == nil && opts.Renames {
+		err = d.findRenames(ctx, opts.RenameThreshold)
+	}
 	return d, err
 }
 
@@ -183,25 +209,71 @@ func (r *Repo) readWorking(path string, mode uint32) ([]byte, error) {
 
 // WritePatch writes the difference as git diff --binary writes it (see
 // docs/formats.md): git apply applies it forward and in reverse (-R),
-// binary files, modes and symlinks included, and patch -p1 applies it when
-// it has no binary file (and fails, saying so, when it has).
+// binary files, modes, symlinks and renames included, and patch -p1
+// applies it when it has no binary file (and fails, saying so, when it
+// has).
 func (d *DiffResult) WritePatch(ctx context.Context, w io.Writer) error {
-	return d.writePatch(ctx, w, diff.GitBinaryPatch)
+	return d.writePatch(ctx, w, diff.Options{Binary: diff.GitBinaryPatch})
 }
 
-// writePatch writes the difference with binary content in format f
-// (Decree's run records use base64 blocks).
-func (d *DiffResult) writePatch(ctx context.Context, w io.Writer, f diff.BinaryFormat) error {
+// PatchOptions select how [DiffResult.WritePatchWith] writes a patch.
+type PatchOptions struct {
+	// BinaryNotice writes a binary file as git diff does without
+	// --binary, as one line: "Binary files a/P and b/P differ". Such a
+	// patch is for people to read: git apply cannot apply it.
+	BinaryNotice bool
+	// Color adds git's default colours (ANSI escapes).
+	Color bool
+}
+
+// WritePatchWith writes the difference as [DiffResult.WritePatch] does,
+// as o says.
+func (d *DiffResult) WritePatchWith(ctx context.Context, w io.Writer, o PatchOptions) error {
+	do := diff.Options{Binary: diff.GitBinaryPatch, Color: o.Color}
+	if o.BinaryNotice {
+		do.Binary = diff.BinaryNotice
+	}
+	return d.writePatch(ctx, w, do)
+}
+
+// writePatch writes the difference as o says (Decree's run records use
+// base64 blocks).
+func (d *DiffResult) writePatch(ctx context.Context, w io.Writer, o diff.Options) error {
+	return d.eachChange(ctx, func(c diff.Change) error {
+		return diff.WriteOptions(w, []diff.Change{c}, o)
+	})
+}
+
+// eachChange calls fn with each change in order, a rename once, at its new
+// path.
+func (d *DiffResult) eachChange(ctx context.Context, fn func(diff.Change) error) error {
 	for _, fc := range d.Files {
+		if _, ok := d.renameFrom[fc.Path]; ok {
+			continue
+		}
 		c, err := d.change(ctx, fc)
 		if err != nil {
 			return err
 		}
-		if err := diff.WriteFormat(w, []diff.Change{c}, f); err != nil {
+		if i, ok := d.renameTo[fc.Path]; ok {
+			rn := d.Renames[i]
+			src := d.fileChange(rn.From)
+			if c.Old, err = d.side(ctx, string(rn.From), src.old, false); err != nil {
+				return err
+			}
+			c.OldPath, c.Similarity = string(rn.From), rn.Similarity
+		}
+		if err := fn(c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// fileChange returns the change at path p (Files is sorted).
+func (d *DiffResult) fileChange(p Path) *FileChange {
+	i, _ := slices.BinarySearchFunc(d.Files, p, func(fc FileChange, p Path) int { return strings.Compare(string(fc.Path), string(p)) })
+	return &d.Files[i]
 }
 
 func (d *DiffResult) change(ctx context.Context, fc FileChange) (diff.Change, error) {
@@ -217,17 +289,43 @@ func (d *DiffResult) change(ctx context.Context, fc FileChange) (diff.Change, er
 	return diff.Change{Path: p, Old: old, New: nw}, nil
 }
 
-// WriteStat writes a git-style --stat summary.
+// WriteStat writes a git-style --stat summary at 80 columns.
 func (d *DiffResult) WriteStat(ctx context.Context, w io.Writer) error {
+	return d.WriteStatWith(ctx, w, StatOptions{})
+}
+
+// StatOptions select how [DiffResult.WriteStatWith] writes a summary.
+type StatOptions struct {
+	// Width is the line width to fit, as git's --stat fits the
+	// terminal's (0: 80).
+	Width int
+	// Color writes the graph in git's colours (ANSI escapes).
+	Color bool
+}
+
+// WriteStatWith writes a git-style --stat summary as o says.
+func (d *DiffResult) WriteStatWith(ctx context.Context, w io.Writer, o StatOptions) error {
 	var stats []diff.FileStat
-	for _, fc := range d.Files {
-		c, err := d.change(ctx, fc)
-		if err != nil {
-			return err
-		}
+	err := d.eachChange(ctx, func(c diff.Change) error {
 		stats = append(stats, diff.Stat(c))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return diff.WriteStat(w, stats)
+	return diff.WriteStatOptions(w, stats, diff.StatOptions{Width: o.Width, Color: o.Color})
+}
+
+// NameOnly returns the changed paths as git diff --name-only lists them:
+// a rename by its new path only.
+func (d *DiffResult) NameOnly() []Path {
+	out := []Path{}
+	for _, fc := range d.Files {
+		if _, ok := d.renameFrom[fc.Path]; !ok {
+			out = append(out, fc.Path)
+		}
+	}
+	return out
 }
 
 // Summary returns the +added ~modified -deleted counts.
@@ -253,6 +351,9 @@ type DiffReport struct {
 	Added    []Path         `json:"added"`
 	Modified []ModifiedFile `json:"modified"`
 	Deleted  []Path         `json:"deleted"`
+	// Renamed pairs deleted and added paths found to be renames (with
+	// [DiffOptions.Renames]); they are also listed in Added and Deleted.
+	Renamed []Rename `json:"renamed"`
 }
 
 // ModifiedFile is one modified path and its hunks.
@@ -280,7 +381,8 @@ type DiffHunk struct {
 // Report returns the difference as added, modified (with hunks) and
 // deleted paths.
 func (d *DiffResult) Report(ctx context.Context) (*DiffReport, error) {
-	out := &DiffReport{From: d.From, To: d.To, Added: []Path{}, Modified: []ModifiedFile{}, Deleted: []Path{}}
+	out := &DiffReport{From: d.From, To: d.To, Added: []Path{}, Modified: []ModifiedFile{}, Deleted: []Path{}, Renamed: []Rename{}}
+	out.Renamed = append(out.Renamed, d.Renames...)
 	for _, fc := range d.Files {
 		switch fc.Status {
 		case "added":

@@ -4,15 +4,23 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
 type diffOptions struct {
-	stat     bool
-	nameOnly bool
-	json     bool
+	stat      bool
+	nameOnly  bool
+	json      bool
+	color     string
+	binary    bool
+	renames   string
+	noRenames bool
+	exitCode  bool
+	noPager   bool
 }
 
 func newDiffCmd(e *env) *cobra.Command {
@@ -25,16 +33,30 @@ func newDiffCmd(e *env) *cobra.Command {
   ckpt diff A        checkpoint A against the working tree
   ckpt diff A B      checkpoint A against checkpoint B
 
-The diff is written as 'git diff --binary' writes it: 'git apply' applies it
-(and 'git apply -R' reverses it), binary files, modes and symlinks included.
-Binary files (a NUL byte in their first 8000 bytes, as git decides) are git
-binary patches with full blob ids; 'patch -p1' applies diffs without them
-and refuses (exit status 1) those with them.`,
+It reads like git diff's: on a terminal it is coloured (--color=WHEN:
+auto, always, never; auto is off when NO_COLOR is set) and long output goes
+through a pager ($CKPT_PAGER, else $PAGER, else less with LESS=FRX;
+--no-pager, or CKPT_PAGER=cat, turns it off). Renames are found as git
+diff -M finds them, files at least 50% alike (--find-renames=N to change
+it, --no-renames for a deletion and an addition). A binary file (a NUL
+byte in its first 8000 bytes, as git decides) is one line, "Binary files
+a/P and b/P differ"; --binary writes it as a git binary patch instead.
+
+With --binary the diff is written as 'git diff --binary' writes it: 'git
+apply' applies it (and 'git apply -R' reverses it), binary files, modes,
+symlinks and renames included; 'patch -p1' applies diffs without binary
+files and refuses (exit status 1) those with them.
+
+--stat fits the terminal's width ($COLUMNS, else 80). --exit-code exits
+with status 1 when there are differences and 0 when there are none;
+--quiet (-q) prints nothing and implies it.`,
 		Example: `  ckpt diff
   ckpt diff --stat
   ckpt diff HEAD~1 HEAD --name-only
   ckpt diff HEAD -- src/ README.md
-  ckpt diff A B | git apply -R`,
+  ckpt diff --binary A B | git apply -R
+  ckpt diff --no-renames --color=never > changes.diff
+  ckpt diff --quiet || echo "the workspace changed"`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			// At most two revisions; any number of PATHs after --.
 			revs := args
@@ -56,22 +78,58 @@ and refuses (exit status 1) those with them.`,
 			return runDiff(e, o, revs, paths)
 		},
 	}
-	c.Flags().BoolVar(&o.stat, "stat", false, "show a diffstat instead of the patch")
-	c.Flags().BoolVar(&o.nameOnly, "name-only", false, "show only the names of changed files")
-	jsonFlag(c, &o.json, "print JSON: added, modified (with hunks) and deleted paths, and every change")
+	f := c.Flags()
+	f.BoolVar(&o.stat, "stat", false, "show a diffstat instead of the patch")
+	f.BoolVar(&o.nameOnly, "name-only", false, "show only the names of changed files")
+	f.StringVar(&o.color, "color", "auto", "colour the output: `WHEN` is auto (on a terminal), always or never")
+	f.Lookup("color").NoOptDefVal = "always"
+	f.BoolVar(&o.binary, "binary", false, "write binary files as git binary patches (for git apply), not one line")
+	f.StringVarP(&o.renames, "find-renames", "M", "50", "detect renames of files at least `N` percent alike")
+	f.Lookup("find-renames").NoOptDefVal = "50"
+	f.BoolVar(&o.noRenames, "no-renames", false, "show renames as a deletion and an addition")
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit with status 1 if there are differences, 0 if none")
+	noPagerFlag(c, &o.noPager)
+	jsonFlag(c, &o.json, "print JSON: added, modified (with hunks), deleted and renamed paths, and every change")
 	return c
+}
+
+// noPagerFlag adds --no-pager to a command whose output goes through the
+// pager on a terminal.
+func noPagerFlag(c *cobra.Command, p *bool) {
+	c.Flags().BoolVar(p, "no-pager", false, "do not pipe the output into a pager ($CKPT_PAGER, $PAGER or less)")
+}
+
+// renameThreshold parses --find-renames' N, as git takes it: a percentage,
+// with or without '%'.
+func renameThreshold(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+	if err != nil || n < 0 || n > 100 {
+		return 0, usagef("--find-renames=%s: want a percentage from 0 to 100", s)
+	}
+	if n == 0 {
+		n = 1 // -M0 would pair anything; git's minimum is a score above 0
+	}
+	return n, nil
 }
 
 func runDiff(e *env, o *diffOptions, revs, paths []string) error {
 	if o.stat && o.nameOnly {
 		return usagef("--stat and --name-only cannot be combined")
 	}
+	color, err := e.colorOn(o.color)
+	if err != nil {
+		return err
+	}
+	threshold, err := renameThreshold(o.renames)
+	if err != nil {
+		return err
+	}
 	d, err := withRepo(e, o.json, func(r *ckpt.Repo, ctx context.Context) (*ckpt.DiffResult, error) {
 		wp, err := workspacePaths(e, r, paths)
 		if err != nil {
 			return nil, err
 		}
-		opts := ckpt.DiffOptions{Paths: wp}
+		opts := ckpt.DiffOptions{Paths: wp, Renames: !o.noRenames, RenameThreshold: threshold}
 		if len(revs) > 0 {
 			opts.From = revs[0]
 		}
@@ -83,6 +141,19 @@ func runDiff(e *env, o *diffOptions, revs, paths []string) error {
 	if err != nil {
 		return err
 	}
+	// --quiet (-q) is git's: no output, and the exit status says.
+	if !e.quiet {
+		if err := writeDiff(e, o, d, color); err != nil {
+			return err
+		}
+	}
+	if (o.exitCode || e.quiet) && len(d.Files) > 0 {
+		return &exitStatusError{1}
+	}
+	return nil
+}
+
+func writeDiff(e *env, o *diffOptions, d *ckpt.DiffResult, color bool) error {
 	if o.json {
 		rep, err := d.Report(e.ctx)
 		if err != nil {
@@ -93,16 +164,23 @@ func runDiff(e *env, o *diffOptions, revs, paths []string) error {
 			Changes []ckpt.FileChange `json:"changes"`
 		}{rep, d.Changes()})
 	}
-	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	defer w.Flush()
-	switch {
-	case o.nameOnly:
-		for _, f := range d.Files {
-			w.WriteString(displayPath(f.Path) + "\n")
+	width := e.columns()
+	return e.withPager(o.noPager, func() error {
+		w := bufio.NewWriterSize(e.stdout, 64<<10)
+		var err error
+		switch {
+		case o.nameOnly:
+			for _, p := range d.NameOnly() {
+				w.WriteString(displayPath(p) + "\n")
+			}
+		case o.stat:
+			err = d.WriteStatWith(e.ctx, w, ckpt.StatOptions{Width: width, Color: color})
+		default:
+			err = d.WritePatchWith(e.ctx, w, ckpt.PatchOptions{BinaryNotice: !o.binary, Color: color})
 		}
-		return nil
-	case o.stat:
-		return d.WriteStat(e.ctx, w)
-	}
-	return d.WritePatch(e.ctx, w)
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+		return err
+	})
 }

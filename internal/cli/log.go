@@ -9,9 +9,10 @@ import (
 )
 
 type logOptions struct {
-	json  bool
-	limit int
-	all   bool
+	json    bool
+	limit   int
+	all     bool
+	noPager bool
 }
 
 func newLogCmd(e *env) *cobra.Command {
@@ -34,6 +35,7 @@ would take the workspace.`,
 	jsonFlag(c, &o.json, "print JSON: {checkpoints, head, undo, redo}")
 	c.Flags().IntVarP(&o.limit, "limit", "n", 0, "show at most `N` checkpoints")
 	c.Flags().BoolVar(&o.all, "all", false, "every branch, tag and snapshot, not only HEAD")
+	noPagerFlag(c, &o.noPager)
 	return c
 }
 
@@ -73,6 +75,13 @@ func runLog(e *env, o *logOptions, from []string) error {
 		fmt.Fprintln(e.stderr, "no checkpoints yet; `ckpt save` records one")
 		return nil
 	}
+	return e.withPager(o.noPager, func() error {
+		printLog(e, nodes, tl)
+		return nil
+	})
+}
+
+func printLog(e *env, nodes []*ckpt.GraphNode, tl *ckpt.Timeline) {
 	for _, line := range graphLines(nodes, listLine) {
 		e.printf("%s\n", line)
 	}
@@ -84,7 +93,6 @@ func runLog(e *env, o *logOptions, from []string) error {
 	if tl.Redo != nil {
 		e.printf("redo: forward to %s (%s #%d)%s\n", tl.Redo.To.Short(), tl.Redo.OpKind, tl.Redo.Op, onBranch(tl.Redo.Branch))
 	}
-	return nil
 }
 
 func onBranch(b string) string {

@@ -12,6 +12,7 @@ import (
 type showOptions struct {
 	json     bool
 	manifest bool
+	noPager  bool
 }
 
 func newShowCmd(e *env) *cobra.Command {
@@ -51,6 +52,7 @@ directory.` + restoreNote,
 	}
 	jsonFlag(c, &o.json, "print JSON: {checkpoint, changes}")
 	c.Flags().BoolVar(&o.manifest, "manifest", false, "print the checkpoint's Decree manifest (JSON)")
+	noPagerFlag(c, &o.noPager)
 	return c
 }
 
@@ -75,7 +77,13 @@ func runShow(e *env, o *showOptions, rev string) error {
 	if err != nil {
 		return err
 	}
-	return e.result(o.json, s, s.Checkpoint.ID.String(), func() { printShow(e, s) })
+	if o.json || e.quiet {
+		return e.result(o.json, s, s.Checkpoint.ID.String(), nil)
+	}
+	return e.withPager(o.noPager, func() error {
+		printShow(e, s)
+		return nil
+	})
 }
 
 // runShowPath prints the file or directory p at rev, as git show REV:PATH.

@@ -33,6 +33,9 @@ const (
 	// other (usage included).
 	ExitRunIntegrity = 124
 	ExitRunError     = 125
+	// ckpt diff --exit-code and --quiet exit 1 when there are
+	// differences; their other failures exit ExitDiffError, as git's do.
+	ExitDiffError = 128
 )
 
 // env is what every command shares: I/O, global flags, the open repo.
@@ -86,6 +89,16 @@ func usagef(format string, a ...any) error { return &usageError{err: fmt.Errorf(
 type exitStatusError struct{ code int }
 
 func (e *exitStatusError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// failedError is an error reported as usual but ending with status code:
+// diff --exit-code keeps 1 for "there are differences", so its ordinary
+// failures end with 128, as git's do.
+type failedError struct {
+	error
+	code int
+}
+
+func (e *failedError) Unwrap() error { return e.error }
 
 // Main runs ckpt with args and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -217,9 +230,15 @@ func exitCode(err error) int {
 	var ue *usageError
 	var es *exitStatusError
 	var ne *ckpt.NameError
+	var fe *failedError
 	switch {
 	case errors.As(err, &es):
 		return es.code
+	case errors.As(err, &fe):
+		if c := exitCode(fe.error); c != ExitError {
+			return c
+		}
+		return fe.code
 	case errors.As(err, &ue), isCobraUsage(err), errors.As(err, &ne):
 		return ExitUsage
 	case errors.Is(err, ckpt.ErrCorrupt), errors.Is(err, ckpt.ErrIntegrity):

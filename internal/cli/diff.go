@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -49,7 +50,8 @@ files and refuses (exit status 1) those with them.
 
 --stat fits the terminal's width ($COLUMNS, else 80). --exit-code exits
 with status 1 when there are differences and 0 when there are none;
---quiet (-q) prints nothing and implies it.`,
+--quiet (-q) prints nothing and implies it. With either, a failure exits
+128 (usage 2, damaged objects 3), as git's do.`,
 		Example: `  ckpt diff
   ckpt diff --stat
   ckpt diff HEAD~1 HEAD --name-only
@@ -113,6 +115,17 @@ func renameThreshold(s string) (int, error) {
 }
 
 func runDiff(e *env, o *diffOptions, revs, paths []string) error {
+	err := runDiff1(e, o, revs, paths)
+	var es *exitStatusError
+	if err != nil && (o.exitCode || e.quiet) && !errors.As(err, &es) {
+		// 1 means "there are differences" here: a failure ends with 128,
+		// as git's do (usage errors stay 2, damaged objects 3).
+		return &failedError{err, ExitDiffError}
+	}
+	return err
+}
+
+func runDiff1(e *env, o *diffOptions, revs, paths []string) error {
 	if o.stat && o.nameOnly {
 		return usagef("--stat and --name-only cannot be combined")
 	}

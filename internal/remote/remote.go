@@ -512,6 +512,9 @@ func decodeCache(b []byte) (map[string]*indexFile, bool) {
 			}
 			b = b[sl:]
 		}
+		if !ix.valid() {
+			return nil, false // damaged: read the indexes again
+		}
 		out[ix.Pack] = ix
 	}
 	return out, len(b) == 0
@@ -585,12 +588,21 @@ func (r *Remote) readIndex(ctx context.Context, name string) (*indexFile, error)
 	if err := json.Unmarshal(plain, &ix); err != nil || ix.Pack != name || ix.Version != 1 {
 		return nil, &CorruptError{Remote: r.be.String(), Key: key, Detail: "the index does not decode or names another pack"}
 	}
-	for _, e := range ix.Objects {
-		if len(e.Kind) != 1 || e.Off < 0 || e.N <= 0 || e.N > maxRange || e.Off > ix.Size || e.Off+e.N > ix.Size || e.Size < 0 || e.Size > maxRange {
-			return nil, &CorruptError{Remote: r.be.String(), Key: key, Detail: "an index entry lies outside its pack"}
-		}
+	if !ix.valid() {
+		return nil, &CorruptError{Remote: r.be.String(), Key: key, Detail: "an index entry lies outside its pack"}
 	}
 	return &ix, nil
+}
+
+// valid reports whether every entry lies inside the pack, within the
+// bounds a read may ask for.
+func (ix *indexFile) valid() bool {
+	for _, e := range ix.Objects {
+		if len(e.Kind) != 1 || e.Off < 0 || e.N <= 0 || e.N > maxRange || e.Off > ix.Size || e.Off+e.N > ix.Size || e.Size < 0 || e.Size > maxRange {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Remote) addIndex(ix *indexFile) {

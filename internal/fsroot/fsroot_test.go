@@ -7,9 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // tree makes a workspace with a real directory d, an "ignored" directory
@@ -47,7 +46,7 @@ func tree(t *testing.T) (*Root, string, string) {
 }
 
 func isSymlinkRefusal(err error) bool {
-	return errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR)
+	return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // Both resolutions: openat2 where the kernel has it, and the walk.

@@ -6,8 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrNotRegular is wrapped by [ReadRegular]'s error for a path that is not
@@ -52,7 +50,7 @@ func ReadRegular(path string, limit int64) ([]byte, error) {
 // a long transcript). The caller bounds what it reads; fi is the opened
 // file's.
 func OpenRegular(path string) (f *os.File, fi fs.FileInfo, err error) {
-	f, err = os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err = os.OpenFile(path, os.O_RDONLY|ONonblock, 0)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -53,7 +53,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -135,9 +134,10 @@ func set(name string, fn func(arg string) error) (disarm func()) {
 // ErrInjected is wrapped by the errors injected with the fail action.
 var ErrInjected = errors.New("injected failure")
 
-// Kill ends the process at once with SIGKILL, as a crash would.
+// Kill ends the process at once, as a crash would (SIGKILL on Unix,
+// TerminateProcess on Windows).
 func Kill() {
-	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	killSelf()
 	select {}
 }
 

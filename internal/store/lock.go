@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/seed1cedbf7c/ckpt/internal/flock"
 )
 
-// fileLock is an inter-process exclusive lock (flock) on a file in the store
+// fileLock is an inter-process exclusive lock (flock, LockFileEx) on a file in the store
 // directory. The kernel releases it when the holder dies, so a crashed
 // process never leaves the store locked. The file holds the holder's pid and
 // command for the "waiting for" message.
@@ -44,11 +44,11 @@ func (l *fileLock) acquire(ctx context.Context, timeout time.Duration, waiting f
 	told := false
 	delay := 2 * time.Millisecond
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
+		ok, err := flock.TryLock(f)
+		if ok {
 			break
 		}
-		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+		if err != nil {
 			f.Close()
 			l.mu.Unlock()
 			return nil, fmt.Errorf("lock %s: %w", l.path, err)
@@ -78,7 +78,7 @@ func (l *fileLock) acquire(ctx context.Context, timeout time.Duration, waiting f
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+" "+strings.Join(os.Args, " ")+"\n"), 0)
 	return func() {
 		f.Truncate(0)
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		flock.Unlock(f)
 		f.Close()
 		l.mu.Unlock()
 	}, nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/seed1cedbf7c/ckpt/internal/flock"
 )
 
 // Version is the release of the Versity S3 Gateway the tests run.
@@ -77,10 +77,10 @@ func install(dir string) error {
 		return fmt.Errorf("install versitygw: %w", err)
 	}
 	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+	if err := flock.Lock(lock); err != nil {
 		return fmt.Errorf("install versitygw: lock %s: %w", lock.Name(), err)
 	}
-	defer unix.Flock(int(lock.Fd()), unix.LOCK_UN) // closing the file unlocks it too
+	defer flock.Unlock(lock) // closing the file unlocks it too
 	bin := filepath.Join(dir, "versitygw")
 	if isExecutable(bin) {
 		return nil // another test package installed it while this one waited

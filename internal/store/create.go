@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
@@ -303,11 +302,11 @@ func deviceOf(path string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	dev, ok := statDev(fi)
 	if !ok {
 		return "", false
 	}
-	return strconv.FormatUint(uint64(st.Dev), 10), true
+	return strconv.FormatUint(dev, 10), true
 }
 
 // RecordedMeta returns the settings (meta table) of the store in dir, or

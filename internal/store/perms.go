@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // Store files are 0600 and store directories 0700, whatever the umask or
@@ -66,7 +65,7 @@ func private(p string) {
 	if err != nil || fi.Mode().Perm()&0o077 == 0 {
 		return
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+	if !ownedByMe(fi) {
 		return
 	}
 	os.Chmod(p, fi.Mode().Perm()&^0o077)

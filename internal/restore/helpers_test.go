@@ -15,7 +15,6 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
-	"golang.org/x/sys/unix"
 )
 
 // objects is an in-memory object store: trees by id, and blobs by id
@@ -199,9 +198,14 @@ func equalDisk(t testing.TB, after, before disk) {
 // lstat returns the stat data of rel below dir, as a scan records it.
 func lstat(t testing.TB, dir, rel string) Stat {
 	t.Helper()
-	var st unix.Stat_t
-	if err := unix.Lstat(filepath.Join(dir, filepath.FromSlash(rel)), &st); err != nil {
+	root, err := fsroot.Open(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return StatOf(&st)
+	defer root.Close()
+	st, err := root.Stat(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return StatOf(st)
 }

@@ -37,12 +37,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/tree"
-	"golang.org/x/sys/unix"
 )
 
 // Op is what an action does to a path.
@@ -340,17 +340,17 @@ type Stat struct {
 }
 
 // StatOf converts raw stat data.
-func StatOf(st *unix.Stat_t) Stat {
+func StatOf(st *fsroot.Stat_t) Stat {
 	var mode uint32
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
 		mode = object.ModeFile | uint32(st.Mode)&0o777
-	case unix.S_IFLNK:
+	case syscall.S_IFLNK:
 		mode = object.ModeSymlink
-	case unix.S_IFDIR:
+	case syscall.S_IFDIR:
 		mode = object.ModeDir
 	default:
-		mode = uint32(st.Mode) & unix.S_IFMT // something ckpt never captures
+		mode = uint32(st.Mode) & syscall.S_IFMT // something ckpt never captures
 	}
 	return Stat{Mode: mode, Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Dev: uint64(st.Dev)}
 }
@@ -426,7 +426,7 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 	// Small restores fsync each file and directory; large ones flush the
 	// whole file system once (syncfs), which is cheaper than thousands of
 	// fsyncs but costs whatever else is dirty on that file system.
-	a.each = len(writes)+len(deletes) <= syncEachLimit
+	a.each = len(writes)+len(deletes) <= syncEachLimit || !canSyncFS
 	// 2. stage.
 	staged, err := a.stage(ctx, writes)
 	if err != nil {
@@ -499,7 +499,7 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 			if err := changed(); err != nil {
 				return out, err
 			}
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP):
 			// Gone, or no longer a directory (a file or symlink there, or
 			// above it, is not the restore's to remove).
 		case isNotEmpty(err):
@@ -671,17 +671,8 @@ func (a *Applier) syncDirs(out *Outcome) {
 		}
 	}
 	for d := range dirs {
-		// O_DIRECTORY: whatever replaced a directory meanwhile (a FIFO,
-		// whose open would block) is not opened.
-		if fd, err := a.Root.OpenDirFD(d); err == nil {
-			unix.Fsync(fd)
-			unix.Close(fd)
-		}
+		syncDir(a.Root, d)
 	}
-}
-
-func isNotEmpty(err error) bool {
-	return errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)
 }
 
 func unwrap(err error) error {
@@ -721,7 +712,7 @@ func (a *Applier) check(writes []Action, plan *Plan) (ok, kept []Action, err err
 			if !ok {
 				fi, err := a.Root.Lstat(d)
 				switch {
-				case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR):
+				case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 					state = "gone"
 				case err != nil:
 					return nil, nil, fmt.Errorf("stat %s: %w", d, unwrap(err))
@@ -747,7 +738,7 @@ func (a *Applier) check(writes []Action, plan *Plan) (ok, kept []Action, err err
 			// Created: the path itself must be free.
 			fi, err := a.Root.Lstat(w.Path)
 			switch {
-			case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR):
+			case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 			case err != nil:
 				return nil, nil, fmt.Errorf("stat %s: %w", w.Path, unwrap(err))
 			case fi.IsDir() && currentDirs[w.Path]:
@@ -941,7 +932,7 @@ func (a *Applier) place(staged, p string, replace bool) error {
 	if !replace && errors.Is(err, fs.ErrExist) {
 		return &ChangedError{Path: p, Why: "something was created there"}
 	}
-	if errors.Is(err, unix.EXDEV) {
+	if isCrossDevice(err) {
 		// Another file system is mounted below the workspace: copy next to
 		// the destination first.
 		tmp := path.Join(path.Dir(p), path.Base(a.Stage)+"-"+path.Base(staged))
@@ -998,12 +989,7 @@ func (a *Applier) sync() {
 	if a.RootPath == "" {
 		return
 	}
-	fd, err := unix.Open(a.RootPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return
-	}
-	syncFS(fd)
-	unix.Close(fd)
+	syncFS(a.RootPath)
 }
 
 // Verify checks that every written path holds its target entry and every
@@ -1042,7 +1028,7 @@ func Verify(root *fsroot.Root, out *Outcome, plan *Plan) []string {
 		if old, ok := out.gone[p]; ok && !StatOf(st).same(old) {
 			continue // created again by someone else since
 		}
-		if !(st.Mode&unix.S_IFMT == unix.S_IFDIR && plan.targetDirs[p]) {
+		if !(st.Mode&syscall.S_IFMT == syscall.S_IFDIR && plan.targetDirs[p]) {
 			bad = append(bad, p)
 		}
 	}
@@ -1069,7 +1055,7 @@ func matches(root *fsroot.Root, p string, e *object.Entry) bool {
 		return false
 	}
 	// O_NONBLOCK: a FIFO swapped in since the lstat must not block.
-	f, err := root.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := root.OpenFile(p, os.O_RDONLY|fsroot.ONonblock, 0)
 	if err != nil {
 		return false
 	}

@@ -1,7 +1,7 @@
-//go:build !linux
+//go:build unix && !linux
 
 package restore
 
 import "golang.org/x/sys/unix"
 
-func syncFS(fd int) { unix.Sync() }
+func syncFSFD(fd int) { unix.Sync() }

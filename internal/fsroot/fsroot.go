@@ -18,8 +18,8 @@
 //
 // On Windows a Root is built on [os.Root] and checks each directory on a
 // path with Lstat before acting (two steps, not one call); the calls that
-// hand out raw descriptors (OpenDirFD, OpenFD) fail with an error wrapping
-// [errors.ErrUnsupported].
+// hand out raw descriptors (OpenDirFD, OpenFD) fail with an
+// [*UnsupportedError].
 package fsroot
 
 import (

@@ -2,7 +2,6 @@ package fsroot
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -46,7 +45,7 @@ func timespec(t time.Time) Timespec {
 }
 
 // errNoFD is returned by the calls that hand out raw descriptors.
-var errNoFD = fmt.Errorf("%w: fsroot: directory descriptors are not supported on Windows yet; run ckpt inside WSL 2", errors.ErrUnsupported)
+var errNoFD = &UnsupportedError{What: "reading a directory by descriptor"}
 
 // Root is an open directory tree.
 type Root struct {

@@ -16,7 +16,6 @@ import (
 	"unsafe"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
-	"golang.org/x/sys/unix"
 )
 
 // The stat cache is a flat file, rebuilt by every full save, that lets a scan
@@ -124,16 +123,16 @@ func LoadCache(path string) (*Cache, error) {
 	if fi.Size() == 0 || fi.Size() > 1<<34 {
 		return nil, fmt.Errorf("stat cache: bad size %d", fi.Size())
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	data, unmap, err := mapFile(f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("stat cache: %w", err)
 	}
 	c, err := parseCache(data)
 	if err != nil {
-		unix.Munmap(data)
+		unmap()
 		return nil, err
 	}
-	c.unmap = func() { unix.Munmap(data) }
+	c.unmap = unmap
 	return c, nil
 }
 

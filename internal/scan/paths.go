@@ -12,7 +12,6 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/ignore"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
-	"golang.org/x/sys/unix"
 )
 
 // IgnoredError reports that a path named explicitly is ignored.
@@ -81,7 +80,7 @@ func matcherFor(root *fsroot.Root, dir string) (*ignore.Matcher, error) {
 			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
-			f, err := root.OpenFile(join(cur, name), os.O_RDONLY|unix.O_NONBLOCK, 0) // never block on a FIFO
+			f, err := root.OpenFile(join(cur, name), os.O_RDONLY|fsroot.ONonblock, 0) // never block on a FIFO
 			var data []byte
 			if err == nil {
 				data, err = io.ReadAll(f)
@@ -128,6 +127,9 @@ func Path(ctx context.Context, opts Options, rel string) (*object.Entry, *Result
 	dir, name := "", rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		dir, name = rel[:i], rel[i+1:]
+	}
+	if errPlatform != nil {
+		return nil, nil, fmt.Errorf("scan %s: %w", opts.Root, errPlatform)
 	}
 	root, err := fsroot.Open(opts.Root)
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
@@ -37,7 +38,6 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/ignore"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
-	"golang.org/x/sys/unix"
 )
 
 // TempPrefix starts the names of ckpt's temporary files and directories in a
@@ -480,6 +480,9 @@ func (s *scanner) staleCache() (bool, error) {
 
 // open opens the workspace's root directory.
 func (s *scanner) open() error {
+	if errPlatform != nil {
+		return fmt.Errorf("scan %s: %w", s.opts.Root, errPlatform)
+	}
 	r, err := fsroot.Open(s.opts.Root)
 	if err != nil {
 		return &PathError{Op: "open workspace", Path: "", Err: unwrapErr(err)}
@@ -492,7 +495,7 @@ func (s *scanner) open() error {
 // is no longer what its parent's listing said: gone, or replaced by a file
 // or a symlink (which is never followed).
 func vanished(err error) bool {
-	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP)
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)
 }
 
 func (s *scanner) progress() Progress {
@@ -580,7 +583,7 @@ func (s *scanner) readDir(n *node) error {
 		}
 		return &PathError{Op: "read directory", Path: n.rel, Err: unwrapErr(err)}
 	}
-	defer unix.Close(fd)
+	defer closeFD(fd)
 	bp := direntPool.Get().(*[]byte)
 	des, err := readDirents(fd, *bp)
 	direntPool.Put(bp)
@@ -662,7 +665,7 @@ func (s *scanner) readDir(n *node) error {
 		}
 		st, err := lstatAt(dirfd, name)
 		if err != nil {
-			if err == unix.ENOENT {
+			if err == syscall.ENOENT {
 				continue // vanished
 			}
 			return &PathError{Op: "stat", Path: join(n.rel, name), Err: err}
@@ -730,7 +733,7 @@ func (s *scanner) readDir(n *node) error {
 			n.unchanged = false
 			target, err := readlinkAt(dirfd, name)
 			if err != nil {
-				if err == unix.ENOENT {
+				if err == syscall.ENOENT {
 					continue
 				}
 				return &PathError{Op: "read symlink", Path: join(n.rel, name), Err: err}
@@ -859,44 +862,15 @@ func (s *scanner) putBlob(id object.ID, data []byte, base object.ID) error {
 	return s.opts.Sink.PutBlobFrom(id, data, base)
 }
 
-// readFileAt reads the regular file name in dirfd, not following a symlink.
-func readFileAt(dirfd int, name string) ([]byte, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	if st, err := fstat(fd); err != nil {
-		return nil, err
-	} else if st.mode&sIFMT != sIFREG {
-		return nil, unix.ENOENT // replaced meanwhile: as if gone
-	}
-	return io.ReadAll(f)
-}
-
-func readlinkAt(dirfd int, name string) ([]byte, error) {
-	for size := 256; ; size *= 2 {
-		buf := make([]byte, size)
-		n, err := unix.Readlinkat(dirfd, name, buf)
-		if err != nil {
-			return nil, err
-		}
-		if n < size {
-			return buf[:n], nil
-		}
-	}
-}
-
 func fileType(mode uint32) string {
 	switch mode & sIFMT {
-	case unix.S_IFIFO:
+	case syscall.S_IFIFO:
 		return "named pipe (FIFO)"
-	case unix.S_IFSOCK:
+	case syscall.S_IFSOCK:
 		return "socket"
-	case unix.S_IFCHR:
+	case syscall.S_IFCHR:
 		return "character device"
-	case unix.S_IFBLK:
+	case syscall.S_IFBLK:
 		return "block device"
 	}
 	return fmt.Sprintf("unsupported file type %o", mode&sIFMT)
@@ -914,7 +888,7 @@ func (s *scanner) hashEntry(n *node, i int) error {
 	}
 	e := &n.entries[i]
 	rel := join(n.rel, e.name)
-	fd, err := s.root.OpenFD(rel, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	fd, err := s.root.OpenFD(rel, os.O_RDONLY|fsroot.ONonblock, 0)
 	if err != nil {
 		if vanished(err) {
 			e.mode = 0 // vanished or replaced by a symlink: the next scan sees it

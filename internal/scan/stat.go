@@ -2,9 +2,8 @@ package scan
 
 import (
 	"path/filepath"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // statInfo is the part of lstat a cache entry compares.
@@ -18,42 +17,11 @@ type statInfo struct {
 	nlink uint64
 }
 
-func lstatAt(dirfd int, name string) (statInfo, error) {
-	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return statInfo{}, err
-		}
-		return fromStat(&st), nil
-	}
-}
-
-func fstat(fd int) (statInfo, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return statInfo{}, err
-	}
-	return fromStat(&st), nil
-}
-
-// Lstat returns the stat fields ckpt compares for an absolute path.
-func lstatPath(path string) (statInfo, error) {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return statInfo{}, err
-	}
-	return fromStat(&st), nil
-}
-
 const (
-	sIFMT  = unix.S_IFMT
-	sIFREG = unix.S_IFREG
-	sIFDIR = unix.S_IFDIR
-	sIFLNK = unix.S_IFLNK
+	sIFMT  = syscall.S_IFMT
+	sIFREG = syscall.S_IFREG
+	sIFDIR = syscall.S_IFDIR
+	sIFLNK = syscall.S_IFLNK
 )
 
 // FSClock returns the current time as the file system holding dir sees it:
@@ -70,7 +38,7 @@ func FSClock(dir string) int64 {
 	if err != nil {
 		return fallback
 	}
-	defer unix.Close(fd)
+	defer closeFD(fd)
 	st, err := fstat(fd)
 	if err != nil {
 		return fallback

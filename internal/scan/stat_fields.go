@@ -1,8 +1,8 @@
 package scan
 
-import "golang.org/x/sys/unix"
+import "github.com/seed1cedbf7c/ckpt/internal/fsroot"
 
-func fromStat(st *unix.Stat_t) statInfo {
+func fromStat(st *fsroot.Stat_t) statInfo {
 	return statInfo{
 		mode:  uint32(st.Mode),
 		size:  st.Size,

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/seed1cedbf7c/ckpt/internal/flock"
 )
 
 // fileBackend keeps a remote in a directory: one file per key. Writes go
@@ -148,7 +148,7 @@ func (b *fileBackend) Put(ctx context.Context, key string, data []byte, cond Con
 			return "", b.wrap("put", key, err)
 		}
 	case cond.IfMatch != "":
-		unlock, err := flock(p + ".lock")
+		unlock, err := lockFile(p + ".lock")
 		if err != nil {
 			return "", b.wrap("put", key, err)
 		}
@@ -201,16 +201,16 @@ func syncDir(dir string) {
 	}
 }
 
-func flock(path string) (func(), error) {
+func lockFile(path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := flock.Lock(f); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+	return func() { flock.Unlock(f); f.Close() }, nil
 }
 
 func (b *fileBackend) List(ctx context.Context, prefix string) ([]Entry, error) {

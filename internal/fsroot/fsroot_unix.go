@@ -17,6 +17,10 @@ import (
 // writer.
 const ONonblock = unix.O_NONBLOCK
 
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+}
+
 // Stat_t is raw lstat data.
 type Stat_t = unix.Stat_t
 

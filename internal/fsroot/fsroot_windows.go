@@ -19,6 +19,13 @@ import (
 // ONonblock is 0: Windows has no FIFO a path could name.
 const ONonblock = 0
 
+func openNoFollow(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ELOOP}
+	}
+	return os.Open(path)
+}
+
 // Stat_t is the part of lstat data ckpt reads, shaped as Unix's: Mode
 // holds syscall.S_IF* type bits and permission bits, Ctim is the last
 // write time (Windows reports no change time here) and Ino, Dev and Nlink

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 )
 
 // TailLines is how much of each failed attempt's log failure-context.md
@@ -22,7 +21,7 @@ const (
 // can be far larger than memory. A line cut by the byte limit starts with
 // "[...]".
 func Tail(path string, n int) string {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	f, err := fsroot.OpenNoFollow(path)
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
-	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
 
@@ -52,9 +52,9 @@ var ErrNotRegular = fsroot.ErrNotRegular
 // never follows a symlink in the last component and never blocks on a
 // FIFO. (Whole inputs are read with [fsroot.ReadRegular].)
 func ReadPrefix(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	f, err := fsroot.OpenNoFollow(path)
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
+		if errors.Is(err, syscall.ELOOP) {
 			return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 		}
 		return nil, err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/atomicfile"
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
-	"golang.org/x/sys/unix"
 )
 
 // Run statuses.
@@ -341,7 +340,7 @@ func LinkAtomic(src, dst string) error {
 // CopyAtomic makes dst a copy of the regular file src, streamed, and
 // replaces dst atomically.
 func CopyAtomic(src, dst string) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	in, err := fsroot.OpenNoFollow(src)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ var running sync.Map
 // (at a second SIGINT), so that no routine outlives it.
 func KillRunning() {
 	running.Range(func(k, _ any) bool {
-		syscall.Kill(-k.(int), syscall.SIGKILL)
+		signalGroup(k.(int), syscall.SIGKILL)
 		return true
 	})
 }
@@ -74,6 +74,10 @@ func KillRunning() {
 // SIGKILL after GracePeriod, and the attempt ends as interrupted. If ctx
 // is cancelled before the routine starts, it is not started.
 func Execute(ctx context.Context, argv []string, dir string, env []string, log io.Writer, tee io.Writer, started func(group *Proc)) Exit {
+	if errPlatform != nil {
+		fmt.Fprintf(log, "ckpt: %v\n", errPlatform)
+		return Exit{Code: 126, Error: errPlatform.Error()}
+	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(log, "ckpt: interrupted before the routine started\n")
 		return Exit{Code: 130, Interrupted: true}
@@ -90,7 +94,7 @@ func Execute(ctx context.Context, argv []string, dir string, env []string, log i
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Stdin = nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = groupAttr()
 	cmd.WaitDelay = PipeDelay
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(log, "ckpt: cannot start %s: %v\n", argv[0], err)
@@ -114,18 +118,18 @@ func Execute(ctx context.Context, argv []string, dir string, env []string, log i
 	case err = <-done:
 	case <-ctx.Done():
 		interrupted = true
-		syscall.Kill(-pgid, syscall.SIGTERM)
+		signalGroup(pgid, syscall.SIGTERM)
 		select {
 		case err = <-done:
 		case <-time.After(GracePeriod):
-			syscall.Kill(-pgid, syscall.SIGKILL)
+			signalGroup(pgid, syscall.SIGKILL)
 			err = <-done
 		}
 	}
 	// What the routine left running in its group. (Its id cannot have
 	// been taken by another group: it was reaped a moment ago, and the id
 	// stays in use while any of its processes lives.)
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	signalGroup(pgid, syscall.SIGKILL)
 	var ex Exit
 	if interrupted {
 		ex.Interrupted = true

@@ -56,7 +56,7 @@ func KillGroup(p *Proc) {
 	if start, ok := procStart(p.PID); ok && (p.Start == 0 || start != p.Start) {
 		return
 	}
-	if syscall.Kill(-p.PID, syscall.SIGKILL) != nil {
+	if signalGroup(p.PID, syscall.SIGKILL) != nil {
 		return
 	}
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {

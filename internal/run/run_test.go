@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -307,7 +306,7 @@ func TestLoadConfigLimits(t *testing.T) {
 func TestReadFileRefusesOddFiles(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := mkfifo(fifo, 0o644); err != nil {
 		t.Skip(err)
 	}
 	os.WriteFile(filepath.Join(dir, "f"), []byte("12345"), 0o644)
@@ -336,7 +335,7 @@ func TestTailBounded(t *testing.T) {
 	if got := Tail(filepath.Join(dir, "long"), 200); len(got) > TailBytes+5 || !strings.HasPrefix(got, "[...]xxx") {
 		t.Errorf("one long line: got %d bytes starting %.20q", len(got), got)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
+	if err := mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
 		if got := Tail(filepath.Join(dir, "fifo"), 200); !strings.HasPrefix(got, "(no log") {
 			t.Errorf("fifo: %q", got)
 		}
@@ -373,7 +372,7 @@ func TestLinkAtomic(t *testing.T) {
 	if b, _ := os.ReadFile(dst); string(b) != "log\n" {
 		t.Fatalf("dst = %q", b)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
+	if err := mkfifo(filepath.Join(dir, "fifo"), 0o644); err == nil {
 		if err := CopyAtomic(filepath.Join(dir, "fifo"), dst); !errors.Is(err, ErrNotRegular) {
 			t.Fatalf("copy of a fifo: %v", err)
 		}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package run
+
+import "errors"
+
+func mkfifo(string, uint32) error { return errors.ErrUnsupported }

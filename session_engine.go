@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/restore"
+	"github.com/seed1cedbf7c/ckpt/internal/run"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/session"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -380,8 +380,7 @@ func (e sessionEngine) RunSummarizer(ctx context.Context, transcript []byte) (st
 	// Stopping it stops what the shell started too (a pipeline, a model's
 	// client), which would otherwise hold its output open and keep Run
 	// waiting: it runs in its own process group, killed as a whole.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	run.OwnGroup(cmd)
 	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
 		if parent.Err() != nil {

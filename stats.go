@@ -334,9 +334,9 @@ func workspaceState(ws, dev string) (exists, gone bool, reason string) {
 		// empty mount point looks exactly like a removed workspace.
 		return false, false, fmt.Sprintf("%s does not exist, but its store does not record which file system it was on (made by an older ckpt), so it may be on a disk that is not mounted; if it is really gone, remove the store by hand", ws)
 	}
-	if st, ok := pfi.Sys().(*syscall.Stat_t); ok && dev != strconv.FormatUint(uint64(st.Dev), 10) {
+	if pdev, ok := store.FileDevice(pfi); ok && dev != strconv.FormatUint(pdev, 10) {
 		return false, false, fmt.Sprintf("%s was on another file system (device %s) than its parent %s is on now (device %d): a disk that is not mounted?",
-			ws, dev, parent, uint64(st.Dev))
+			ws, dev, parent, pdev)
 	}
 	return false, true, ""
 }

@@ -38,11 +38,10 @@ func checkStoreOwner(dir string) error {
 		if err != nil {
 			return fmt.Errorf("store %s: %w", dir, err)
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
+		owner, ok := store.FileOwner(fi)
 		if !ok {
 			continue
 		}
-		owner := int(st.Uid)
 		if owner == me || me == 0 && strconv.Itoa(owner) == os.Getenv("SUDO_UID") || safeStore(dir) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"os/exec"
 	"syscall"
 
 	"github.com/seed1cedbf7c/ckpt/internal/fsroot"
@@ -41,3 +42,8 @@ func groupAlive(pgid int) bool {
 	_, ok := procStart(pgid)
 	return ok
 }
+
+// OwnGroup leaves cmd as it is: on Windows only cmd's own process is
+// killed when its context is done (exec.CommandContext's default), not
+// the processes it started.
+func OwnGroup(*exec.Cmd) {}

@@ -302,7 +302,7 @@ func deviceOf(path string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	dev, ok := statDev(fi)
+	dev, ok := FileDevice(fi)
 	if !ok {
 		return "", false
 	}

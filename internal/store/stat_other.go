@@ -4,10 +4,13 @@ package store
 
 import "io/fs"
 
-// statDev reports no device: Windows file info carries none, so the
+// FileDevice reports no device: Windows file info carries none, so the
 // workspace's file system is not recorded there.
-func statDev(fs.FileInfo) (uint64, bool) { return 0, false }
+func FileDevice(fs.FileInfo) (uint64, bool) { return 0, false }
 
-// ownedByMe reports false: Windows guards files with ACLs, not mode bits,
-// so there are no group and other bits to take away.
+// FileOwner reports no owner: Windows guards files with ACLs, not a uid.
+func FileOwner(fs.FileInfo) (int, bool) { return 0, false }
+
+// ownedByMe reports false: there are no group and other mode bits to take
+// away on Windows.
 func ownedByMe(fs.FileInfo) bool { return false }

@@ -8,8 +8,8 @@ import (
 	"syscall"
 )
 
-// statDev returns the device number of fi's file system.
-func statDev(fi fs.FileInfo) (uint64, bool) {
+// FileDevice returns the device number (st_dev) of fi's file system.
+func FileDevice(fi fs.FileInfo) (uint64, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false
@@ -17,8 +17,17 @@ func statDev(fi fs.FileInfo) (uint64, bool) {
 	return uint64(st.Dev), true
 }
 
+// FileOwner returns the uid owning fi.
+func FileOwner(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
 // ownedByMe reports whether this process's effective user owns fi.
 func ownedByMe(fi fs.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Geteuid()
+	uid, ok := FileOwner(fi)
+	return ok && uid == os.Geteuid()
 }

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // fakeCodex puts a `codex` shell script on PATH (before the system's
@@ -135,7 +135,7 @@ func TestCodexRolloutOdd(t *testing.T) {
 	data, _ := os.ReadFile(s.Transcript)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := testutil.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	unreadable := filepath.Join(dir, "unreadable.jsonl")

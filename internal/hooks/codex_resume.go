@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -278,8 +277,7 @@ func codexFork(ctx context.Context, s *ckpt.Session, turn string, gone []string)
 	cmd.WaitDelay = 5 * time.Second
 	// Its own process group, killed whole: a child of codex's does not
 	// outlive it holding its output open.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownGroup(cmd)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return "", "", err

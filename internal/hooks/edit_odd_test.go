@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +27,7 @@ func TestEditToolOddPaths(t *testing.T) {
 	testutil.WriteFiles(t, e.ws, map[string]string{".gitignore": "*.local\nbuild/\n", "build/big/x.o": "obj\n"})
 	os.Symlink(secret, filepath.Join(e.ws, "link.local"))
 	os.Symlink(out, filepath.Join(e.ws, "away.local"))
-	if err := syscall.Mkfifo(filepath.Join(e.ws, "fifo.local"), 0o600); err != nil {
+	if err := testutil.Mkfifo(filepath.Join(e.ws, "fifo.local"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	const sid = "2f9c7c1e-5b0a-4c51-9a7e-3d1f6b8e4a21"

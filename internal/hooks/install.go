@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -957,11 +956,10 @@ func keepOwner(f *os.File, old fs.FileInfo, file string) error {
 	if old == nil {
 		return nil
 	}
-	st, ok := old.Sys().(*syscall.Stat_t)
+	uid, gid, ok := fileOwner(old)
 	if !ok {
 		return nil
 	}
-	uid, gid := int(st.Uid), int(st.Gid)
 	if uid == os.Geteuid() && gid == os.Getegid() {
 		return nil
 	}
@@ -996,7 +994,7 @@ func removeStaleTemps(file string) {
 		if err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if processGone(pid) {
 			os.Remove(filepath.Join(filepath.Dir(file), de.Name()))
 		}
 	}

@@ -4,9 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Droid's, Copilot's and Cursor's transcripts when they are not what a
@@ -16,7 +17,7 @@ import (
 func TestAgentTranscriptsOdd(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := testutil.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	readers := map[string]func(string, string) error{

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // A transcript_path naming something other than a regular file — a
@@ -20,7 +20,7 @@ import (
 func TestTranscriptMustBeRegular(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := testutil.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, target := range []string{"/dev/zero", fifo, dir} {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	_ "modernc.org/sqlite"
 )
 
@@ -130,7 +131,9 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	ts.Check(err)
-	ts.Check(syscall.Kill(pid, sig))
+	p, err := os.FindProcess(pid)
+	ts.Check(err)
+	ts.Check(p.Signal(sig))
 }
 
 // mkfifo PATH
@@ -138,7 +141,7 @@ func cmdMkfifo(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: mkfifo path")
 	}
-	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
+	ts.Check(testutil.Mkfifo(ts.MkAbs(args[0]), 0o644))
 }
 
 // corrupt CONTENT: flip one bit of the stored blob whose content is CONTENT

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -185,7 +184,7 @@ func startWatcher(ctx context.Context, r *ckpt.Repo, idle time.Duration) error {
 	cmd.Args[0] = os.Args[0]
 	cmd.Env = append(os.Environ(), "CKPT_PROGRESS=none")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detached()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("watch: start %s: %w", exe, err)
 	}

@@ -33,7 +33,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/bench"
@@ -99,9 +98,7 @@ func sh(env []string, wd string, name string, args ...string) (time.Duration, in
 	d := time.Since(start)
 	var rss int64
 	if c.ProcessState != nil {
-		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = ru.Maxrss
-		}
+		rss = maxRSSKB(c.ProcessState)
 	}
 	if err != nil {
 		return d, rss, out.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
@@ -339,7 +336,7 @@ func check(err error) {
 
 // settle flushes other processes' dirty data (untimed), so a measurement
 // that fsyncs pays only for its own writes (ext4 commits all ordered data).
-func settle() { syscall.Sync() }
+func settle() { syncAll() }
 
 func must2(_ time.Duration, _ int64, _ string, err error) {
 	if err != nil {

@@ -100,9 +100,7 @@ func sh(env []string, wd, name string, args ...string) (measurement, error) {
 	m := measurement{Wall: time.Since(start), out: out.String()}
 	if ps := c.ProcessState; ps != nil {
 		m.CPU = ps.UserTime() + ps.SystemTime()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			m.MaxRSS = ru.Maxrss
-		}
+		m.MaxRSS = maxRSSKB(ps)
 	}
 	if err != nil {
 		return m, fmt.Errorf("%s %s (in %s): %v: %s", name, strings.Join(args, " "), wd, err, strings.TrimSpace(errb.String()))
@@ -121,7 +119,7 @@ func prof(env []string, name string) []string {
 
 // settle flushes other processes' dirty data (untimed), so a measurement
 // that fsyncs pays only for its own writes.
-func settle() { syscall.Sync() }
+func settle() { syncAll() }
 
 // turnResult is one turn of both tools.
 type turnResult struct {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -544,7 +545,10 @@ func TestAttackRemoteZstdBomb(t *testing.T) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	rss, measured := peakRSS(cmd.ProcessState)
+	if !measured {
+		t.Logf("peak memory is not measured on %s: only the exit status is checked", runtime.GOOS)
+	}
 	if code != 3 {
 		t.Errorf("ckpt pull of a zstd bomb: exit %d, want 3; stderr:\n%.1000s", code, stderr.String())
 	}
@@ -552,7 +556,7 @@ func TestAttackRemoteZstdBomb(t *testing.T) {
 	if raceEnabled {
 		limit *= 2 // the race detector's shadow memory
 	}
-	if rss > limit {
+	if measured && rss > limit {
 		t.Errorf("ckpt pull of a %d-byte object (index: 5 bytes) that decodes to 256 MiB peaked at %d MiB of memory, want < %d", bomb.Len(), rss>>20, limit>>20)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"golang.org/x/sys/unix"
+	"github.com/seed1cedbf7c/ckpt/internal/flock"
 )
 
 // The steps every agent's end-to-end test shares: a three-turn session
@@ -106,11 +106,11 @@ func (w *world) lockStore(store string) (unlock func()) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+	if err := flock.Lock(lock); err != nil {
 		w.t.Fatal(err)
 	}
 	return func() {
-		unix.Flock(int(lock.Fd()), unix.LOCK_UN)
+		flock.Unlock(lock)
 		lock.Close()
 	}
 }

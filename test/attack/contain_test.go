@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
 
 // Symlink loops, links to /proc/self/root and out of the workspace, a hard
@@ -48,7 +48,7 @@ func TestContainmentOddEntries(t *testing.T) {
 	os.WriteFile(tmp, []byte("edited in the workspace\n"), 0o644)
 	os.Rename(tmp, filepath.Join(e.WS, "hard.txt"))
 	os.Remove(filepath.Join(e.WS, "was-file"))
-	if err := unix.Mkfifo(filepath.Join(e.WS, "was-file"), 0o644); err != nil {
+	if err := testutil.Mkfifo(filepath.Join(e.WS, "was-file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(e.WS, "root"))

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
+	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/test/internal/ckptenv"
-	"golang.org/x/sys/unix"
 )
 
 // DEFECT. A FIFO where a directory the restore changed was makes the
@@ -39,7 +39,7 @@ func TestFIFOWhereRestoreSyncsDirectory(t *testing.T) {
 	fifo := filepath.Join(e.WS, "d")
 	// Change 1 deletes d/x.txt, change 2 prunes d: then d is a FIFO.
 	defer ckptenv.Once("restore/change(2)", func(string) error {
-		if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		if err := testutil.Mkfifo(fifo, 0o644); err != nil {
 			t.Error(err)
 		}
 		return nil
@@ -91,7 +91,7 @@ func TestFIFOWhereEmptyDirectoryWas(t *testing.T) {
 	defer ckptenv.Once("restore/before-change", func(string) error {
 		os.Remove(filepath.Join(fifo, "q"))
 		os.Remove(fifo)
-		if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		if err := testutil.Mkfifo(fifo, 0o644); err != nil {
 			t.Error(err)
 		}
 		return nil
@@ -138,7 +138,7 @@ func TestFIFOWhereDiffReadsAFile(t *testing.T) {
 	}
 	fifo := filepath.Join(e.WS, "f.txt")
 	os.Remove(fifo)
-	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+	if err := testutil.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -34,7 +34,8 @@
 // [*IntegrityError]. A restore interrupted by a crash is finished by the next
 // Open (or [Repo.Recover]). Every save and restore is recorded in an
 // operation log, so [Repo.Undo] and [Repo.Redo] step back and forth — a
-// restore included.
+// restore included. [Repo.OpLog] lists that log and [Repo.OpRestore] puts
+// back the state any entry of it left.
 //
 // # Named snapshots
 //
@@ -81,9 +82,10 @@
 //
 // Every error to test for is in errors.go. Sentinels, for [errors.Is]:
 // [ErrNotFound], [ErrCorrupt], [ErrLocked], [ErrFull], [ErrNotWritable],
-// [ErrNothingToUndo], [ErrNothingToRedo], [ErrIntegrity], [ErrNotGit],
-// [ErrExists], [ErrNotRegular], [ErrNoSession], [ErrInvalidSnapshotName],
-// [ErrForeignStore], [ErrUnapprovedCommand], [ErrNoWatcher]. Types, for
+// [ErrNothingToUndo], [ErrNothingToRedo], [ErrNoOpState], [ErrIntegrity],
+// [ErrNotGit], [ErrExists], [ErrNotRegular], [ErrNoSession],
+// [ErrInvalidSnapshotName], [ErrForeignStore], [ErrUnapprovedCommand],
+// [ErrNoWatcher]. Types, for
 // [errors.As]: [*CorruptError], [*IntegrityError], [*PathError],
 // [*AncestorStoreError], [*NoStoreError], [*ConfigError], [*FsckError],
 // [*GitSyncError], [*NameError], [*RevisionError], [*RunStoppedError],

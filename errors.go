@@ -41,6 +41,11 @@ var (
 	ErrIntegrity = restore.ErrIntegrity
 )
 
+// ErrNoOpState: [Repo.OpRestore] was given an operation that left no
+// workspace state to put back (a tag, a branch deletion: see
+// [OpKind.HasState]).
+var ErrNoOpState = errors.New("records no workspace state")
+
 // ErrNotGit is returned by git-backend methods on other backends.
 var ErrNotGit = errors.New("the workspace does not use the git backend")
 

@@ -101,22 +101,29 @@ func (r *Repo) Timeline(ctx context.Context) (*Timeline, error) {
 	} else if ref != nil {
 		t.Head = ref.ID
 	}
-	done, redo := timeline(ops)
+	t.Undo, t.Redo = steps(ops)
+	return t, nil
+}
+
+// steps replays the operation log and returns where undo and redo would
+// go (nil: nowhere).
+func steps(ops []store.Op) (undo, redo *Step) {
+	done, redone := timeline(ops)
 	if n := len(done); n > 0 && !done[n-1].Before.IsZero() {
 		op := done[n-1]
-		t.Undo = &Step{Op: op.Seq, OpKind: OpKind(op.Kind), To: op.Before}
+		undo = &Step{Op: op.Seq, OpKind: OpKind(op.Kind), To: op.Before}
 		if from, _, ok := switchBranches(op); ok {
-			t.Undo.Branch = from
+			undo.Branch = from
 		}
 	}
-	if n := len(redo); n > 0 {
-		op := redo[n-1]
-		t.Redo = &Step{Op: op.Seq, OpKind: OpKind(op.Kind), To: op.After}
+	if n := len(redone); n > 0 {
+		op := redone[n-1]
+		redo = &Step{Op: op.Seq, OpKind: OpKind(op.Kind), To: op.After}
 		if _, to, ok := switchBranches(op); ok {
-			t.Redo.Branch = to
+			redo.Branch = to
 		}
 	}
-	return t, nil
+	return undo, redo
 }
 
 // Undo steps the timeline back: it restores the state before the last save

@@ -296,7 +296,7 @@ A store another user owns is refused unless CKPT_SAFE_STORE lists it
 		cmds      []*cobra.Command
 	}{
 		{"checkpoints", "Checkpoints:", []*cobra.Command{newSaveCmd(e), newStatusCmd(e), newDiffCmd(e),
-			newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e), newSnapshotCmd(e), newWatchCmd(e)}},
+			newRestoreCmd(e), newUndoCmd(e), newRedoCmd(e), newOpCmd(e), newSnapshotCmd(e), newWatchCmd(e)}},
 		{"history", "History:", []*cobra.Command{newListCmd(e), newLogCmd(e), newShowCmd(e), newCatCmd(e), newLsCmd(e),
 			newBranchCmd(e), newSwitchCmd(e), newTagCmd(e), newTagsCmd(e), newAncestorCmd(e)}},
 		{"sessions", "Sessions (an agent's turns):", []*cobra.Command{newSessionCmd(e), newTurnCmd(e),

@@ -23,9 +23,10 @@ const (
 var lookOnlyCommands = map[string]int{
 	"list": noStoreEmpty, "log": noStoreEmpty, "status": noStoreEmpty, "tags": noStoreEmpty,
 	"runs": noStoreEmpty, "session": noStoreEmpty, "session list": noStoreEmpty,
-	"snapshot list": noStoreEmpty,
-	"diff":          noStoreError, "show": noStoreError, "ancestor": noStoreError, "stats": noStoreError,
+	"snapshot list": noStoreEmpty, "op log": noStoreEmpty,
+	"diff": noStoreError, "show": noStoreError, "ancestor": noStoreError, "stats": noStoreError,
 	"runs show": noStoreError, "session show": noStoreError, "snapshot diff": noStoreError,
+	"op restore": noStoreError,
 }
 
 // lookOnly returns how c run with args opens a store that does not exist.

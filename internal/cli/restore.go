@@ -66,6 +66,12 @@ func printRestoreText(e *env, res *ckpt.RestoreResult, verb string) {
 	default:
 		e.printf("%s: now at %s (%d file(s) changed)\n", verb, res.Head.Short(), n)
 	}
+	printActions(e, res)
+}
+
+// printActions prints a restore's changes, a line a path, and says where
+// unsaved changes went.
+func printActions(e *env, res *ckpt.RestoreResult) {
 	for _, a := range res.Actions {
 		if a.Op == "keep" {
 			e.printf("keep   %s (%s)\n", displayPath(a.Path), a.Reason)

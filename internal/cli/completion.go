@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -100,6 +101,21 @@ func (e *env) remoteNames(r *ckpt.Repo) []string {
 	return names
 }
 
+// restorableOps are the numbers op restore takes, newest first, each
+// described by its kind, the state it left and its branch: among the
+// newest 50 operations (each costs a tree diff).
+func (e *env) restorableOps(r *ckpt.Repo) []string {
+	var out []string
+	if es, err := r.OpLog(e.ctx, ckpt.OpLogOptions{Limit: 50}); err == nil {
+		for _, op := range es {
+			if op.Restorable {
+				out = append(out, fmt.Sprintf("%d\t%s %s (%s)", op.Seq, op.Kind, op.After.Short(), op.Branch))
+			}
+		}
+	}
+	return out
+}
+
 func (e *env) sessionIDs(r *ckpt.Repo) []string {
 	var ids []string
 	if ss, err := r.Sessions(e.ctx); err == nil {
@@ -155,6 +171,7 @@ func setCompletions(e *env, root *cobra.Command) {
 		"remote remove":    completeArgAt(e, 0, e.remoteNames),
 		"session show":     completeArgAt(e, 0, e.sessionIDs),
 		"session delete":   completeArgAt(e, 0, e.sessionIDs),
+		"op restore":       completeArgAt(e, 0, e.restorableOps),
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -13,4 +13,7 @@
 // the test runs its edit at exactly the moment the engine reaches a path,
 // rather than sleeping and hoping. Randomized variants run more rounds
 // without -short. docs/guarantees.md names the test of each guarantee.
+//
+// The suite runs on Unix: it sends signals, makes FIFOs, sets the umask
+// and limits a process's memory.
 package faults

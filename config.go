@@ -38,6 +38,13 @@ type Config struct {
 	MaxAge time.Duration `json:"max_age"`
 	// MaxSize bounds the store's size on disk, in bytes.
 	MaxSize int64 `json:"max_size"`
+	// KeepHourly, KeepDaily, KeepWeekly and KeepMonthly are how many
+	// hours, days, ISO weeks and months gc keeps a checkpoint of per
+	// branch, besides Keep (see [Retention]).
+	KeepHourly  int `json:"keep_hourly"`
+	KeepDaily   int `json:"keep_daily"`
+	KeepWeekly  int `json:"keep_weekly"`
+	KeepMonthly int `json:"keep_monthly"`
 	// TimelineMax is how many timeline checkpoints the git backend keeps
 	// as refs.
 	TimelineMax int `json:"timeline_max"`
@@ -97,7 +104,19 @@ var configKeys = []ConfigKey{
 	{Name: "keep", Kind: "int", Doc: "checkpoints gc keeps per branch",
 		get: func(c *Config) string { return strconv.Itoa(c.Keep) },
 		set: func(c *Config, v string) (err error) { c.Keep, err = parseCount(v); return }},
-	{Name: "max_age", Kind: "duration", Doc: "gc drops checkpoints older than this (0: no limit)",
+	{Name: "keep_hourly", Kind: "int", Doc: "hours gc keeps the newest checkpoint of, per branch, besides keep",
+		get: func(c *Config) string { return strconv.Itoa(c.KeepHourly) },
+		set: func(c *Config, v string) (err error) { c.KeepHourly, err = parseCount(v); return }},
+	{Name: "keep_daily", Kind: "int", Doc: "days gc keeps the newest checkpoint of, per branch, besides keep",
+		get: func(c *Config) string { return strconv.Itoa(c.KeepDaily) },
+		set: func(c *Config, v string) (err error) { c.KeepDaily, err = parseCount(v); return }},
+	{Name: "keep_weekly", Kind: "int", Doc: "ISO weeks gc keeps the newest checkpoint of, per branch, besides keep",
+		get: func(c *Config) string { return strconv.Itoa(c.KeepWeekly) },
+		set: func(c *Config, v string) (err error) { c.KeepWeekly, err = parseCount(v); return }},
+	{Name: "keep_monthly", Kind: "int", Doc: "months gc keeps the newest checkpoint of, per branch, besides keep",
+		get: func(c *Config) string { return strconv.Itoa(c.KeepMonthly) },
+		set: func(c *Config, v string) (err error) { c.KeepMonthly, err = parseCount(v); return }},
+	{Name: "max_age", Kind: "duration", Doc: "gc drops checkpoints older than this unless a keep_* bucket keeps them (0: no limit)",
 		get: func(c *Config) string { return FormatDuration(c.MaxAge) },
 		set: func(c *Config, v string) (err error) { c.MaxAge, err = ParseDuration(v); return }},
 	{Name: "max_size", Kind: "size", Doc: "gc keeps the store under this size on disk (0: no limit)",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,23 +14,37 @@ import (
 )
 
 // Retention says which checkpoints gc keeps. Checkpoints that a ref names
-// (HEAD, branch tips, tags, unexpired snapshots) are always kept. The
+// (HEAD, branch tips, tags, unexpired snapshots) are always kept. Per
+// branch, a checkpoint is kept if any policy keeps it: Keep (with MaxAge)
+// or one of the buckets (KeepHourly, KeepDaily, KeepWeekly, KeepMonthly);
+// then MaxSize drops the oldest of those until the store fits. The
 // operation log loses the steps that refer to removed checkpoints, so undo
 // reaches back as far as the kept checkpoints go.
 type Retention struct {
-	// Keep is how many checkpoints to keep per branch, newest first.
+	// Keep is how many checkpoints to keep per branch, newest first
+	// (restic's keep-last), among those younger than MaxAge.
 	Keep int `json:"keep"`
-	// MaxAge drops checkpoints older than this (0: no limit).
+	// MaxAge bounds Keep: older checkpoints are not kept by it (0: no
+	// limit). The buckets reach past it.
 	MaxAge time.Duration `json:"max_age"`
 	// MaxSize drops the oldest further checkpoints until the store's data
 	// fits in this many bytes (0: no limit).
 	MaxSize int64 `json:"max_size"`
+	// KeepHourly, KeepDaily, KeepWeekly and KeepMonthly keep, per branch,
+	// the newest checkpoint of each of the last N hours, days, ISO weeks
+	// and months that have a checkpoint (0: none), counted in
+	// [GCOptions.Location].
+	KeepHourly  int `json:"keep_hourly"`
+	KeepDaily   int `json:"keep_daily"`
+	KeepWeekly  int `json:"keep_weekly"`
+	KeepMonthly int `json:"keep_monthly"`
 }
 
 // MarshalJSON writes MaxAge as config.toml and `ckpt config` write it
 // ("30d", "0"), not as nanoseconds.
 func (r Retention) MarshalJSON() ([]byte, error) {
-	return json.Marshal(retentionJSON{Keep: r.Keep, MaxAge: FormatDuration(r.MaxAge), MaxSize: r.MaxSize})
+	return json.Marshal(retentionJSON{Keep: r.Keep, MaxAge: FormatDuration(r.MaxAge), MaxSize: r.MaxSize,
+		KeepHourly: r.KeepHourly, KeepDaily: r.KeepDaily, KeepWeekly: r.KeepWeekly, KeepMonthly: r.KeepMonthly})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -42,19 +57,48 @@ func (r *Retention) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*r = Retention{Keep: j.Keep, MaxAge: d, MaxSize: j.MaxSize}
+	*r = Retention{Keep: j.Keep, MaxAge: d, MaxSize: j.MaxSize,
+		KeepHourly: j.KeepHourly, KeepDaily: j.KeepDaily, KeepWeekly: j.KeepWeekly, KeepMonthly: j.KeepMonthly}
 	return nil
 }
 
 type retentionJSON struct {
-	Keep    int    `json:"keep"`
-	MaxAge  string `json:"max_age"`
-	MaxSize int64  `json:"max_size"`
+	Keep        int    `json:"keep"`
+	MaxAge      string `json:"max_age"`
+	MaxSize     int64  `json:"max_size"`
+	KeepHourly  int    `json:"keep_hourly"`
+	KeepDaily   int    `json:"keep_daily"`
+	KeepWeekly  int    `json:"keep_weekly"`
+	KeepMonthly int    `json:"keep_monthly"`
 }
 
 // Retention returns the store's retention settings.
 func (c Config) Retention() Retention {
-	return Retention{Keep: c.Keep, MaxAge: c.MaxAge, MaxSize: c.MaxSize}
+	return Retention{Keep: c.Keep, MaxAge: c.MaxAge, MaxSize: c.MaxSize,
+		KeepHourly: c.KeepHourly, KeepDaily: c.KeepDaily, KeepWeekly: c.KeepWeekly, KeepMonthly: c.KeepMonthly}
+}
+
+// Why gc keeps a checkpoint (see [KeptCheckpoint]): a ref names it, a
+// session needs it, or a retention policy keeps it.
+const (
+	KeptByHead     = "head"     // HEAD
+	KeptByBranch   = "branch"   // a branch's tip
+	KeptByTag      = "tag"      // a tag
+	KeptBySnapshot = "snapshot" // an unexpired snapshot
+	KeptByRemote   = "remote"   // a remote-tracking ref
+	KeptBySession  = "session"  // a session's turn
+	KeptByLast     = "last"     // Retention.Keep (within MaxAge)
+	KeptByHourly   = "hourly"   // Retention.KeepHourly
+	KeptByDaily    = "daily"    // Retention.KeepDaily
+	KeptByWeekly   = "weekly"   // Retention.KeepWeekly
+	KeptByMonthly  = "monthly"  // Retention.KeepMonthly
+)
+
+// KeptCheckpoint is a checkpoint gc keeps, and why.
+type KeptCheckpoint struct {
+	*Checkpoint
+	// KeptBy are the reasons, in the order of the KeptBy constants.
+	KeptBy []string `json:"kept_by"`
 }
 
 // GCOptions configure [Repo.GC].
@@ -66,6 +110,9 @@ type GCOptions struct {
 	// NoCompact skips giving the freed space back to the file system
 	// (SQLite reuses it for new checkpoints); automatic gc does this.
 	NoCompact bool
+	// Location is the time zone the hourly, daily, weekly and monthly
+	// buckets are counted in; nil: local time (time.Local).
+	Location *time.Location
 }
 
 // GCResult reports a garbage collection.
@@ -76,6 +123,12 @@ type GCResult struct {
 	Removed []*Checkpoint `json:"removed"`
 	// Kept is the number of checkpoints kept.
 	Kept int `json:"kept"`
+	// KeptCheckpoints are the checkpoints kept, oldest first, each with
+	// why.
+	KeptCheckpoints []KeptCheckpoint `json:"kept_checkpoints"`
+	// DroppedForSize is how many of the removed checkpoints a policy
+	// kept but MaxSize had no room for.
+	DroppedForSize int `json:"dropped_for_size"`
 	// ExpiredSnapshots are the snapshots whose TTL had passed.
 	ExpiredSnapshots []string `json:"expired_snapshots"`
 	// Sessions are the sessions idle for longer than MaxAge, removed.
@@ -111,7 +164,11 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 	if opts.Retention != nil {
 		ret = *opts.Retention
 	}
-	p, err := r.planGC(ctx, ret)
+	loc := opts.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	p, err := r.planGC(ctx, ret, loc)
 	if err != nil {
 		return nil, err
 	}
@@ -128,15 +185,18 @@ type gcPlan struct {
 	expired  []store.Ref // snapshots whose TTL passed
 	sessions []string    // sessions idle for longer than MaxAge
 	sweep    *store.SweepPlan
+	why      map[ID]keepReasons // why each protected checkpoint stays
 }
 
 // planGC works out a gc under ret: the snapshots and sessions that go, the
-// checkpoints nothing protects and the retention does not keep (by count
-// and age per branch — retentionCandidates — then by size), and every
-// object only they refer to. It reads the store and changes nothing.
-func (r *Repo) planGC(ctx context.Context, ret Retention) (*gcPlan, error) {
+// checkpoints nothing protects and no policy keeps (by count and age, and
+// by hour, day, week and month in loc, per branch — retentionKeeps — then
+// by size), and every object only they refer to. It reads the store and
+// changes nothing.
+func (r *Repo) planGC(ctx context.Context, ret Retention, loc *time.Location) (*gcPlan, error) {
 	now := r.now()
-	p := &gcPlan{out: &GCResult{Retention: ret, Removed: []*Checkpoint{}, ExpiredSnapshots: []string{}, Sessions: []string{}}}
+	p := &gcPlan{out: &GCResult{Retention: ret, Removed: []*Checkpoint{}, KeptCheckpoints: []KeptCheckpoint{},
+		ExpiredSnapshots: []string{}, Sessions: []string{}}, why: map[ID]keepReasons{}}
 	usage, err := r.st.Usage(ctx)
 	if err != nil {
 		return nil, err
@@ -150,7 +210,8 @@ func (r *Repo) planGC(ctx context.Context, ret Retention) (*gcPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	candidates := retentionCandidates(recs, ret, now, protected)
+	kept := retentionKeeps(recs, ret, now, loc)
+	candidates := retentionCandidates(recs, kept, protected)
 	ops, err := r.st.Ops(ctx, 0)
 	if err != nil {
 		return nil, err
@@ -173,9 +234,16 @@ func (r *Repo) planGC(ctx context.Context, ret Retention) (*gcPlan, error) {
 	}
 	names, _ := r.refNames(ctx)
 	for i := len(recs) - 1; i >= 0; i-- {
-		if removed[recs[i].ID] {
-			p.out.Removed = append(p.out.Removed, toCheckpoint(recs[i], names))
+		rec := recs[i]
+		if removed[rec.ID] {
+			p.out.Removed = append(p.out.Removed, toCheckpoint(rec, names))
+			if kept[rec.ID] != 0 {
+				p.out.DroppedForSize++
+			}
+			continue
 		}
+		p.out.KeptCheckpoints = append(p.out.KeptCheckpoints,
+			KeptCheckpoint{Checkpoint: toCheckpoint(rec, names), KeptBy: (p.why[rec.ID] | kept[rec.ID]).names()})
 	}
 	p.out.Kept = len(recs) - len(p.out.Removed)
 	p.out.Objects = len(plan.Trees) + len(plan.Blobs) + len(plan.Chunks)
@@ -191,7 +259,8 @@ func (r *Repo) planGC(ctx context.Context, ret Retention) (*gcPlan, error) {
 // gcProtected returns the checkpoints a gc never removes: those a ref
 // names (but expired snapshots, which it lists in p), and those sessions
 // keep (but sessions idle for longer than ret.MaxAge, which it lists in
-// p: they go, and their turns are no longer kept for them).
+// p: they go, and their turns are no longer kept for them). It notes why
+// in p.why.
 func (r *Repo) gcProtected(ctx context.Context, ret Retention, now time.Time, p *gcPlan) (map[ID]bool, error) {
 	refs, err := r.st.Refs(ctx, "")
 	if err != nil {
@@ -205,6 +274,7 @@ func (r *Repo) gcProtected(ctx context.Context, ret Retention, now time.Time, p 
 			continue
 		}
 		protected[ref.ID] = true
+		p.why[ref.ID] |= refReason(ref.Name)
 	}
 	skip := map[string]bool{}
 	if ret.MaxAge > 0 {
@@ -226,24 +296,125 @@ func (r *Repo) gcProtected(ctx context.Context, ret Retention, now time.Time, p 
 	}
 	for _, id := range roots {
 		protected[id] = true
+		p.why[id] |= keptBySession
 	}
 	return protected, nil
 }
 
-// retentionCandidates applies the count and age limits per branch to the
-// checkpoints (newest first): it returns those the retention keeps that
-// nothing protects, newest first — the ones a size limit may still drop.
-// It is pure.
-func retentionCandidates(recs []*store.Record, ret Retention, now time.Time, protected map[ID]bool) []ID {
-	var out []ID
+// keepReasons is a set of reasons to keep a checkpoint, one bit per
+// KeptBy constant, in their order.
+type keepReasons uint16
+
+const (
+	keptByHead keepReasons = 1 << iota
+	keptByBranch
+	keptByTag
+	keptBySnapshot
+	keptByRemote
+	keptBySession
+	keptByLast
+	keptByHourly
+	keptByDaily
+	keptByWeekly
+	keptByMonthly
+)
+
+var keepReasonNames = []string{KeptByHead, KeptByBranch, KeptByTag, KeptBySnapshot, KeptByRemote,
+	KeptBySession, KeptByLast, KeptByHourly, KeptByDaily, KeptByWeekly, KeptByMonthly}
+
+// names returns the set's KeptBy constants, in order.
+func (k keepReasons) names() []string {
+	out := []string{}
+	for i, n := range keepReasonNames {
+		if k&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// refReason says why a ref keeps the checkpoint it names.
+func refReason(name string) keepReasons {
+	switch {
+	case name == headName:
+		return keptByHead
+	case strings.HasPrefix(name, branchPrefix):
+		return keptByBranch
+	case strings.HasPrefix(name, tagPrefix):
+		return keptByTag
+	case strings.HasPrefix(name, snapshotPrefix):
+		return keptBySnapshot
+	}
+	return keptByRemote
+}
+
+// bucketPolicy is one of the hourly, daily, weekly and monthly policies:
+// it keeps the newest checkpoint of each of the last n buckets.
+type bucketPolicy struct {
+	reason keepReasons
+	n      int
+	bucket func(t time.Time) int // a number per hour, day, ISO week or month
+}
+
+func bucketPolicies(ret Retention) []bucketPolicy {
+	return []bucketPolicy{
+		{keptByHourly, ret.KeepHourly, func(t time.Time) int {
+			return ((t.Year()*100+int(t.Month()))*100+t.Day())*100 + t.Hour()
+		}},
+		{keptByDaily, ret.KeepDaily, func(t time.Time) int { return (t.Year()*100+int(t.Month()))*100 + t.Day() }},
+		{keptByWeekly, ret.KeepWeekly, func(t time.Time) int { y, w := t.ISOWeek(); return y*100 + w }},
+		{keptByMonthly, ret.KeepMonthly, func(t time.Time) int { return t.Year()*100 + int(t.Month()) }},
+	}
+}
+
+// retentionKeeps applies the policies per branch to the checkpoints
+// (newest first, as the store lists them) and says which keep each one.
+// Keep takes the first ret.Keep in that order that are younger than
+// ret.MaxAge. Each bucket policy walks them newest first by time (the
+// list's order among equal times) and keeps a checkpoint whose hour, day,
+// ISO week or month in loc it has not met yet, until it has kept n. It
+// is pure.
+func retentionKeeps(recs []*store.Record, ret Retention, now time.Time, loc *time.Location) map[ID]keepReasons {
+	out := map[ID]keepReasons{}
 	perBranch := map[string]int{}
 	for _, rec := range recs {
 		n := perBranch[rec.Branch]
 		if n < ret.Keep && (ret.MaxAge <= 0 || now.Sub(rec.Time) <= ret.MaxAge) {
 			perBranch[rec.Branch] = n + 1
-			if !protected[rec.ID] {
-				out = append(out, rec.ID)
+			out[rec.ID] |= keptByLast
+		}
+	}
+	byTime := slices.Clone(recs)
+	slices.SortStableFunc(byTime, func(a, b *store.Record) int { return b.Time.Compare(a.Time) })
+	for _, pol := range bucketPolicies(ret) {
+		if pol.n <= 0 {
+			continue
+		}
+		left := map[string]int{}
+		seen := map[string]map[int]bool{}
+		for _, rec := range byTime {
+			if seen[rec.Branch] == nil {
+				seen[rec.Branch], left[rec.Branch] = map[int]bool{}, pol.n
 			}
+			b := pol.bucket(rec.Time.In(loc))
+			if left[rec.Branch] > 0 && !seen[rec.Branch][b] {
+				seen[rec.Branch][b] = true
+				left[rec.Branch]--
+				out[rec.ID] |= pol.reason
+			}
+		}
+	}
+	return out
+}
+
+// retentionCandidates returns the checkpoints (newest first) a policy
+// keeps that nothing protects: the ones a size limit may still drop. It
+// is pure.
+func retentionCandidates(recs []*store.Record, kept map[ID]keepReasons, protected map[ID]bool) []ID {
+	var out []ID
+	for _, rec := range recs {
+		if kept[rec.ID] != 0 && !protected[rec.ID] {
+			out = append(out, rec.ID)
 		}
 	}
 	return out
@@ -423,11 +594,12 @@ func (r *Repo) extraRoots(ctx context.Context, skip map[string]bool) ([]ID, erro
 
 // autoGC runs gc after a save when the store is well over its limits, so
 // each automatic gc removes a batch and the cost is spread over many saves:
-// count and age get a slack of a tenth of keep (at least 10) and a day;
-// size triggers above max_size, and only once the store has grown by a
-// tenth of it since the last automatic gc (which aims at 90% of max_size),
-// so a store whose named checkpoints alone exceed the limit is not
-// collected on every save.
+// count and age get a slack of a tenth of keep (at least 10) and a day, and
+// a branch is over them once it has more checkpoints past them than the
+// hourly to monthly buckets could keep; size triggers above max_size, and
+// only once the store has grown by a tenth of it since the last automatic
+// gc (which aims at 90% of max_size), so a store whose named checkpoints
+// alone exceed the limit is not collected on every save.
 func (r *Repo) autoGC(ctx context.Context) {
 	ret := r.cfg.Retention()
 	if ret.Keep <= 0 && ret.MaxAge <= 0 && ret.MaxSize <= 0 {
@@ -449,17 +621,18 @@ func (r *Repo) autoGC(ctx context.Context) {
 			return
 		}
 		slack := max(10, ret.Keep/10)
-		perBranch := map[string]int{}
+		buckets := ret.KeepHourly + ret.KeepDaily + ret.KeepWeekly + ret.KeepMonthly
+		perBranch, past := map[string]int{}, map[string]int{}
 		now := r.now()
 		for _, rec := range recs {
 			perBranch[rec.Branch]++
-			if ret.Keep > 0 && perBranch[rec.Branch] > ret.Keep+slack {
-				over = true
-				break
-			}
-			if ret.MaxAge > 0 && now.Sub(rec.Time) > ret.MaxAge+24*time.Hour {
-				over = true
-				break
+			if (ret.Keep > 0 && perBranch[rec.Branch] > ret.Keep+slack) ||
+				(ret.MaxAge > 0 && now.Sub(rec.Time) > ret.MaxAge+24*time.Hour) {
+				past[rec.Branch]++
+				if past[rec.Branch] > buckets {
+					over = true
+					break
+				}
 			}
 		}
 	}

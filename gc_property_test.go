@@ -199,7 +199,7 @@ func TestRetentionCandidates(t *testing.T) {
 		{Retention{Keep: 1, MaxAge: 24 * time.Hour}, "2"},
 		{Retention{Keep: 0}, ""},
 	} {
-		if got := ids(retentionCandidates(recs, tc.ret, now, protected)); got != tc.want {
+		if got := ids(retentionCandidates(recs, retentionKeeps(recs, tc.ret, now, time.UTC), protected)); got != tc.want {
 			t.Errorf("%+v: candidates %q, want %q", tc.ret, got, tc.want)
 		}
 	}

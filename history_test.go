@@ -475,7 +475,8 @@ func TestPropertyHistoryOps(t *testing.T) {
 
 // A retention's max_age is written as config.toml writes it, and reads back.
 func TestRetentionJSON(t *testing.T) {
-	for _, r := range []Retention{{Keep: 100, MaxAge: 30 * 24 * time.Hour, MaxSize: 1 << 30}, {}} {
+	for _, r := range []Retention{{Keep: 100, MaxAge: 30 * 24 * time.Hour, MaxSize: 1 << 30}, {},
+		{Keep: 1, KeepHourly: 2, KeepDaily: 3, KeepWeekly: 4, KeepMonthly: 5}} {
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
@@ -486,7 +487,7 @@ func TestRetentionJSON(t *testing.T) {
 		}
 	}
 	b, _ := json.Marshal(Retention{Keep: 5, MaxAge: 12 * time.Hour})
-	if want := `{"keep":5,"max_age":"12h","max_size":0}`; string(b) != want {
+	if want := `{"keep":5,"max_age":"12h","max_size":0,"keep_hourly":0,"keep_daily":0,"keep_weekly":0,"keep_monthly":0}`; string(b) != want {
 		t.Errorf("got %s, want %s", b, want)
 	}
 }

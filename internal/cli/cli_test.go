@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	_ "time/tzdata" // scripts set TZ (gc_keep_buckets.txtar), whatever the machine has
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/seed1cedbf7c/ckpt"

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/spf13/cobra"
 )
 
 type gcOptions struct {
 	keep    int
+	buckets [4]int // --keep-hourly, -daily, -weekly, -monthly
 	maxAge  string
 	maxSize string
 	dryRun  bool
@@ -18,16 +21,24 @@ type gcOptions struct {
 func newGCCmd(e *env) *cobra.Command {
 	o := &gcOptions{}
 	c := &cobra.Command{
-		Use:   "gc [--keep N] [--max-age DUR] [--max-size SIZE] [--dry-run]",
+		Use:   "gc [--keep N] [--keep-daily N ...] [--max-age DUR] [--max-size SIZE] [--dry-run]",
 		Short: "Remove old checkpoints and free their space",
-		Long: `Gc applies the retention policy: per branch it keeps the newest --keep
-checkpoints younger than --max-age, then drops the oldest of those until the
-store fits in --max-size. Defaults come from the store's settings (ckpt
-config: keep 100, max_age 30d, max_size 1GiB). Checkpoints named by HEAD, a
-branch, a tag or a snapshot are never removed by count, age or size; expired
-snapshots (--ttl) are removed. The operation log keeps the window whose
-checkpoints are kept, so undo never leads to a removed checkpoint. Then every
-object nothing kept refers to is deleted and the store is compacted.
+		Long: `Gc applies the retention policy. Per branch, a checkpoint is kept if any
+policy keeps it: --keep (alias --keep-last) keeps the newest N checkpoints
+younger than --max-age; --keep-hourly, --keep-daily, --keep-weekly and
+--keep-monthly each keep the newest checkpoint of each of the last N hours,
+days, ISO weeks or months that have one, in local time (TZ), however old.
+Then the oldest of the kept checkpoints are dropped until the store fits in
+--max-size. Defaults come from the store's settings (ckpt config: keep 100,
+max_age 30d, max_size 1GiB, keep_hourly..keep_monthly 0). The bucket flags
+add to --keep, not replace it: to thin out to one a day, lower --keep too.
+
+Checkpoints named by HEAD, a branch, a tag or a snapshot, and the turns of
+sessions, are never removed by count, age or size; expired snapshots (--ttl)
+are removed. The operation log keeps the window whose checkpoints are kept,
+so undo never leads to a removed checkpoint. Then every object nothing kept
+refers to is deleted and the store is compacted. The output counts what
+each policy kept; --json says why each kept checkpoint stays (kept_by).
 
 Gc also runs by itself after a save once the store is well over its limits
 (without compacting, so it stays quick).
@@ -41,13 +52,19 @@ snapshots are removed from the remote.`,
 		Example: `  ckpt gc --dry-run            # what would go
   ckpt gc
   ckpt gc --keep 20 --max-age 7d
+  ckpt gc --keep 10 --keep-hourly 24 --keep-daily 7 --dry-run
+  ckpt gc --keep-last 5 --keep-weekly 4 --keep-monthly 6 --json
   ckpt gc --max-size 200MiB --json
   ckpt gc --remote origin --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGC(e, o, cmd) },
 	}
-	c.Flags().IntVar(&o.keep, "keep", 0, "checkpoints to keep per branch (default: setting keep)")
-	c.Flags().StringVar(&o.maxAge, "max-age", "", "drop checkpoints older than `DUR`, e.g. 7d, 12h; 0: no limit (default: setting max_age)")
+	c.Flags().IntVar(&o.keep, "keep", 0, "keep the newest `N` checkpoints per branch (default: setting keep)")
+	c.Flags().IntVar(&o.keep, "keep-last", 0, "same as --keep `N` (restic's name)")
+	for i, b := range gcBuckets {
+		c.Flags().IntVar(&o.buckets[i], "keep-"+b.flag, 0, fmt.Sprintf("keep the newest checkpoint of each of the last `N` %s (default: setting keep_%s)", b.unit, b.flag))
+	}
+	c.Flags().StringVar(&o.maxAge, "max-age", "", "--keep keeps none older than `DUR` (buckets reach past it), e.g. 7d, 12h; 0: no limit (default: setting max_age)")
 	c.Flags().StringVar(&o.maxSize, "max-size", "", "keep the store under `SIZE`, e.g. 500MiB; 0: no limit (default: setting max_size)")
 	c.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "show what would be removed, remove nothing")
 	c.Flags().StringVar(&o.remote, "remote", "", "clean the remote `NAME` instead of the store")
@@ -65,11 +82,24 @@ func runGC(e *env, o *gcOptions, cmd *cobra.Command) error {
 		return runRemoteGC(e, r, o, cmd)
 	}
 	ret := r.Config().Retention()
-	if cmd.Flags().Changed("keep") {
-		if o.keep < 0 {
-			return usagef("--keep %d: want a number >= 0", o.keep)
+	if cmd.Flags().Changed("keep") && cmd.Flags().Changed("keep-last") {
+		return usagef("--keep and --keep-last are the same: give one")
+	}
+	for _, f := range []string{"keep", "keep-last"} {
+		if cmd.Flags().Changed(f) {
+			if o.keep < 0 {
+				return usagef("--%s %d: want a number >= 0", f, o.keep)
+			}
+			ret.Keep = o.keep
 		}
-		ret.Keep = o.keep
+	}
+	for i, b := range gcBuckets {
+		if cmd.Flags().Changed("keep-" + b.flag) {
+			if o.buckets[i] < 0 {
+				return usagef("--keep-%s %d: want a number >= 0", b.flag, o.buckets[i])
+			}
+			*b.field(&ret) = o.buckets[i]
+		}
 	}
 	if o.maxAge != "" {
 		if ret.MaxAge, err = ckpt.ParseDuration(o.maxAge); err != nil {
@@ -107,6 +137,7 @@ func printGC(e *env, res *ckpt.GCResult) {
 		e.printf("; undo history before the oldest kept step dropped (%d operation(s))", res.Ops)
 	}
 	e.printf("\n")
+	printKeptBy(e, res)
 	if !res.DryRun {
 		e.printf("store size %s -> %s\n", ckpt.HumanSize(res.SizeBefore), ckpt.HumanSize(res.SizeAfter))
 	}
@@ -116,7 +147,7 @@ func runRemoteGC(e *env, r *ckpt.Repo, o *gcOptions, cmd *cobra.Command) error {
 	if o.remote == "" {
 		return usagef("--grace goes with --remote NAME")
 	}
-	for _, f := range []string{"keep", "max-age", "max-size"} {
+	for _, f := range []string{"keep", "keep-last", "keep-hourly", "keep-daily", "keep-weekly", "keep-monthly", "max-age", "max-size"} {
 		if cmd.Flags().Changed(f) {
 			return usagef("--%s is for the store; a remote keeps what its refs reach (gc --remote takes --grace and --dry-run)", f)
 		}
@@ -140,4 +171,54 @@ func runRemoteGC(e *env, r *ckpt.Repo, o *gcOptions, cmd *cobra.Command) error {
 			e.sayf("%d marked pack(s) are reachable again and stay\n", len(res.Unmarked))
 		}
 	})
+}
+
+// gcBuckets are the bucket policies: flag keep-FLAG, setting keep_FLAG.
+var gcBuckets = []struct {
+	flag, unit, reason string
+	field              func(*ckpt.Retention) *int
+}{
+	{"hourly", "hours", ckpt.KeptByHourly, func(r *ckpt.Retention) *int { return &r.KeepHourly }},
+	{"daily", "days", ckpt.KeptByDaily, func(r *ckpt.Retention) *int { return &r.KeepDaily }},
+	{"weekly", "ISO weeks", ckpt.KeptByWeekly, func(r *ckpt.Retention) *int { return &r.KeepWeekly }},
+	{"monthly", "months", ckpt.KeptByMonthly, func(r *ckpt.Retention) *int { return &r.KeepMonthly }},
+}
+
+// printKeptBy writes a line per reason gc kept checkpoints for: each
+// policy and each kind of ref (a checkpoint kept for several reasons
+// counts in each), and how many the policies kept but --max-size dropped.
+func printKeptBy(e *env, res *ckpt.GCResult) {
+	n := map[string]int{}
+	for _, k := range res.KeptCheckpoints {
+		for _, why := range k.KeptBy {
+			n[why]++
+		}
+	}
+	ret := res.Retention
+	last := fmt.Sprintf("--keep %d", ret.Keep)
+	if ret.MaxAge > 0 {
+		last += " (younger than " + ckpt.FormatDuration(ret.MaxAge) + ")"
+	}
+	reasons := []struct{ why, label string }{
+		{ckpt.KeptByLast, last},
+	}
+	for _, b := range gcBuckets {
+		reasons = append(reasons, struct{ why, label string }{b.reason, fmt.Sprintf("--keep-%s %d", b.flag, *b.field(&ret))})
+	}
+	reasons = append(reasons, []struct{ why, label string }{
+		{ckpt.KeptByHead, "HEAD"}, {ckpt.KeptByBranch, "a branch"}, {ckpt.KeptByTag, "a tag"},
+		{ckpt.KeptBySnapshot, "a snapshot"}, {ckpt.KeptByRemote, "a remote ref"}, {ckpt.KeptBySession, "a session"},
+	}...)
+	for _, r := range reasons {
+		if n[r.why] > 0 {
+			e.printf("  kept by %s: %d\n", r.label, n[r.why])
+		}
+	}
+	if res.DroppedForSize > 0 {
+		verb := "removed"
+		if res.DryRun {
+			verb = "would remove"
+		}
+		e.printf("  %s %d checkpoint(s) a policy keeps, to fit in --max-size %s\n", verb, res.DroppedForSize, ckpt.HumanSize(ret.MaxSize))
+	}
 }

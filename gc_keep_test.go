@@ -296,3 +296,55 @@ func mustParseClock(t *testing.T, hm string) time.Duration {
 	}
 	return time.Duration(c.Hour())*time.Hour + time.Duration(c.Minute())*time.Minute
 }
+
+// TestAutoGCBuckets: automatic gc keeps what the bucket settings keep, and
+// the old checkpoints they keep do not set it off after every save: with
+// keep 2, max_age 1d and keep_daily 5, a save a day runs it about every
+// fourth save, and a gc then leaves the five newest days.
+func TestAutoGCBuckets(t *testing.T) {
+	ctx := context.Background()
+	dir, ws := t.TempDir(), t.TempDir()
+	for k, v := range map[string]string{"keep": "2", "max_age": "1d", "keep_daily": "5"} {
+		if err := WriteConfig(dir, k, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, ws, "a.txt", "0")
+	r, err := Open(ctx, ws, Options{Store: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var now time.Time
+	r.opts.Now = func() time.Time { return now }
+	runs := 0
+	defer r.Subscribe(func(e Event) {
+		if e.Kind == EventGC {
+			runs++
+		}
+	})()
+	var ids []ID
+	for d := 0; d < 20; d++ {
+		// Noon UTC: a different local day each time in every zone.
+		now = time.Date(2026, 6, 1+d, 12, 0, 0, 0, time.UTC)
+		writeFile(t, ws, "a.txt", fmt.Sprint(d))
+		ids = append(ids, mustSave(t, r, fmt.Sprint(d)).ID)
+	}
+	if runs < 2 || runs > 5 {
+		t.Errorf("automatic gc ran %d times in 20 saves, want 2 to 5", runs)
+	}
+	if _, err := r.GC(ctx, GCOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := r.List(ctx, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []ID
+	for _, c := range list {
+		left = append(left, c.ID)
+	}
+	if want := []ID{ids[19], ids[18], ids[17], ids[16], ids[15]}; fmt.Sprint(left) != fmt.Sprint(want) {
+		t.Errorf("after gc %d checkpoints left, want the five newest days", len(left))
+	}
+}

@@ -82,14 +82,25 @@ func absentStore(sd string) bool {
 }
 
 // Progress is a report from a running operation.
+//
+// Files never exceeds TotalFiles. While Counting, the operation is still
+// finding its work (a save's scan reads directories while it hashes the
+// files found so far): TotalFiles and TotalBytes are what it has found,
+// and grow. Once a report has Counting false its totals are final: the
+// operation's later reports carry the same ones. An operation that runs
+// again (a scan that starts over) begins again with Counting true.
 type Progress struct {
-	// Op is "scan", "restore", "verify" or "fsck".
+	// Op is "scan", "restore", "fsck", "push" or "pull".
 	Op string `json:"op"`
-	// Files and Bytes done so far, and the totals known so far.
+	// Files (for push and pull: objects) and Bytes done so far, and the
+	// totals. Push and pull report the bytes sent or received, without
+	// a TotalBytes.
 	Files      int64 `json:"files"`
 	TotalFiles int64 `json:"total_files"`
 	Bytes      int64 `json:"bytes"`
 	TotalBytes int64 `json:"total_bytes"`
+	// Counting: the totals are not final yet.
+	Counting bool `json:"counting,omitempty"`
 }
 
 // Repo is an open workspace and its store. Its methods are safe for

@@ -193,8 +193,8 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 	r.gitScanOptions(&o)
 	if r.opts.Progress != nil {
 		o.Progress = func(p scan.Progress) {
-			r.progress(Progress{Op: "scan", Files: p.Hashed, TotalFiles: p.ToHash,
-				Bytes: p.HashedBytes, TotalBytes: p.ToHashBytes})
+			r.progress(Progress{Op: "scan", Files: p.Done, TotalFiles: p.ToHash,
+				Bytes: p.DoneBytes, TotalBytes: p.ToHashBytes, Counting: !p.Listed})
 		}
 	}
 	return o

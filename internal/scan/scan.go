@@ -176,14 +176,24 @@ type Options struct {
 	Tracked []string
 }
 
-// Progress is a snapshot of a running scan's counters.
+// Progress is a snapshot of a running scan's counters. The scan reads
+// directories and hashes files at the same time, so ToHash grows until
+// Listed; from then on it is final, and Done reaches it when the scan
+// ends. Done never exceeds ToHash.
 type Progress struct {
 	Files       int64 // files and symlinks seen
 	Bytes       int64 // their total size
-	Hashed      int64 // files read and hashed
+	Hashed      int64 // files and symlinks read and hashed
 	HashedBytes int64
 	ToHash      int64 // files found to need hashing so far
-	ToHashBytes int64
+	ToHashBytes int64 // their size when listed
+	// Done and DoneBytes count the files of ToHash whose turn is over
+	// (hashed, or found gone), with their size when listed.
+	Done      int64
+	DoneBytes int64
+	// Listed: every directory has been read, so ToHash and ToHashBytes
+	// are final.
+	Listed bool
 }
 
 // Skipped is a path a scan saw but did not capture.
@@ -308,6 +318,13 @@ type scanner struct {
 	hbytes atomic.Int64
 	toHash atomic.Int64
 	toHB   atomic.Int64
+	// settled counts the hash jobs over (of toHash), settledB their
+	// listed sizes.
+	settled  atomic.Int64
+	settledB atomic.Int64
+	// dirs counts the directories queued or being read: none left means
+	// toHash is final.
+	dirs atomic.Int64
 
 	reused    map[string]bool // directories taken whole from the cache
 	rootTotal int64
@@ -392,6 +409,7 @@ func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stal
 		return nil, false, err
 	}
 	defer s.root.Close()
+	s.dirs.Add(1)
 	s.push(job{n: start, i: -1})
 
 	var wg sync.WaitGroup
@@ -498,9 +516,16 @@ func vanished(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)
 }
 
+// progress reads the counters in an order that keeps the report true
+// while workers run: Listed before the totals (so a listed total is the
+// final one), Done before ToHash (so Done never exceeds it).
 func (s *scanner) progress() Progress {
-	return Progress{Files: s.files.Load(), Bytes: s.bytes.Load(), Hashed: s.hashed.Load(),
-		HashedBytes: s.hbytes.Load(), ToHash: s.toHash.Load(), ToHashBytes: s.toHB.Load()}
+	p := Progress{Listed: s.dirs.Load() == 0}
+	p.Done, p.DoneBytes = s.settled.Load(), s.settledB.Load()
+	p.ToHash, p.ToHashBytes = s.toHash.Load(), s.toHB.Load()
+	p.Files, p.Bytes = s.files.Load(), s.bytes.Load()
+	p.Hashed, p.HashedBytes = s.hashed.Load(), s.hbytes.Load()
+	return p
 }
 
 func (s *scanner) push(jobs ...job) {
@@ -539,9 +564,13 @@ func (s *scanner) work() {
 		var err error
 		if j.i < 0 {
 			err = s.readDir(j.n)
+			s.dirs.Add(-1)
 		} else {
+			listed := j.n.entries[j.i].size
 			err = s.hashEntry(j.n, j.i)
 			if err == nil {
+				s.settledB.Add(listed)
+				s.settled.Add(1)
 				s.done(j.n)
 			}
 		}
@@ -750,6 +779,7 @@ func (s *scanner) readDir(n *node) error {
 		}
 	}
 	n.pending.Store(int64(len(dirJobs) + len(hashJobs) + 1))
+	s.dirs.Add(int64(len(dirJobs)))
 	if len(hashJobs)+len(dirJobs) > 0 {
 		s.push(append(hashJobs, dirJobs...)...)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/spf13/cobra"
 )
@@ -48,22 +47,5 @@ func TestHelp(t *testing.T) {
 			}
 			testutil.Golden(t, filepath.Join("testdata", "help", name+".golden"), out.Bytes())
 		})
-	}
-}
-
-type Progress = ckpt.Progress
-
-func TestRenderProgress(t *testing.T) {
-	for _, c := range []struct {
-		p    Progress
-		want string
-	}{
-		{Progress{Op: "scan", Files: 5, TotalFiles: 10, Bytes: 512, TotalBytes: 1024}, "scanning [=====>    ]  50% 5/10 files, 512 B/1.0 KiB"},
-		{Progress{Op: "restore", Files: 3, TotalFiles: 3}, "restoring [==========] 100% 3/3 files"},
-		{Progress{Op: "fsck"}, "checking [>         ]   0% 0/0 files"},
-	} {
-		if got := renderProgress(c.p, 10); got != c.want {
-			t.Errorf("got %q, want %q", got, c.want)
-		}
 	}
 }

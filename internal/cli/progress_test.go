@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,11 +18,13 @@ import (
 type screen struct {
 	lines []string
 	row   int
+	raw   strings.Builder // everything written
 }
 
 var escape = regexp.MustCompile(`^\x1b\[(\d*)([A-Za-z])`)
 
 func (s *screen) Write(b []byte) (int, error) {
+	s.raw.Write(b)
 	for t := string(b); t != ""; {
 		if m := escape.FindStringSubmatch(t); m != nil {
 			n, _ := strconv.Atoi(m[1])
@@ -73,7 +76,7 @@ func newBarDriver(t *testing.T) *barDriver {
 	d := &barDriver{t: t, clock: time.Unix(1e9, 0), refresh: make(chan any), out: make(frames, 64)}
 	d.b = &progressBar{w: d.out, start: d.clock, now: func() time.Time { return d.clock },
 		opts: []mpb.ContainerOption{mpb.WithManualRefresh(d.refresh), mpb.WithWidth(100)}}
-	t.Cleanup(func() { d.b.mu.Lock(); d.b.stopped = true; d.b.mu.Unlock() })
+	t.Cleanup(d.b.stop)
 	return d
 }
 
@@ -180,18 +183,14 @@ func TestProgressBarClears(t *testing.T) {
 		opts: []mpb.ContainerOption{mpb.WithRefreshRate(time.Hour)}}
 	b.update(ckpt.Progress{Op: "push", Files: 1, TotalFiles: 3, Bytes: 100})
 	b.clear()
-	if len(scr.lines) != 0 {
-		t.Fatalf("after clear the screen shows %q", scr.lines)
+	if len(scr.lines) != 0 || !strings.Contains(scr.raw.String(), "pushing [") {
+		t.Fatalf("after clear the screen shows %q; written: %q", scr.lines, scr.raw.String())
 	}
 	scr.Write([]byte("ckpt: warning: something\n"))
 	b.update(ckpt.Progress{Op: "push", Files: 2, TotalFiles: 3, Bytes: 200})
 	b.stop()
 	b.update(ckpt.Progress{Op: "push", Files: 3, TotalFiles: 3, Bytes: 300})
-	if want := []string{"ckpt: warning: something"}; !slicesEqual(scr.lines, want) {
+	if want := []string{"ckpt: warning: something"}; !slices.Equal(scr.lines, want) {
 		t.Errorf("after stop the screen shows %q, want %q", scr.lines, want)
 	}
-}
-
-func slicesEqual(a, b []string) bool {
-	return strings.Join(a, "\n") == strings.Join(b, "\n") && len(a) == len(b)
 }

@@ -89,13 +89,14 @@ func (b *progressBar) update(p ckpt.Progress) {
 		b.p = mpb.New(append(opts, b.opts...)...)
 	}
 	ph := b.ph
+	empty := !p.Counting && p.TotalFiles == 0 && p.TotalBytes == 0
 	switch {
 	case ph == nil || ph.op != p.Op || (!ph.counting && p.Counting) ||
 		(!ph.counting && (p.TotalFiles != ph.total || p.TotalBytes != ph.totalB)) ||
 		(ph.counting && ph.byBytes != (p.TotalBytes > 0)):
 		// Another operation, or the same one again.
 		b.drop()
-		if !p.Counting && p.TotalFiles == 0 && p.TotalBytes == 0 {
+		if empty {
 			return // nothing to do: nothing to show
 		}
 		ph = &phase{op: p.Op, counting: p.Counting, byBytes: p.TotalBytes > 0,
@@ -107,6 +108,10 @@ func (b *progressBar) update(p ckpt.Progress) {
 		b.ph = ph
 	case ph.counting && !p.Counting:
 		// The total is final now: the spinner becomes a bar.
+		if empty {
+			b.drop()
+			return
+		}
 		ph.bar.Abort(true)
 		ph.bar.Wait()
 		ph.counting, ph.total, ph.totalB = false, p.TotalFiles, p.TotalBytes

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seed1cedbf7c/ckpt/internal/gitmirror"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -43,10 +44,14 @@ func ValidRefName(kind, name string) error {
 	case len(name) >= 4 && len(name) <= 64 && isHex(name):
 		return bad("it would read as a checkpoint id (4 or more hex digits)")
 	}
-	for _, c := range []byte(name) {
+	for i, c := range name {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/'
 		if !ok {
-			return bad(fmt.Sprintf("%q is not allowed (use letters, digits, '_', '-', '.', '/')", rune(c)))
+			what := fmt.Sprintf("%q", c)
+			if c == utf8.RuneError {
+				what = fmt.Sprintf("the byte %#x (not UTF-8)", name[i])
+			}
+			return bad(what + " is not allowed (use ASCII letters, digits, '_', '-', '.', '/')")
 		}
 	}
 	for _, comp := range strings.Split(name, "/") {

@@ -111,7 +111,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	e := &env{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(e)
-	root.SetArgs(args)
+	root.SetArgs(attachedRenameScore(root, args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

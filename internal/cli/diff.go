@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -86,7 +86,7 @@ with status 1 when there are differences and 0 when there are none;
 	f.StringVar(&o.color, "color", "auto", "colour the output: `WHEN` is auto (on a terminal), always or never")
 	f.Lookup("color").NoOptDefVal = "always"
 	f.BoolVar(&o.binary, "binary", false, "write binary files as git binary patches (for git apply), not one line")
-	f.StringVarP(&o.renames, "find-renames", "M", "50", "detect renames of files at least `N` percent alike")
+	f.StringVarP(&o.renames, "find-renames", "M", "50", "detect renames of files at least `N` alike, as git reads it: 50, 50%, 0.5; -M80 attached")
 	f.Lookup("find-renames").NoOptDefVal = "50"
 	f.BoolVar(&o.noRenames, "no-renames", false, "show renames as a deletion and an addition")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit with status 1 if there are differences, 0 if none")
@@ -101,17 +101,64 @@ func noPagerFlag(c *cobra.Command, p *bool) {
 	c.Flags().BoolVar(p, "no-pager", false, "do not pipe the output into a pager ($CKPT_PAGER, $PAGER or less)")
 }
 
-// renameThreshold parses --find-renames' N, as git takes it: a percentage,
-// with or without '%'.
+// renameThreshold parses --find-renames' N as git's parse_rename_score
+// does: digits are a fraction unless a '%' follows ("5" and "50" are 50%,
+// "100" is 10%, "90%" is 90%, "0.9" is 90%); it returns a percentage.
 func renameThreshold(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
-	if err != nil || n < 0 || n > 100 {
-		return 0, usagef("--find-renames=%s: want a percentage from 0 to 100", s)
+	num, scale, dot, i := 0, 1, false, 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.' && !dot:
+			scale, dot = 1, true
+			continue
+		case c == '%':
+			if dot {
+				scale *= 100
+			} else {
+				scale = 100
+			}
+			i++
+		case c >= '0' && c <= '9':
+			if scale < 100000 {
+				scale *= 10
+				num = num*10 + int(c-'0')
+			}
+			continue
+		}
+		break
+	}
+	if s == "" || i != len(s) {
+		return 0, usagef("--find-renames=%s: want a similarity as git takes it: 50, 50%%, 0.5", s)
+	}
+	n := 100
+	if num < scale {
+		n = num * 100 / scale
 	}
 	if n == 0 {
 		n = 1 // -M0 would pair anything; git's minimum is a score above 0
 	}
 	return n, nil
+}
+
+// attachedRenameScore rewrites diff's -M<n> (git's attached form, -M80,
+// -M90%) to --find-renames=<n>: -M's own value is optional, so the flag
+// parser would read the digits as more short flags.
+func attachedRenameScore(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd.Name() != "diff" || cmd.Parent() != root {
+		return args
+	}
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) > 2 && strings.HasPrefix(a, "-M") && (a[2] >= '0' && a[2] <= '9' || a[2] == '.') {
+			out[i] = "--find-renames=" + a[2:]
+		}
+	}
+	return out
 }
 
 func runDiff(e *env, o *diffOptions, revs, paths []string) error {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"os"
 	"os/exec"
@@ -34,17 +36,29 @@ func (e *env) pagerTerminal() bool {
 }
 
 // withPager runs fn with stdout piped through the pager when stdout is a
-// terminal, as git does for long output: the pager runs with the shell
-// (so CKPT_PAGER may have arguments), with LESS=FRX unless LESS is set
+// terminal, as git does for long output, with LESS=FRX unless LESS is set
 // (quit if one screen, keep colours, no screen clearing) and LV=-c. A
-// pager that cannot start is skipped; one the user quits early ends the
-// output quietly.
+// pager that is a plain command line runs directly, so one that does not
+// exist is reported and skipped, the output written as it is; others run
+// with the shell. A pager the user quits early (it exits 0) ends the
+// output quietly; one that fails is an error, so a script never takes
+// "nothing shown" for success.
 func (e *env) withPager(noPager bool, fn func() error) error {
 	p := pagerCommand()
 	if noPager || p == "" || !e.pagerTerminal() {
 		return fn()
 	}
-	cmd := exec.Command("sh", "-c", p)
+	var cmd *exec.Cmd
+	if !strings.ContainsAny(p, shellMeta) {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			e.warnf("warning: cannot run the pager %q: not found; writing the output directly (set CKPT_PAGER, or --no-pager)", p)
+			return fn()
+		}
+		cmd = exec.Command(path)
+	} else {
+		cmd = exec.Command("sh", "-c", p)
+	}
 	cmd.Env = os.Environ()
 	if _, ok := os.LookupEnv("LESS"); !ok {
 		cmd.Env = append(cmd.Env, "LESS=FRX")
@@ -58,6 +72,8 @@ func (e *env) withPager(noPager bool, fn func() error) error {
 		return fn()
 	}
 	if err := cmd.Start(); err != nil {
+		in.Close()
+		e.warnf("warning: cannot run the pager %q (%v); writing the output directly", p, err)
 		return fn()
 	}
 	out := e.stdout
@@ -66,17 +82,27 @@ func (e *env) withPager(noPager bool, fn func() error) error {
 	e.stdout = out
 	in.Close()
 	werr := cmd.Wait()
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
-		return nil // the user quit the pager
-	}
-	if err == nil && werr != nil {
+	quit := errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
+	if werr != nil {
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) {
 			return werr
 		}
+		if err == nil || quit {
+			// The output went to a pager that failed: nothing trustworthy
+			// was shown.
+			return fmt.Errorf("the pager %q failed (%v); run with --no-pager, or set CKPT_PAGER", p, werr)
+		}
+	}
+	if quit {
+		return nil // the user quit the pager
 	}
 	return err
 }
+
+// shellMeta are the characters that make a pager command line need the
+// shell, as git decides.
+const shellMeta = "|&;<>()$`\\\"' \t\n*?[#~=%"
 
 // colorOn decides --color=WHEN: always, never, or auto (on when stdout
 // is a terminal and NO_COLOR is unset or empty).

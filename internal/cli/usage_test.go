@@ -27,3 +27,21 @@ func TestDescribeArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestRenameThreshold: --find-renames=N and -M<n> read N as git's
+// parse_rename_score does.
+func TestRenameThreshold(t *testing.T) {
+	for in, want := range map[string]int{
+		"50": 50, "5": 50, "100": 10, "90%": 90, "0.9": 90, ".5": 50, "100%": 100,
+		"1": 10, "05": 5, "0": 1, "0%": 1, "150%": 100, "99": 99, "12.5%": 12,
+	} {
+		if got, err := renameThreshold(in); err != nil || got != want {
+			t.Errorf("renameThreshold(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "x", "50x", "5%0", "1..2", "-5"} {
+		if _, err := renameThreshold(in); err == nil {
+			t.Errorf("renameThreshold(%q): no error", in)
+		}
+	}
+}

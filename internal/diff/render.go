@@ -154,11 +154,15 @@ const (
 )
 
 // meta writes one header line (without its newline).
-func (p *patchWriter) meta(line string) {
+func (p *patchWriter) meta(line string) { p.metaTail(line, "") }
+
+// metaTail writes a header line and, after its colour ends, tail: git
+// leaves the tab after a ---/+++ name with a space outside the bold.
+func (p *patchWriter) metaTail(line, tail string) {
 	if p.o.Color {
 		line = colorMeta + line + colorReset
 	}
-	p.bw.WriteString(line + "\n")
+	p.bw.WriteString(line + tail + "\n")
 }
 
 func (p *patchWriter) change(c Change) error {
@@ -266,8 +270,8 @@ func (p *patchWriter) file(from, to string, similarity int, o, n *Side) {
 	if len(oc) == 0 && len(nc) == 0 {
 		return // an added or deleted empty file: header only, like git
 	}
-	p.meta("--- " + oldLabel + labelTab(oldLabel))
-	p.meta("+++ " + newLabel + labelTab(newLabel))
+	p.metaTail("--- "+oldLabel, labelTab(oldLabel))
+	p.metaTail("+++ "+newLabel, labelTab(newLabel))
 	p.hunks(splitLines(string(oc)), splitLines(string(nc)))
 }
 

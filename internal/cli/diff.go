@@ -225,7 +225,8 @@ func writeDiff(e *env, o *diffOptions, d *ckpt.DiffResult, color bool) error {
 		}{rep, d.Changes()})
 	}
 	width := e.columns()
-	return e.withPager(o.noPager, func() error {
+	// As git: a script that asks for the exit status gets no pager.
+	return e.withPager(o.noPager || o.exitCode, func() error {
 		w := bufio.NewWriterSize(e.stdout, 64<<10)
 		var err error
 		switch {

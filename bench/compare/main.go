@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/bench"
+	"github.com/seed1cedbf7c/ckpt/bench/internal/procstat"
 	_ "modernc.org/sqlite"
 )
 
@@ -98,7 +99,7 @@ func sh(env []string, wd string, name string, args ...string) (time.Duration, in
 	d := time.Since(start)
 	var rss int64
 	if c.ProcessState != nil {
-		rss = maxRSSKB(c.ProcessState)
+		rss = procstat.MaxRSSKB(c.ProcessState)
 	}
 	if err != nil {
 		return d, rss, out.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
@@ -336,7 +337,7 @@ func check(err error) {
 
 // settle flushes other processes' dirty data (untimed), so a measurement
 // that fsyncs pays only for its own writes (ext4 commits all ordered data).
-func settle() { syncAll() }
+func settle() { procstat.SyncAll() }
 
 func must2(_ time.Duration, _ int64, _ string, err error) {
 	if err != nil {

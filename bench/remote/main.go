@@ -51,6 +51,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/seed1cedbf7c/ckpt/bench"
+	"github.com/seed1cedbf7c/ckpt/bench/internal/procstat"
 )
 
 var (
@@ -100,7 +101,7 @@ func sh(env []string, wd, name string, args ...string) (measurement, error) {
 	m := measurement{Wall: time.Since(start), out: out.String()}
 	if ps := c.ProcessState; ps != nil {
 		m.CPU = ps.UserTime() + ps.SystemTime()
-		m.MaxRSS = maxRSSKB(ps)
+		m.MaxRSS = procstat.MaxRSSKB(ps)
 	}
 	if err != nil {
 		return m, fmt.Errorf("%s %s (in %s): %v: %s", name, strings.Join(args, " "), wd, err, strings.TrimSpace(errb.String()))
@@ -119,7 +120,7 @@ func prof(env []string, name string) []string {
 
 // settle flushes other processes' dirty data (untimed), so a measurement
 // that fsyncs pays only for its own writes.
-func settle() { syncAll() }
+func settle() { procstat.SyncAll() }
 
 // turnResult is one turn of both tools.
 type turnResult struct {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package procstat
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ func init() {
 	fmt.Fprintf(os.Stderr, "bench: peak memory is not measured on %s (reported as 0), and file systems are not flushed between measurements\n", runtime.GOOS)
 }
 
-// maxRSSKB returns 0: not measured here.
-func maxRSSKB(*os.ProcessState) int64 { return 0 }
+// MaxRSSKB returns 0: not measured here.
+func MaxRSSKB(*os.ProcessState) int64 { return 0 }
 
-// syncAll does nothing: there is no unprivileged sync(2) here.
-func syncAll() {}
+// SyncAll does nothing: there is no unprivileged sync(2) here.
+func SyncAll() {}

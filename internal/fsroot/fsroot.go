@@ -25,6 +25,7 @@ package fsroot
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 )
 
@@ -52,4 +53,30 @@ func perr(op, rel string, err error) error {
 		rel = "."
 	}
 	return &fs.PathError{Op: op, Path: rel, Err: err}
+}
+
+// Rename moves oldRel to newRel, replacing what newRel names (as rename(2)).
+func (r *Root) Rename(oldRel, newRel string) error {
+	return r.rename(oldRel, newRel, false)
+}
+
+// RenameNoReplace moves oldRel to newRel only if newRel does not exist; if
+// it does, the error wraps fs.ErrExist. Where the file system cannot do
+// this atomically (and on Windows), the check and the rename are two steps.
+func (r *Root) RenameNoReplace(oldRel, newRel string) error {
+	return r.rename(oldRel, newRel, true)
+}
+
+// Underlying strips the *fs.PathError or *os.LinkError of a file-system
+// call, leaving the errno-like cause.
+func Underlying(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }

@@ -311,18 +311,6 @@ func (r *Root) MkdirAll(rel string, perm fs.FileMode) error {
 	return nil
 }
 
-// Rename moves oldRel to newRel, replacing what newRel names (as rename(2)).
-func (r *Root) Rename(oldRel, newRel string) error {
-	return r.rename(oldRel, newRel, false)
-}
-
-// RenameNoReplace moves oldRel to newRel only if newRel does not exist; if
-// it does, the error wraps fs.ErrExist. Where the file system cannot do
-// this atomically, the check and the rename are two steps.
-func (r *Root) RenameNoReplace(oldRel, newRel string) error {
-	return r.rename(oldRel, newRel, true)
-}
-
 func (r *Root) rename(oldRel, newRel string, noReplace bool) error {
 	ofd, obase, odone, err := r.parent(oldRel)
 	if err != nil {

@@ -115,7 +115,7 @@ func (r *Root) checkDirs(rel string) error {
 func (r *Root) checkDir(rel string) error {
 	fi, err := r.root.Lstat(rel)
 	if err != nil {
-		return underlying(err)
+		return Underlying(err)
 	}
 	switch {
 	case fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0:
@@ -136,20 +136,6 @@ func (r *Root) prep(rel string) (string, error) {
 		return "", err
 	}
 	return rel, nil
-}
-
-// underlying strips an os.Root call's *PathError, whose path is the
-// relative name; perr puts it back.
-func underlying(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
 }
 
 func dot(rel string) string {
@@ -182,7 +168,7 @@ func (r *Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error
 	}
 	f, err := r.root.OpenFile(c, flag, perm)
 	if err != nil {
-		return nil, perr("open", rel, underlying(err))
+		return nil, perr("open", rel, Underlying(err))
 	}
 	return f, nil
 }
@@ -200,7 +186,7 @@ func (r *Root) Open(rel string) (*os.File, error) {
 	}
 	f, err := r.root.Open(dot(c))
 	if err != nil {
-		return nil, perr("open", rel, underlying(err))
+		return nil, perr("open", rel, Underlying(err))
 	}
 	return f, nil
 }
@@ -213,7 +199,7 @@ func (r *Root) Lstat(rel string) (fs.FileInfo, error) {
 	}
 	fi, err := r.root.Lstat(dot(c))
 	if err != nil {
-		return nil, perr("lstat", rel, underlying(err))
+		return nil, perr("lstat", rel, Underlying(err))
 	}
 	return fi, nil
 }
@@ -251,7 +237,7 @@ func (r *Root) Remove(rel string) error {
 		err = ErrInvalidPath
 	}
 	if err == nil {
-		err = underlying(r.root.Remove(c))
+		err = Underlying(r.root.Remove(c))
 	}
 	if err != nil {
 		return perr("remove", rel, err)
@@ -272,7 +258,7 @@ func (r *Root) RemoveDir(rel string) error {
 		}
 	}
 	if err == nil {
-		err = underlying(r.root.Remove(c))
+		err = Underlying(r.root.Remove(c))
 	}
 	if err != nil {
 		return perr("rmdir", rel, err)
@@ -291,7 +277,7 @@ func (r *Root) RemoveAll(rel string) error {
 		err = ErrInvalidPath
 	}
 	if err == nil {
-		err = underlying(r.root.RemoveAll(c))
+		err = Underlying(r.root.RemoveAll(c))
 	}
 	if err != nil {
 		return perr("remove", rel, err)
@@ -306,7 +292,7 @@ func (r *Root) Mkdir(rel string, perm fs.FileMode) error {
 		err = ErrInvalidPath
 	}
 	if err == nil {
-		err = underlying(r.root.Mkdir(c, perm))
+		err = Underlying(r.root.Mkdir(c, perm))
 	}
 	if err != nil {
 		return perr("mkdir", rel, err)
@@ -330,7 +316,7 @@ func (r *Root) MkdirAll(rel string, perm fs.FileMode) error {
 		p := strings.Join(parts[:i+1], "/")
 		err := r.checkDir(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			err = underlying(r.root.Mkdir(p, perm))
+			err = Underlying(r.root.Mkdir(p, perm))
 			if errors.Is(err, fs.ErrExist) {
 				err = r.checkDir(p)
 			}
@@ -340,18 +326,6 @@ func (r *Root) MkdirAll(rel string, perm fs.FileMode) error {
 		}
 	}
 	return nil
-}
-
-// Rename moves oldRel to newRel, replacing what newRel names.
-func (r *Root) Rename(oldRel, newRel string) error {
-	return r.rename(oldRel, newRel, false)
-}
-
-// RenameNoReplace moves oldRel to newRel only if newRel does not exist; if
-// it does, the error wraps fs.ErrExist. On Windows the check and the
-// rename are two steps.
-func (r *Root) RenameNoReplace(oldRel, newRel string) error {
-	return r.rename(oldRel, newRel, true)
 }
 
 func (r *Root) rename(oldRel, newRel string, noReplace bool) error {
@@ -367,11 +341,11 @@ func (r *Root) rename(oldRel, newRel string, noReplace bool) error {
 		if _, lerr := r.root.Lstat(nc); lerr == nil {
 			err = syscall.EEXIST
 		} else if !errors.Is(lerr, fs.ErrNotExist) {
-			err = underlying(lerr)
+			err = Underlying(lerr)
 		}
 	}
 	if err == nil {
-		err = underlying(r.root.Rename(oc, nc))
+		err = Underlying(r.root.Rename(oc, nc))
 	}
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: oldRel, New: newRel, Err: err}
@@ -386,7 +360,7 @@ func (r *Root) Symlink(target, rel string) error {
 		err = ErrInvalidPath
 	}
 	if err == nil {
-		err = underlying(r.root.Symlink(target, c))
+		err = Underlying(r.root.Symlink(target, c))
 	}
 	if err != nil {
 		return &os.LinkError{Op: "symlink", Old: target, New: rel, Err: err}
@@ -403,7 +377,7 @@ func (r *Root) Readlink(rel string) (string, error) {
 	var t string
 	if err == nil {
 		t, err = r.root.Readlink(c)
-		err = underlying(err)
+		err = Underlying(err)
 	}
 	if err != nil {
 		return "", perr("readlink", rel, err)
@@ -422,7 +396,7 @@ func (r *Root) ReadDir(rel string) ([]fs.DirEntry, error) {
 	}
 	f, err := r.root.Open(dot(c))
 	if err != nil {
-		return nil, perr("open", rel, underlying(err))
+		return nil, perr("open", rel, Underlying(err))
 	}
 	defer f.Close()
 	des, err := f.ReadDir(-1)

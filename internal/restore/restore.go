@@ -476,7 +476,7 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 			return stop(err)
 		}
 		if err := a.Root.Remove(d.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return out, fmt.Errorf("delete %s: %w", d.Path, unwrap(err))
+			return out, fmt.Errorf("delete %s: %w", d.Path, fsroot.Underlying(err))
 		}
 		if st, ok := a.seen[d.Path]; ok {
 			if out.gone == nil {
@@ -515,7 +515,7 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 				}
 			}
 		default:
-			return out, fmt.Errorf("remove directory %s: %w", d, unwrap(err))
+			return out, fmt.Errorf("remove directory %s: %w", d, fsroot.Underlying(err))
 		}
 	}
 	// 5. create directories and move staged entries into place.
@@ -531,7 +531,7 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan) (*Outcome, error) {
 		}
 		if w.clearEmpty {
 			if err := removeEmptyDirs(a.Root, w.Path); err != nil {
-				return out, fmt.Errorf("remove empty directory %s: %w", w.Path, unwrap(err))
+				return out, fmt.Errorf("remove empty directory %s: %w", w.Path, fsroot.Underlying(err))
 			}
 		}
 		if w.Old != nil {
@@ -583,7 +583,7 @@ func (a *Applier) mkdirs(dir string, out *Outcome) error {
 			return fmt.Errorf("create directory %s: %w", d, &ChangedError{Path: d, Why: "a file or symlink is in the way of a directory"})
 		}
 		if err := a.Root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("create directory %s: %w", d, unwrap(err))
+			return fmt.Errorf("create directory %s: %w", d, fsroot.Underlying(err))
 		}
 		out.Made = append(out.Made, d)
 	}
@@ -675,18 +675,6 @@ func (a *Applier) syncDirs(out *Outcome) {
 	}
 }
 
-func unwrap(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
-}
-
 // check drops writes whose path (or a parent) holds something the current
 // tree does not have: an ignored or skipped file, which must not be lost.
 func (a *Applier) check(writes []Action, plan *Plan) (ok, kept []Action, err error) {
@@ -715,7 +703,7 @@ func (a *Applier) check(writes []Action, plan *Plan) (ok, kept []Action, err err
 				case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 					state = "gone"
 				case err != nil:
-					return nil, nil, fmt.Errorf("stat %s: %w", d, unwrap(err))
+					return nil, nil, fmt.Errorf("stat %s: %w", d, fsroot.Underlying(err))
 				case fi.IsDir():
 					state = ""
 				case deleted[d]:
@@ -740,7 +728,7 @@ func (a *Applier) check(writes []Action, plan *Plan) (ok, kept []Action, err err
 			switch {
 			case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 			case err != nil:
-				return nil, nil, fmt.Errorf("stat %s: %w", w.Path, unwrap(err))
+				return nil, nil, fmt.Errorf("stat %s: %w", w.Path, fsroot.Underlying(err))
 			case fi.IsDir() && currentDirs[w.Path]:
 				// A tracked directory that the plan empties.
 			case fi.IsDir() && onlyEmptyDirs(a.Root, w.Path, 0):
@@ -832,7 +820,7 @@ func (a *Applier) stage(ctx context.Context, writes []Action) ([]string, error) 
 		return nil, fmt.Errorf("invalid staging directory %q", a.Stage)
 	}
 	if err := a.Root.Mkdir(a.Stage, 0o700); err != nil {
-		return nil, fmt.Errorf("create staging directory %s: %w", a.Stage, unwrap(err))
+		return nil, fmt.Errorf("create staging directory %s: %w", a.Stage, fsroot.Underlying(err))
 	}
 	var totalBytes int64
 	for _, w := range writes {
@@ -890,13 +878,13 @@ func (a *Applier) stageOne(ctx context.Context, name string, w Action) error {
 			return fmt.Errorf("read %s: %w", w.Path, err)
 		}
 		if err := a.Root.Symlink(string(target), name); err != nil {
-			return fmt.Errorf("stage symlink %s: %w", w.Path, unwrap(err))
+			return fmt.Errorf("stage symlink %s: %w", w.Path, fsroot.Underlying(err))
 		}
 		return nil
 	}
 	f, err := a.Root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("stage %s: %w", w.Path, unwrap(err))
+		return fmt.Errorf("stage %s: %w", w.Path, fsroot.Underlying(err))
 	}
 	n, err := io.Copy(f, rc)
 	if err == nil && n != e.Size {
@@ -947,7 +935,7 @@ func (a *Applier) place(staged, p string, replace bool) error {
 			return &ChangedError{Path: p, Why: "something was created there"}
 		}
 	}
-	return fmt.Errorf("write %s: %w", p, unwrap(err))
+	return fmt.Errorf("write %s: %w", p, fsroot.Underlying(err))
 }
 
 func (a *Applier) copyWithin(src, dst string) error {

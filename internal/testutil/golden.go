@@ -12,8 +12,8 @@ import (
 const UpdateEnv = "CKPT_UPDATE_GOLDEN"
 
 func init() {
-	// teatest's golden package registers -update as well (and, its import
-	// path sorting first, is initialized first); one flag serves both.
+	// A test dependency may register -update as well (teatest's golden
+	// package did, initialized first); one flag then serves both.
 	if flag.Lookup("update") == nil {
 		flag.Bool("update", false, "rewrite golden files (or set "+UpdateEnv+"=1)")
 	}

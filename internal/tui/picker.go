@@ -7,8 +7,7 @@ import (
 	"sync"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
 	"github.com/seed1cedbf7c/ckpt"
 )
 
@@ -85,8 +84,6 @@ type Options struct {
 	Now func() time.Time
 	// Location is the time zone turn times are shown in (nil: time.Local).
 	Location *time.Location
-	// Renderer styles the views (nil: lipgloss's default renderer).
-	Renderer *lipgloss.Renderer
 }
 
 // Result reports what the picker did.
@@ -245,14 +242,11 @@ func New(ctx context.Context, ctl *ckpt.Controller, opts Options) *Model {
 	if opts.Location == nil {
 		opts.Location = time.Local
 	}
-	if opts.Renderer == nil {
-		opts.Renderer = lipgloss.DefaultRenderer()
-	}
 	if opts.Item < 0 || opts.Item >= numItems {
 		opts.Item = ItemBoth
 	}
 	return &Model{
-		ctx: ctx, cancel: cancel, ctl: ctl, opts: opts, st: newStyles(opts.Renderer), calls: &inflight{},
+		ctx: ctx, cancel: cancel, ctl: ctl, opts: opts, st: newStyles(), calls: &inflight{},
 		item: opts.Item, keep: !opts.Exact, width: 80, height: 24,
 		previews: map[previewKey]*preview{},
 	}
@@ -272,11 +266,11 @@ func (m *Model) Close() {
 // Controller are in the Result (the picker showed them); the error
 // returned is the terminal's.
 func Run(ctx context.Context, ctl *ckpt.Controller, in io.Reader, out io.Writer, opts Options) (Result, error) {
-	if opts.Renderer == nil {
-		opts.Renderer = lipgloss.NewRenderer(out)
-	}
 	m := New(ctx, ctl, opts)
-	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen(), tea.WithContext(ctx))
+	// The program writes the views' colours in what the terminal can show
+	// (none with NO_COLOR or TERM=dumb); the view asks for the alternate
+	// screen.
+	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithContext(ctx))
 	_, err := p.Run()
 	m.Close()
 	if err != nil {
@@ -353,7 +347,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.seq == m.escSeq {
 			m.escHint = false
 		}
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
 	return m, nil
@@ -373,11 +367,11 @@ func (m *Model) quit() (tea.Model, tea.Cmd) {
 	return m, tea.Quit
 }
 
-func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m *Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
 	switch m.state {
 	case stateLoading:
-		if k == "ctrl+c" || k == "q" || msg.Type == tea.KeyEsc {
+		if k == "ctrl+c" || k == "q" || msg.Code == tea.KeyEscape {
 			return m.quit()
 		}
 	case stateEmpty, stateFailed:
@@ -399,12 +393,12 @@ func (m *Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m *Model) listKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+func (m *Model) listKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
-	if msg.Type == tea.KeyEsc {
+	if msg.Code == tea.KeyEscape {
 		now := m.opts.Now()
 		// Two Escs read at once arrive as alt+esc.
-		if msg.Alt || (m.escHint && now.Sub(m.escAt) <= EscInterval) {
+		if msg.Mod.Contains(tea.ModAlt) || (m.escHint && now.Sub(m.escAt) <= EscInterval) {
 			return m.quit()
 		}
 		m.escAt, m.escHint = now, true
@@ -426,7 +420,7 @@ func (m *Model) listKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.cursor = len(m.turns) - 1
 	case "pgup":
 		m.cursor -= m.listRows()
-	case "pgdown", " ":
+	case "pgdown", "space":
 		m.cursor += m.listRows()
 	case "u":
 		m.keep = !m.keep
@@ -440,8 +434,8 @@ func (m *Model) listKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m *Model) menuKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if msg.Type == tea.KeyEsc {
+func (m *Model) menuKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if msg.Code == tea.KeyEscape {
 		m.state = stateList
 		m.escHint = false
 		return m, nil

@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/seed1cedbf7c/ckpt"
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
@@ -115,10 +113,11 @@ func (f *fixture) turn(prompt string, work func()) {
 	}
 }
 
-func plainRenderer() *lipgloss.Renderer {
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetColorProfile(termenv.Ascii)
-	return r
+// plain makes m render without styles, as on a terminal without colours
+// (its views are compared as text).
+func plain(m *Model) *Model {
+	m.st = styles{}
+	return m
 }
 
 // picker returns a loaded picker of w×h cells.
@@ -126,8 +125,7 @@ func (f *fixture) picker(w, h int, opts Options) *Model {
 	f.t.Helper()
 	opts.Now = func() time.Time { return f.keys }
 	opts.Location = time.UTC
-	opts.Renderer = plainRenderer()
-	m := New(context.Background(), f.ctl, opts)
+	m := plain(New(context.Background(), f.ctl, opts))
 	f.t.Cleanup(m.Close)
 	f.run(m, m.Init())
 	f.send(m, tea.WindowSizeMsg{Width: w, Height: h})
@@ -158,26 +156,31 @@ func (f *fixture) run(m *Model, cmd tea.Cmd) {
 func (f *fixture) send(m *Model, msg tea.Msg) {
 	f.t.Helper()
 	_, cmd := m.Update(msg)
-	if k, ok := msg.(tea.KeyMsg); ok && k.Type == tea.KeyEsc && m.state == stateList {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.Code == tea.KeyEscape && m.state == stateList {
 		return
 	}
 	f.run(m, cmd)
 }
 
-var keyNames = map[string]tea.KeyType{
-	"up": tea.KeyUp, "down": tea.KeyDown, "enter": tea.KeyEnter, "esc": tea.KeyEsc,
-	"ctrl+c": tea.KeyCtrlC, "home": tea.KeyHome, "end": tea.KeyEnd, "tab": tea.KeyTab,
-	"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "shift+tab": tea.KeyShiftTab,
+var keyNames = map[string]tea.Key{
+	"up": {Code: tea.KeyUp}, "down": {Code: tea.KeyDown}, "enter": {Code: tea.KeyEnter},
+	"esc": {Code: tea.KeyEscape}, "alt+esc": {Code: tea.KeyEscape, Mod: tea.ModAlt},
+	"ctrl+c": {Code: 'c', Mod: tea.ModCtrl}, "home": {Code: tea.KeyHome}, "end": {Code: tea.KeyEnd},
+	"tab": {Code: tea.KeyTab}, "shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+	"pgup": {Code: tea.KeyPgUp}, "pgdown": {Code: tea.KeyPgDown}, "space": {Code: tea.KeySpace, Text: " "},
 }
 
-func key(name string) tea.KeyMsg {
+// key is the key press named as Key.String names it ("G" is shift+g).
+func key(name string) tea.KeyPressMsg {
 	if k, ok := keyNames[name]; ok {
-		return tea.KeyMsg{Type: k}
+		return tea.KeyPressMsg(k)
 	}
-	if name == "alt+esc" {
-		return tea.KeyMsg{Type: tea.KeyEsc, Alt: true}
+	r := []rune(name)[0]
+	k := tea.Key{Code: r, Text: name}
+	if lower := []rune(strings.ToLower(name))[0]; lower != r {
+		k.Code, k.ShiftedCode, k.Mod = lower, r, tea.ModShift
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(name)}
+	return tea.KeyPressMsg(k)
 }
 
 // press sends keys by name: "down", "enter", "esc", "j", "u", ...
@@ -255,7 +258,7 @@ func TestListNewestFirst(t *testing.T) {
 	if fmt.Sprint(order) != "[3 2 1]" {
 		t.Errorf("turns %v, want newest first [3 2 1]", order)
 	}
-	golden(t, "list", m.View())
+	golden(t, "list", m.content())
 }
 
 func TestNavigation(t *testing.T) {
@@ -266,7 +269,7 @@ func TestNavigation(t *testing.T) {
 		want int // the turn under the cursor
 	}{
 		{"down", 2}, {"j", 1}, {"down", 1}, {"up", 2}, {"k", 3}, {"k", 3},
-		{"end", 1}, {"home", 3}, {"G", 1}, {"g", 3}, {"pgdown", 1}, {"pgup", 3},
+		{"end", 1}, {"home", 3}, {"G", 1}, {"g", 3}, {"pgdown", 1}, {"pgup", 3}, {"space", 1}, {"pgup", 3},
 	} {
 		f.press(m, c.key)
 		if got := m.turns[m.cursor].N; got != c.want {
@@ -274,7 +277,7 @@ func TestNavigation(t *testing.T) {
 		}
 	}
 	f.press(m, "down")
-	if v := m.View(); !strings.Contains(v, "> 2  2026-04-23 12:02:30  +1 ~0 -1  clean up and build …") {
+	if v := m.content(); !strings.Contains(v, "> 2  2026-04-23 12:02:30  +1 ~0 -1  clean up and build …") {
 		t.Errorf("the cursor's row is not marked:\n%s", v)
 	}
 	// The menu moves the same way and stops at its ends.
@@ -303,19 +306,19 @@ func TestMenuShowsWhatWillChange(t *testing.T) {
 	if m.state != stateMenu || m.item != ItemBoth {
 		t.Fatalf("state %d item %s, want the menu on %s", m.state, m.item, ItemBoth)
 	}
-	golden(t, "menu_both", m.View())
+	golden(t, "menu_both", m.content())
 	f.press(m, "down")
-	golden(t, "menu_conversation", m.View())
+	golden(t, "menu_conversation", m.content())
 	f.press(m, "down")
-	golden(t, "menu_code", m.View())
+	golden(t, "menu_code", m.content())
 	f.press(m, "down")
-	golden(t, "menu_fork", m.View())
+	golden(t, "menu_fork", m.content())
 	f.press(m, "down")
-	golden(t, "menu_summarize_from", m.View())
+	golden(t, "menu_summarize_from", m.content())
 	f.press(m, "down")
-	golden(t, "menu_summarize_upto", m.View())
+	golden(t, "menu_summarize_upto", m.content())
 	f.press(m, "down")
-	golden(t, "menu_cancel", m.View())
+	golden(t, "menu_cancel", m.content())
 	// Previews are dry runs: nothing changed.
 	f.unchanged()
 }
@@ -327,13 +330,13 @@ func TestMenuKeepUserEdits(t *testing.T) {
 	f.write("mine.txt", "mine\n")
 	m := f.picker(100, 30, Options{Exact: true})
 	f.press(m, "down", "enter", "down", "down") // turn 2, [code]
-	off := m.View()
+	off := m.content()
 	f.press(m, "u")
 	if !m.keep {
 		t.Fatal("u did not turn keep-user-edits on")
 	}
-	golden(t, "menu_code_keep", m.View())
-	if off == m.View() {
+	golden(t, "menu_code_keep", m.content())
+	if off == m.content() {
 		t.Error("the preview did not change with keep-user-edits")
 	}
 	f.press(m, "enter")
@@ -363,8 +366,8 @@ func TestPickerKeepsUserEditsByDefault(t *testing.T) {
 		t.Fatal("the picker started with keep-user-edits off")
 	}
 	f.press(m, "down", "enter", "down", "down") // turn 2, [code]
-	if !strings.Contains(m.View(), "u keep user edits: on") {
-		t.Errorf("the menu does not say edits are kept:\n%s", m.View())
+	if !strings.Contains(m.content(), "u keep user edits: on") {
+		t.Errorf("the menu does not say edits are kept:\n%s", m.content())
 	}
 }
 
@@ -378,7 +381,7 @@ func TestEscGoesBackFromMenu(t *testing.T) {
 	if m.turns[m.cursor].N != 2 {
 		t.Errorf("cursor on turn %d after esc, want 2 (where it was)", m.turns[m.cursor].N)
 	}
-	golden(t, "after_esc_back", m.View())
+	golden(t, "after_esc_back", m.content())
 	// Enter again opens the menu anew, on the first action.
 	f.press(m, "enter")
 	if m.state != stateMenu || m.item != ItemBoth {
@@ -394,7 +397,7 @@ func TestEscEscQuits(t *testing.T) {
 	if m.state != stateList || !m.escHint {
 		t.Fatalf("one esc: state %d, hint %v; want the list with the hint", m.state, m.escHint)
 	}
-	golden(t, "list_after_esc", m.View())
+	golden(t, "list_after_esc", m.content())
 	f.keys = f.keys.Add(EscInterval / 2)
 	f.press(m, "esc")
 	if m.state != stateDone || !m.result.Cancelled {
@@ -418,7 +421,7 @@ func TestEscEscSlowDoesNotQuit(t *testing.T) {
 		t.Error("a stale timer cleared the hint")
 	}
 	f.send(m, escExpiredMsg{seq: m.escSeq})
-	if m.escHint || strings.Contains(m.View(), "press Esc again") {
+	if m.escHint || strings.Contains(m.content(), "press Esc again") {
 		t.Error("the hint stayed after its timer")
 	}
 	// Another key in between also resets it.
@@ -649,14 +652,14 @@ func TestSummarizerErrors(t *testing.T) {
 			}
 			m := f.picker(100, 30, Options{Exact: true})
 			f.press(m, "down", "enter", "end", "up", "up")
-			if v := m.View(); !strings.Contains(v, "Your summarizer writes it, on Enter: "+cmd) {
+			if v := m.content(); !strings.Contains(v, "Your summarizer writes it, on Enter: "+cmd) {
 				t.Errorf("the preview does not name the summarizer:\n%s", v)
 			}
 			f.press(m, "enter")
 			if m.state != stateFailed {
 				t.Fatalf("state %d, want the error shown", m.state)
 			}
-			v := m.View()
+			v := m.content()
 			if !strings.Contains(strings.ReplaceAll(v, "\n", " "), c.want) || !strings.Contains(v, "hint: ") {
 				t.Errorf("the view does not show the error %q and its hint:\n%s", c.want, v)
 			}
@@ -690,7 +693,7 @@ func TestActsOnlyAfterPreview(t *testing.T) {
 	if m.state != stateMenu || m.computing == nil {
 		t.Fatalf("state %d, computing %v: want the menu computing its preview", m.state, m.computing)
 	}
-	if v := m.View(); !strings.Contains(v, "computing what would change") {
+	if v := m.content(); !strings.Contains(v, "computing what would change") {
 		t.Errorf("the footer does not say the preview is being computed:\n%s", v)
 	}
 	_, cmd := m.Update(key("enter"))
@@ -712,7 +715,7 @@ func TestControllerErrorShownAndReturned(t *testing.T) {
 	if m.state != stateFailed {
 		t.Fatalf("state %d, want the error shown", m.state)
 	}
-	golden(t, "error", m.View())
+	golden(t, "error", m.content())
 	f.press(m, "x")
 	r := m.Result()
 	if m.state != stateDone || r.Err == nil || !strings.Contains(r.Err.Error(), "s1") || !r.Cancelled {
@@ -726,7 +729,7 @@ func TestControllerErrorShownAndReturned(t *testing.T) {
 	if p := m2.currentPreview(); p == nil || p.err == nil {
 		t.Fatalf("preview %+v, want its error", p)
 	}
-	if v := m2.View(); !strings.Contains(v, "Cannot tell: ") {
+	if v := m2.content(); !strings.Contains(v, "Cannot tell: ") {
 		t.Errorf("the preview's error is not shown:\n%s", v)
 	}
 	f2.press(m2, "enter")
@@ -741,7 +744,7 @@ func TestNoTurns(t *testing.T) {
 	if m.state != stateEmpty {
 		t.Fatalf("state %d, want the no-turns message", m.state)
 	}
-	golden(t, "no_turns", m.View())
+	golden(t, "no_turns", m.content())
 	f.press(m, "down")
 	r := m.Result()
 	if m.state != stateDone || !r.NoTurns || !r.Cancelled {
@@ -757,12 +760,12 @@ func TestInProgressTurn(t *testing.T) {
 	}
 	f.write("wip.txt", "wip\n")
 	m := f.picker(100, 12, Options{})
-	v := m.View()
+	v := m.content()
 	if !strings.Contains(v, "> 2  2026-04-23 12:02:30  in progress  still working") {
 		t.Errorf("the open turn is not shown in progress:\n%s", v)
 	}
 	f.press(m, "enter", "down", "down")
-	if v := m.View(); !strings.Contains(v, "in progress, so far +1 ~0 -0") || !strings.Contains(v, "delete wip.txt") {
+	if v := m.content(); !strings.Contains(v, "in progress, so far +1 ~0 -0") || !strings.Contains(v, "delete wip.txt") {
 		t.Errorf("the menu does not show the open turn's files so far:\n%s", v)
 	}
 }
@@ -770,38 +773,38 @@ func TestInProgressTurn(t *testing.T) {
 func TestSmallTerminalAndResize(t *testing.T) {
 	f := newFixture(t, 12)
 	m := f.picker(40, 10, Options{})
-	golden(t, "small_list", m.View())
-	for _, l := range strings.Split(m.View(), "\n") {
+	golden(t, "small_list", m.content())
+	for _, l := range strings.Split(m.content(), "\n") {
 		if w := lipgloss.Width(l); w > 40 {
 			t.Errorf("line wider than the window (%d): %q", w, l)
 		}
 	}
 	f.press(m, "end")
-	if v := m.View(); !strings.Contains(v, ">  1 ") {
+	if v := m.content(); !strings.Contains(v, ">  1 ") {
 		t.Errorf("the cursor's row scrolled out of view:\n%s", v)
 	}
 	f.press(m, "enter", "down", "down")
-	golden(t, "small_menu", m.View())
-	if n := strings.Count(m.View(), "\n") + 1; n != 10 {
+	golden(t, "small_menu", m.content())
+	if n := strings.Count(m.content(), "\n") + 1; n != 10 {
 		t.Errorf("the view has %d lines, want the window's 10", n)
 	}
 	f.press(m, "down", "down")
-	golden(t, "small_menu_summarize", m.View())
+	golden(t, "small_menu_summarize", m.content())
 	f.press(m, "up", "up")
 	// Growing the window shows everything; shrinking keeps the cursor.
 	f.press(m, "esc")
 	f.send(m, tea.WindowSizeMsg{Width: 100, Height: 30})
-	if v := m.View(); !strings.Contains(v, ">  1 ") || !strings.Contains(v, "  12  ") || strings.Contains(v, " of 12)") {
+	if v := m.content(); !strings.Contains(v, ">  1 ") || !strings.Contains(v, "  12  ") || strings.Contains(v, " of 12)") {
 		t.Errorf("after growing, not every turn is shown:\n%s", v)
 	}
 	f.send(m, tea.WindowSizeMsg{Width: 30, Height: 6})
-	if v := m.View(); !strings.Contains(v, ">  1 ") {
+	if v := m.content(); !strings.Contains(v, ">  1 ") {
 		t.Errorf("after shrinking, the cursor's row is out of view:\n%s", v)
 	}
 	// Tiny windows still render, and only what fits.
 	for _, size := range [][2]int{{1, 1}, {5, 2}, {10, 3}} {
 		f.send(m, tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-		v := m.View()
+		v := m.content()
 		if n := strings.Count(v, "\n") + 1; n > size[1] {
 			t.Errorf("%dx%d: %d lines", size[0], size[1], n)
 		}
@@ -842,7 +845,7 @@ func TestCtrlCWhileSummarizing(t *testing.T) {
 	if m.state != stateBusy || run == nil {
 		t.Fatalf("state %d: want busy", m.state)
 	}
-	if v := m.View(); !strings.Contains(v, "Summarizing turns 1-2: running touch started; sleep 60; echo never…") || !strings.Contains(v, "ctrl+c stop") {
+	if v := m.content(); !strings.Contains(v, "Summarizing turns 1-2: running touch started; sleep 60; echo never…") || !strings.Contains(v, "ctrl+c stop") {
 		t.Errorf("the busy view:\n%s", v)
 	}
 	done := make(chan tea.Msg, 1)
@@ -879,7 +882,7 @@ func TestCtrlCWhileRewinding(t *testing.T) {
 	if m.state != stateBusy || cmd == nil {
 		t.Fatalf("state %d: want busy", m.state)
 	}
-	if v := m.View(); !strings.Contains(v, "Rewinding the code to the start of turn 2…") || !strings.Contains(v, "ctrl+c stop") {
+	if v := m.content(); !strings.Contains(v, "Rewinding the code to the start of turn 2…") || !strings.Contains(v, "ctrl+c stop") {
 		t.Errorf("the busy view:\n%s", v)
 	}
 	f.press(m, "q", "esc") // other keys wait
@@ -887,7 +890,7 @@ func TestCtrlCWhileRewinding(t *testing.T) {
 		t.Fatalf("a key other than ctrl+c interrupted the rewind (state %d)", m.state)
 	}
 	f.press(m, "ctrl+c")
-	if v := m.View(); !m.cancelling || !strings.Contains(v, "stopping…") {
+	if v := m.content(); !m.cancelling || !strings.Contains(v, "stopping…") {
 		t.Errorf("ctrl+c: cancelling %v, view:\n%s", m.cancelling, v)
 	}
 	f.run(m, cmd)

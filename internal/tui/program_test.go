@@ -3,38 +3,128 @@ package tui
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/exp/teatest"
+	tea "charm.land/bubbletea/v2"
 	"github.com/seed1cedbf7c/ckpt"
 )
 
-// The picker as a running Bubble Tea program (teatest): the dry run and
-// the rewind run in the program's commands, asynchronously, as on a
-// terminal.
+// program is the picker running as a Bubble Tea program, as on a
+// terminal: keys typed into its input as a terminal sends them, the dry
+// runs and actions in the program's commands, asynchronously.
+type program struct {
+	t      *testing.T
+	m      *Model
+	keys   *io.PipeWriter
+	out    bytes.Buffer
+	done   chan tea.Model
+	mu     sync.Mutex
+	screen string // the last view the program rendered
+}
+
+// watched passes everything to the picker and keeps its last view.
+type watched struct {
+	*Model
+	p *program
+}
+
+func (w watched) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := w.Model.Update(msg)
+	return w, cmd
+}
+
+func (w watched) View() tea.View {
+	v := w.Model.View()
+	w.p.mu.Lock()
+	w.p.screen = v.Content
+	w.p.mu.Unlock()
+	return v
+}
+
+func startProgram(t *testing.T, f *fixture) *program {
+	t.Helper()
+	in, keys := io.Pipe()
+	p := &program{t: t, keys: keys, done: make(chan tea.Model, 1)}
+	p.m = plain(New(context.Background(), f.ctl, Options{Exact: true, Location: time.UTC}))
+	prog := tea.NewProgram(watched{p.m, p}, tea.WithInput(in), tea.WithOutput(&p.out),
+		tea.WithWindowSize(100, 30), tea.WithEnvironment([]string{"TERM=xterm-256color"}))
+	go func() {
+		fm, err := prog.Run()
+		if err != nil {
+			t.Errorf("the program: %v", err)
+		}
+		p.done <- fm
+	}()
+	t.Cleanup(func() { keys.Close() })
+	return p
+}
+
+// wait waits until the program has shown what.
+func (p *program) wait(what string) {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p.mu.Lock()
+		screen := p.screen
+		p.mu.Unlock()
+		if strings.Contains(screen, what) {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the picker does not show %q after 20s; it shows:\n%s", what, screen)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// typeKeys writes keys to the program's input as a terminal sends them.
+func (p *program) typeKeys(seqs ...string) {
+	p.t.Helper()
+	for _, s := range seqs {
+		if _, err := io.WriteString(p.keys, s); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+}
+
+// result waits for the program to quit and returns what the picker did.
+func (p *program) result() Result {
+	p.t.Helper()
+	select {
+	case fm := <-p.done:
+		p.m.Close()
+		if !strings.Contains(p.out.String(), "\x1b[?1049h") {
+			p.t.Errorf("the picker did not use the alternate screen; it wrote %q", p.out.String())
+		}
+		return fm.(watched).Result()
+	case <-time.After(20 * time.Second):
+		p.t.Fatal("the program did not quit after 20s")
+	}
+	return Result{}
+}
+
+// Keys as a terminal sends them.
+const (
+	keyUp    = "\x1b[A"
+	keyDown  = "\x1b[B"
+	keyEnd   = "\x1b[F"
+	keyEnter = "\r"
+)
+
 func TestProgramRewindsCode(t *testing.T) {
 	f := newFixture(t, 3)
-	m := New(context.Background(), f.ctl, Options{Exact: true, Location: time.UTC, Renderer: plainRenderer()})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
-	wait := func(what string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
-			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
-	wait("rename one to two")
-	tm.Send(tea.KeyMsg{Type: tea.KeyDown})
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	wait("[fork from here]")
-	tm.Send(tea.KeyMsg{Type: tea.KeyDown})
-	tm.Send(tea.KeyMsg{Type: tea.KeyDown})
-	wait("Code: back to the start of turn 2, 3 file(s) to change:")
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*Model)
-	m.Close()
-	r := fm.Result()
+	p := startProgram(t, f)
+	p.wait("rename one to two")
+	p.typeKeys(keyDown, keyEnter)
+	p.wait("[fork from here]")
+	p.typeKeys(keyDown, keyDown)
+	p.wait("Code: back to the start of turn 2, 3 file(s) to change:")
+	p.typeKeys(keyEnter)
+	r := p.result()
 	if r.Err != nil || r.Rewind == nil || r.Rewind.Scope != ckpt.ScopeCode || r.Turn != 2 {
 		t.Fatalf("result %+v, want turn 2's code rewound", r)
 	}
@@ -47,24 +137,14 @@ func TestProgramRewindsCode(t *testing.T) {
 // turns, Enter runs the summarizer, and the result is the summary.
 func TestProgramSummarizes(t *testing.T) {
 	f := newFixture(t, 3)
-	m := New(context.Background(), f.ctl, Options{Exact: true, Location: time.UTC, Renderer: plainRenderer()})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
-	wait := func(what string) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
-			teatest.WithDuration(20*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
-	}
-	wait("rename one to two")
-	tm.Send(tea.KeyMsg{Type: tea.KeyDown})
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	wait("[summarize up to here]")
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnd})
-	tm.Send(tea.KeyMsg{Type: tea.KeyUp})
-	wait("Summary: turns 1-2 (4 message(s)) become one summary message, in turn 1:")
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*Model)
-	m.Close()
-	r := fm.Result()
+	p := startProgram(t, f)
+	p.wait("rename one to two")
+	p.typeKeys(keyDown, keyEnter)
+	p.wait("[summarize up to here]")
+	p.typeKeys(keyEnd, keyUp)
+	p.wait("Summary: turns 1-2 (4 message(s)) become one summary message, in turn 1:")
+	p.typeKeys(keyEnter)
+	r := p.result()
 	if r.Err != nil || r.Summary == nil || r.Item != ItemSummarizeUpto || r.Turn != 2 {
 		t.Fatalf("result %+v, want turns 1-2 summarized", r)
 	}
@@ -80,15 +160,10 @@ func TestProgramSummarizes(t *testing.T) {
 // once no Controller call runs (the caller closes the repository next).
 func TestProgramQuitWhileComputing(t *testing.T) {
 	f := newFixture(t, 3)
-	m := New(context.Background(), f.ctl, Options{Exact: true, Location: time.UTC, Renderer: plainRenderer()})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("rename one to two")) },
-		teatest.WithDuration(20*time.Second))
-	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
-	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*Model)
-	m.Close()
-	if r := fm.Result(); !r.Cancelled || r.Rewind != nil {
+	p := startProgram(t, f)
+	p.wait("rename one to two")
+	p.typeKeys(keyEnter, "q")
+	if r := p.result(); !r.Cancelled || r.Rewind != nil {
 		t.Fatalf("result %+v, want cancelled", r)
 	}
 	f.unchanged()

@@ -7,7 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/seed1cedbf7c/ckpt"
 )
@@ -16,22 +17,32 @@ type styles struct {
 	title, dim, sel, heading, create, update, del, warn, err lipgloss.Style
 }
 
-func newStyles(r *lipgloss.Renderer) styles {
+// newStyles returns the picker's styles. Its colours are the terminal's
+// first eight, which its theme makes readable on its own background, so
+// the picker never asks the terminal which background it has.
+func newStyles() styles {
 	return styles{
-		title:   r.NewStyle().Bold(true),
-		dim:     r.NewStyle().Faint(true),
-		sel:     r.NewStyle().Bold(true).Foreground(lipgloss.Color("6")),
-		heading: r.NewStyle().Bold(true),
-		create:  r.NewStyle().Foreground(lipgloss.Color("2")),
-		update:  r.NewStyle().Foreground(lipgloss.Color("3")),
-		del:     r.NewStyle().Foreground(lipgloss.Color("1")),
-		warn:    r.NewStyle().Foreground(lipgloss.Color("3")),
-		err:     r.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
+		title:   lipgloss.NewStyle().Bold(true),
+		dim:     lipgloss.NewStyle().Faint(true),
+		sel:     lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("6")),
+		heading: lipgloss.NewStyle().Bold(true),
+		create:  lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		update:  lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		del:     lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
+		warn:    lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		err:     lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
 	}
 }
 
-// View renders the picker at its window's size.
-func (m *Model) View() string {
+// View renders the picker at its window's size, on the alternate screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.content())
+	v.AltScreen = true
+	return v
+}
+
+// content is the picker's screen at its window's size.
+func (m *Model) content() string {
 	var body []string
 	var footer string
 	switch m.state {

@@ -24,6 +24,7 @@ type program struct {
 	done   chan tea.Model
 	mu     sync.Mutex
 	screen string // the last view the program rendered
+	idle   bool   // no dry run was in flight when it rendered
 }
 
 // watched passes everything to the picker and keeps its last view.
@@ -40,7 +41,7 @@ func (w watched) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (w watched) View() tea.View {
 	v := w.Model.View()
 	w.p.mu.Lock()
-	w.p.screen = v.Content
+	w.p.screen, w.p.idle = v.Content, w.Model.computing == nil
 	w.p.mu.Unlock()
 	return v
 }
@@ -63,15 +64,22 @@ func startProgram(t *testing.T, f *fixture) *program {
 	return p
 }
 
-// wait waits until the program has shown what.
-func (p *program) wait(what string) {
+// wait waits until the program shows all of what at once, with no dry run
+// in flight: Enter acts only once the picker has shown what it will
+// change, and a preview's text may be on the screen from the item the
+// keys just left while the next item's is computed.
+func (p *program) wait(what ...string) {
 	p.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		p.mu.Lock()
-		screen := p.screen
+		screen, idle := p.screen, p.idle
 		p.mu.Unlock()
-		if strings.Contains(screen, what) {
+		shown := idle
+		for _, w := range what {
+			shown = shown && strings.Contains(screen, w)
+		}
+		if shown {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -122,7 +130,7 @@ func TestProgramRewindsCode(t *testing.T) {
 	p.typeKeys(keyDown, keyEnter)
 	p.wait("[fork from here]")
 	p.typeKeys(keyDown, keyDown)
-	p.wait("Code: back to the start of turn 2, 3 file(s) to change:")
+	p.wait("> [code]\n", "Code: back to the start of turn 2, 3 file(s) to change:")
 	p.typeKeys(keyEnter)
 	r := p.result()
 	if r.Err != nil || r.Rewind == nil || r.Rewind.Scope != ckpt.ScopeCode || r.Turn != 2 {
@@ -142,7 +150,7 @@ func TestProgramSummarizes(t *testing.T) {
 	p.typeKeys(keyDown, keyEnter)
 	p.wait("[summarize up to here]")
 	p.typeKeys(keyEnd, keyUp)
-	p.wait("Summary: turns 1-2 (4 message(s)) become one summary message, in turn 1:")
+	p.wait("> [summarize up to here]\n", "Summary: turns 1-2 (4 message(s)) become one summary message, in turn 1:")
 	p.typeKeys(keyEnter)
 	r := p.result()
 	if r.Err != nil || r.Summary == nil || r.Item != ItemSummarizeUpto || r.Turn != 2 {

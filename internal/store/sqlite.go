@@ -67,6 +67,9 @@ type SQLite struct {
 	// rd, if set, is a read transaction all reads go through (a view made
 	// by snapshot).
 	rd querier
+	// key is the database's entry in openDBs; closed, once Close ran.
+	key    string
+	closed bool
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
@@ -84,6 +87,23 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	}
 	tighten(dir)
 	path := filepath.Join(dir, DBName)
+	// While this process has the database open, its files are never
+	// opened outside SQLite: closing such a descriptor would drop every
+	// lock SQLite holds on the file (POSIX), and another process would
+	// then fold the WAL away under this one.
+	openDBs.Lock()
+	defer openDBs.Unlock()
+	key := dbKey(path)
+	if e := openDBs.n[key]; e != nil {
+		if e.readOnly != nil {
+			return registerReadOnly(openReadOnly(ctx, dir, workspace, e.readOnly))
+		}
+		db, err := sql.Open("sqlite", dsn(path))
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+		return openedSQLite(ctx, dir, workspace, db)
+	}
 	if err := checkDBFile(ctx, path); errors.Is(err, fs.ErrNotExist) {
 		// Refused before anything (the lock file) is written there.
 		if err := CheckNewStoreDir(dir); err != nil {
@@ -99,12 +119,60 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 		return nil, err
 	}
 	if why := storeWritable(dir); why != nil {
-		return openReadOnly(ctx, dir, workspace, why)
+		return registerReadOnly(openReadOnly(ctx, dir, workspace, why))
 	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	return openedSQLite(ctx, dir, workspace, db)
+}
+
+// openDBs counts, per database file, the stores this process has open
+// (see OpenSQLite).
+var openDBs = struct {
+	sync.Mutex
+	n map[string]*openDB
+}{n: map[string]*openDB{}}
+
+type openDB struct {
+	n        int
+	readOnly error // why the first one was opened read-only
+}
+
+// register counts s in openDBs (openDBs held).
+func (s *SQLite) register() {
+	s.key = dbKey(filepath.Join(s.dir, DBName))
+	e := openDBs.n[s.key]
+	if e == nil {
+		e = &openDB{readOnly: s.readOnly}
+		openDBs.n[s.key] = e
+	}
+	e.n++
+}
+
+func registerReadOnly(s *SQLite, err error) (*SQLite, error) {
+	if err == nil {
+		s.register()
+	}
+	return s, err
+}
+
+// dbKey identifies a database file by its absolute path, symlinks
+// resolved in its directory (which exists: the file may not yet).
+func dbKey(path string) string {
+	dir, name := filepath.Split(path)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Join(dir, name)
+}
+
+// openedSQLite finishes opening a store (openDBs held).
+func openedSQLite(ctx context.Context, dir, workspace string, db *sql.DB) (*SQLite, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(4)
 	s := &SQLite{dir: dir, db: db, lock: newFileLock(filepath.Join(dir, "lock"))}
@@ -112,6 +180,7 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 		db.Close()
 		return nil, err
 	}
+	s.register()
 	return s, nil
 }
 
@@ -293,7 +362,18 @@ func (s *SQLite) snapshot(ctx context.Context) (*SQLite, func(), error) {
 func (s *SQLite) Dir() string { return s.dir }
 
 // Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+func (s *SQLite) Close() error {
+	err := s.db.Close()
+	openDBs.Lock()
+	if e := openDBs.n[s.key]; e != nil && !s.closed {
+		s.closed = true
+		if e.n--; e.n <= 0 {
+			delete(openDBs.n, s.key)
+		}
+	}
+	openDBs.Unlock()
+	return err
+}
 
 // Info describes the store.
 func (s *SQLite) Info(ctx context.Context) (Info, error) {

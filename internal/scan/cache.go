@@ -23,13 +23,13 @@ import (
 //
 // Layout (fixed-size integers big-endian, varints unsigned LEB128):
 //
-//	header:  "CKPTSC06" | clock int64 | generation int64 | seq int64 | len(instance) u16 |
+//	header:  "CKPTSC07" | clock int64 | generation int64 | seq int64 | len(instance) u16 |
 //	         instance | len(watch) u16 | watch
 //	block*:  entry* | CRC-32C of the block's entries u32
 //	entry:   varint len(name) | name | varint mode |
 //	         directory: id [32]
 //	         otherwise: varint size | mtime i64 | ctime i64 | varint ino
-//	index:   (len(dir) u32 | dir | tree id [32] | dev u64 | offset u64 | length u32 | count u32 | flags u8)*
+//	index:   (len(dir) u32 | dir | tree id [32] | dev u64 | offset u64 | length u32 | count u32 | flags u8 | size u64)*
 //	footer:  index offset u64 | index length u32 | CRC-32C of header and index u32 | "CKPTSCEND"
 //
 // A block holds one directory's entries sorted by name: the stat data of its
@@ -46,7 +46,7 @@ import (
 // written) is ahead of the store's: its database was rolled back.
 // Watch is the file-system watcher's token for the moment the scan that
 // wrote the file began ("" without a watcher; see internal/watch).
-const cacheMagic = "CKPTSC06"
+const cacheMagic = "CKPTSC07"
 
 const footerMagic = "CKPTSCEND"
 
@@ -78,6 +78,7 @@ type blockRef struct {
 	length int // entries, without the CRC
 	count  int
 	flags  uint8
+	size   int64 // the bytes of the files below the directory
 }
 
 // Block flags.
@@ -134,6 +135,29 @@ func LoadCache(path string) (*Cache, error) {
 	}
 	c.unmap = unmap
 	return c, nil
+}
+
+// WriteFile writes the cache to path (a temporary file renamed into
+// place), for a cache kept in memory.
+func (c *Cache) WriteFile(path string) error {
+	if c == nil || c.data == nil {
+		return errors.New("stat cache: nothing to write")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".statcache-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(c.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // Close releases the cache file's mapping.
@@ -219,7 +243,7 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 		}
 		dl := int(binary.BigEndian.Uint32(idx[p:]))
 		p += 4
-		if p+dl+32+25 > len(idx) {
+		if p+dl+32+33 > len(idx) {
 			return bad("bad index")
 		}
 		dir := string(idx[p : p+dl])
@@ -231,7 +255,8 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 		ref.length = int(binary.BigEndian.Uint32(idx[p+48:]))
 		ref.count = int(binary.BigEndian.Uint32(idx[p+52:]))
 		ref.flags = idx[p+56]
-		p += 57
+		ref.size = int64(binary.BigEndian.Uint64(idx[p+57:]))
+		p += 65
 		if ref.offset < hdrFixed+n || ref.offset+int64(ref.length)+4 > ioff {
 			return bad("bad index")
 		}
@@ -503,27 +528,28 @@ func (c *Cache) flaggedBelow(dir string) bool {
 }
 
 // Block appends one directory's entries (sorted by name); dev is the
-// device of its files, flags its block flags.
-func (w *CacheWriter) Block(dir string, tree object.ID, dev uint64, es []cachedEntry, flags uint8) {
+// device of its files, flags its block flags, size the bytes of the files
+// below it.
+func (w *CacheWriter) Block(dir string, tree object.ID, dev uint64, es []cachedEntry, flags uint8, size int64) {
 	if w == nil {
 		return
 	}
 	b := encodeEntries(es)
 	crc := crc32.Checksum(b, castagnoli)
 	b = binary.BigEndian.AppendUint32(b, crc)
-	w.appendBlock(dir, tree, dev, b, len(es), flags)
+	w.appendBlock(dir, tree, dev, b, len(es), flags, size)
 }
 
 // CopyBlock appends an unchanged directory's block from the old cache as
 // is (entries and CRC; the caller has checked every entry is unchanged).
-func (w *CacheWriter) copyBlock(dir string, tree object.ID, dev uint64, raw []byte, count int, flags uint8) {
+func (w *CacheWriter) copyBlock(dir string, tree object.ID, dev uint64, raw []byte, count int, flags uint8, size int64) {
 	if w == nil {
 		return
 	}
-	w.appendBlock(dir, tree, dev, raw, count, flags)
+	w.appendBlock(dir, tree, dev, raw, count, flags, size)
 }
 
-func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int, flags uint8) {
+func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int, flags uint8, size int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -538,6 +564,7 @@ func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []by
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(b)-4))
 	w.index = binary.BigEndian.AppendUint32(w.index, uint32(count))
 	w.index = append(w.index, flags)
+	w.index = binary.BigEndian.AppendUint64(w.index, uint64(size))
 	w.off += int64(len(b))
 }
 

@@ -1111,7 +1111,7 @@ func (s *scanner) finalize(n *node) {
 		// Nothing in this directory changed, not even stat data: its new
 		// cache block is the old one, byte for byte.
 		if raw, count, dev, ok := s.opts.Cache.rawBlock(n.rel); ok && count == len(live) {
-			s.opts.CacheOut.copyBlock(n.rel, id, dev, raw, count, s.opts.Cache.blockFlags(n.rel))
+			s.opts.CacheOut.copyBlock(n.rel, id, dev, raw, count, s.opts.Cache.blockFlags(n.rel), total)
 			n.entries, n.cached, n.oldTree = nil, nil, nil
 			goto report
 		}
@@ -1150,7 +1150,7 @@ func (s *scanner) finalize(n *node) {
 		if len(live) == 0 {
 			blockTree = object.EmptyTree
 		}
-		s.opts.CacheOut.Block(n.rel, blockTree, dev, ces, flags)
+		s.opts.CacheOut.Block(n.rel, blockTree, dev, ces, flags, total)
 	}
 	n.entries = nil
 	n.cached = nil
@@ -1191,18 +1191,21 @@ func (s *scanner) reuse(rel string) (object.ID, int64, bool) {
 		// read: read it.
 		return object.ID{}, 0, false
 	}
-	tree, _, ok := s.opts.Cache.block(rel)
-	if !ok || tree == object.EmptyTree {
+	// The cache's index gives the tree and its size: no tree is read. It
+	// is in the store: the cache belongs to the store's generation (no
+	// object was deleted since it was written), and staleCache checks the
+	// topmost trees taken from it anyway.
+	// An empty directory (its block names no tree, or the empty tree) is
+	// not taken: it is not part of the tree.
+	ref, ok := s.opts.Cache.dirs[rel]
+	if !ok || ref.tree.IsZero() || ref.tree == object.EmptyTree {
 		return object.ID{}, 0, false
-	}
-	t, err := s.opts.LoadTree(tree)
-	if err != nil {
-		return object.ID{}, 0, false // read it instead
 	}
 	s.rmu.Lock()
 	s.reused[rel] = true
+	s.fromCache = append(s.fromCache, cachedTree{rel, ref.tree})
 	s.rmu.Unlock()
-	return tree, t.Size(), true
+	return ref.tree, ref.size, true
 }
 
 // copyReused copies the old cache's blocks of the reused directories (and
@@ -1215,7 +1218,7 @@ func (s *scanner) copyReused() {
 		for d := dir; ; {
 			if s.reused[d] {
 				if raw, count, dev, ok := s.opts.Cache.rawBlock(dir); ok {
-					s.opts.CacheOut.copyBlock(dir, ref.tree, dev, raw, count, ref.flags)
+					s.opts.CacheOut.copyBlock(dir, ref.tree, dev, raw, count, ref.flags, ref.size)
 				}
 				break
 			}

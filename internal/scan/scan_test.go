@@ -378,8 +378,8 @@ func TestExcludeStoreInside(t *testing.T) {
 func FuzzParseCache(f *testing.F) {
 	cw, _ := NewCacheWriter("", 12345, 1, "inst", "")
 	cw.Block("", object.Sum(nil), 7, []cachedEntry{{name: "a", mode: object.ModeFile | 0o644, size: 3, mtime: 1, ctime: 2, ino: 3},
-		{name: "d", mode: object.ModeDir, id: object.Sum([]byte("d"))}}, 0)
-	cw.Block("d", object.Sum([]byte("d")), 7, nil, flagLinked)
+		{name: "d", mode: object.ModeDir, id: object.Sum([]byte("d"))}}, 0, 3)
+	cw.Block("d", object.Sum([]byte("d")), 7, nil, flagLinked, 0)
 	cw.Commit()
 	f.Add(cw.mem.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {

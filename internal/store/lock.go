@@ -134,3 +134,34 @@ func (s *SQLite) TryNamedLock(name string) (func(), error) {
 	}
 	return unlock, nil
 }
+
+// heldBy reports whether the lock is held by process pid: its file names
+// pid, and another descriptor cannot take it.
+func (l *fileLock) heldBy(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	b, err := os.ReadFile(l.path)
+	if err != nil {
+		return false
+	}
+	first, _, _ := strings.Cut(string(b), " ")
+	if first != strconv.Itoa(pid) {
+		return false
+	}
+	f, err := os.Open(l.path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	ok, err := flock.TryLock(f)
+	if ok {
+		flock.Unlock(f)
+		return false
+	}
+	return err == nil
+}
+
+// LockHeldBy reports whether process pid holds the store's operation
+// lock (a watcher checks it before saving for that process).
+func (s *SQLite) LockHeldBy(pid int) bool { return s.lock.heldBy(pid) }

@@ -43,6 +43,8 @@ type Options struct {
 	Idle time.Duration
 	// Log, if not nil, receives one line per notable event.
 	Log func(string)
+	// Serve, if not nil, does the work of "serve" requests (see Serve).
+	Serve ServeFunc
 }
 
 // Daemon watches one workspace.
@@ -284,8 +286,14 @@ func (d *Daemon) refreshLocked() {
 	}
 	defer c.Close()
 	d.cacheStat = id
+	d.watchListed(c.DirList())
+}
+
+// watchListed watches the listed directories that are not watched yet.
+// They may have changed unseen, so the next answer is "full".
+func (d *Daemon) watchListed(dirs []string) {
 	var added []string
-	for _, rel := range c.DirList() {
+	for _, rel := range dirs {
 		if _, ok := d.paths[rel]; ok {
 			continue
 		}
@@ -515,6 +523,102 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 	return a
 }
 
+// Answer implements Server.
+func (d *Daemon) Answer(ctx context.Context, token string) *Answer {
+	a := d.answer(ctx, token)
+	a.Dirty = make([]string, len(a.RawDirty))
+	for i, b := range a.RawDirty {
+		a.Dirty[i] = string(b)
+	}
+	a.RawDirty = nil
+	return a
+}
+
+// WatchDirs implements Server.
+func (d *Daemon) WatchDirs(dirs []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.watchListed(dirs)
+}
+
+// serveCall runs a "serve" request: Accepted, keep-alive and progress
+// lines, then the result (see Serve).
+func (d *Daemon) serveCall(ctx context.Context, conn net.Conn, body json.RawMessage) {
+	conn.SetDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wmu sync.Mutex
+	send := func(r response) error {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		wmu.Lock()
+		defer wmu.Unlock()
+		conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := conn.Write(append(b, '\n')); err != nil {
+			cancel() // the client is gone: stop the work
+			return err
+		}
+		return nil
+	}
+	if d.opts.Serve == nil {
+		send(response{Error: "watch: this watcher serves no requests"})
+		return
+	}
+	// The client sends nothing more: a read returns when it hangs up.
+	go func() {
+		var b [1]byte
+		conn.Read(b[:])
+		cancel()
+	}()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(KeepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				send(response{})
+			}
+		}
+	}()
+	d.mu.Lock()
+	d.lastQuery = time.Now()
+	d.mu.Unlock()
+	call := &Call{Peer: peerPID(conn), Body: body,
+		Progress: func(p json.RawMessage) { send(response{Progress: p}) },
+		Accept:   func() error { return send(response{Accepted: true}) }}
+	out, err := d.opts.Serve(ctx, d, call)
+	if err != nil {
+		send(response{Error: err.Error()})
+		return
+	}
+	send(response{Body: out})
+}
+
+// peerPID is the process id of a Unix socket's other end (0: unknown).
+func peerPID(conn net.Conn) int {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return 0
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	pid := 0
+	raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
+}
+
 func (d *Daemon) token() string { return fmt.Sprintf("%s:%d", d.epoch, d.seq) }
 
 func (d *Daemon) status() *Status {
@@ -544,6 +648,9 @@ func (d *Daemon) serve(ctx context.Context, conn net.Conn, stop func()) {
 		case "stop":
 			resp.Status = d.status()
 			defer stop()
+		case "serve":
+			d.serveCall(ctx, conn, req.Body)
+			return
 		default:
 			resp.Error = "watch: unknown request " + req.Op
 		}

@@ -16,6 +16,7 @@ type Options struct {
 	Root, Cache, Socket string
 	Idle                time.Duration
 	Log                 func(string)
+	Serve               ServeFunc
 }
 
 // Run is not available on this platform: saves scan everything.

@@ -72,14 +72,20 @@ type Status struct {
 }
 
 type request struct {
-	Op    string `json:"op"` // query, status, stop
-	Token string `json:"token,omitempty"`
+	Op    string          `json:"op"` // query, status, stop, serve
+	Token string          `json:"token,omitempty"`
+	Body  json.RawMessage `json:"body,omitempty"`
 }
 
 type response struct {
 	Answer *Answer `json:"answer,omitempty"`
 	Status *Status `json:"status,omitempty"`
 	Error  string  `json:"error,omitempty"`
+	// Serve requests: Accepted, then Progress lines (or empty lines
+	// while the work runs), then Body.
+	Accepted bool            `json:"accepted,omitempty"`
+	Progress json.RawMessage `json:"progress,omitempty"`
+	Body     json.RawMessage `json:"body,omitempty"`
 }
 
 // SocketPath returns where the daemon of a store listens: watch.sock in the

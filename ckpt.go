@@ -17,6 +17,7 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
+	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
 
 // ID identifies a checkpoint (or any object): the SHA-256 of its encoding.
@@ -120,8 +121,13 @@ type Repo struct {
 	// Warnings).
 	warnings []string
 
+	// served is set in a watcher's own Repo, which saves for clients
+	// (see served.go): it asks the watcher in its process, and keeps the
+	// stat cache in memory.
+	served watch.Server
+
 	mu    sync.Mutex
-	cache *scan.Cache // memory backend only
+	cache *scan.Cache // memory backend, and a watcher's Repo
 	// noCache: the stat cache names trees the store lacks and could not
 	// be removed (a read-only store); scans do without it.
 	noCache atomic.Bool

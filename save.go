@@ -52,13 +52,21 @@ type SaveResult struct {
 	Created bool
 	// Skipped lists paths not captured (FIFOs, devices, files over the limit).
 	Skipped []Skipped
-	// Scanned and Hashed count files seen and files read.
+	// Scanned and Hashed count files seen and files read (-1: not known).
 	Scanned, Hashed int64
+	// Served: the workspace's watcher made the save (see [Repo.Save]).
+	Served bool
 }
 
 // Save records a checkpoint of the whole workspace, or of opts.Paths. A
 // whole-tree save of a workspace equal to HEAD records nothing (unless
 // AllowEmpty) and returns HEAD with Created false.
+//
+// With a watcher running ([Repo.Watch], `ckpt watch`), a whole-tree save
+// is made by the watcher's process, which keeps the stat cache in memory
+// and knows what changed (Served in the result); this process keeps the
+// store's lock meanwhile. Whatever the watcher cannot do, this process
+// does, as without a watcher (CKPT_WATCH_SERVE=0 turns served saves off).
 func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) {
 	if opts.Kind == "" {
 		opts.Kind = KindManual
@@ -103,6 +111,8 @@ type capture struct {
 	cached bool
 	// tracked are the ignored paths it took as tracked (MetaTracked).
 	tracked []string
+	// full: the watcher did not vouch for unchanged directories.
+	full bool
 }
 
 func (r *Repo) cachePath() string {
@@ -126,26 +136,24 @@ func (r *Repo) loadCache(ctx context.Context) *scan.Cache {
 		return nil
 	}
 	var c *scan.Cache
-	if r.storeDir == "" {
+	if r.storeDir == "" || r.served != nil {
 		r.mu.Lock()
 		c = r.cache
 		r.mu.Unlock()
-	} else {
+	}
+	if c == nil && r.storeDir != "" {
 		c, _ = scan.LoadCache(r.cachePath())
 	}
 	if c == nil {
 		return nil
 	}
+	// Close releases a mapped file; a cache in memory stays.
 	if c.Instance != info.Instance || c.Generation != info.Generation {
-		if r.storeDir != "" {
-			c.Close()
-		}
+		c.Close()
 		return nil
 	}
 	if c.Seq > info.CacheSeq {
-		if r.storeDir != "" {
-			c.Close()
-		}
+		c.Close()
 		r.dropCache()
 		return nil
 	}
@@ -217,6 +225,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 	if rules != nil {
 		tracked = rules.tracked
 	}
+	full := true // the watcher's answer was "full" (or there was none)
 	if tx != nil && !rules.plain() {
 		sink = tx
 	} else if tx != nil {
@@ -236,6 +245,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			if accel && !ans.Full && prev == key && r.watchAccelOK(ctx) {
 				o.Unchanged = watch.Unchanged(ans.Dirty)
 			}
+			full = ans.Full
 		}
 		if prev != key {
 			if err := tx.SetMeta(metaCacheTracked, key); err != nil {
@@ -245,7 +255,13 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		// The new cache records the store's count of cache writes, bumped
 		// in this transaction (see loadCache).
 		seq := info.CacheSeq + 1
-		cw, err = scan.NewCacheWriterSeq(r.cachePath(), r.fsClock(), info.Generation, seq, info.Instance, token)
+		path, clock := r.cachePath(), r.fsClock()
+		if r.served != nil {
+			// A watcher's save keeps the cache in memory (written out
+			// when it idles: saveServer.flush).
+			path, clock = "", r.servedClock()
+		}
+		cw, err = scan.NewCacheWriterSeq(path, clock, info.Generation, seq, info.Instance, token)
 		if err != nil {
 			cw = nil // the cache is an optimization; carry on without
 		} else if err := tx.SetMeta("cache_seq", strconv.FormatInt(seq, 10)); err != nil {
@@ -270,7 +286,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		return nil, scanError(err)
 	}
 	r.noteCapture(res)
-	return &capture{res: res, cw: cw, tracked: tracked}, nil
+	return &capture{res: res, cw: cw, tracked: tracked, full: full}, nil
 }
 
 // commitCache installs the new stat cache after its transaction committed.
@@ -281,7 +297,7 @@ func (r *Repo) commitCache(c *capture) {
 	if err := c.cw.Commit(); err != nil {
 		return
 	}
-	if r.storeDir == "" {
+	if r.storeDir == "" || r.served != nil {
 		mc, err := c.cw.Cache()
 		if err != nil {
 			return
@@ -289,6 +305,10 @@ func (r *Repo) commitCache(c *capture) {
 		r.mu.Lock()
 		r.cache = mc
 		r.mu.Unlock()
+		if r.served != nil && c.full {
+			// The directories this scan read are watched from now on.
+			r.served.WatchDirs(mc.DirList())
+		}
 	}
 	c.cached = true
 }
@@ -428,6 +448,11 @@ func (r *Repo) setHead(tx store.Tx, id object.ID, headRef *store.Ref) error {
 // the same transaction after the checkpoint (or after finding the workspace
 // unchanged, with created false).
 func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx store.Tx, rec *store.Record, created bool, c *capture) error) (*SaveResult, error) {
+	if within == nil {
+		if out, ok, err := r.saveServed(ctx, opts); ok {
+			return out, err
+		}
+	}
 	headRef, headRec, err := r.head(ctx)
 	if err != nil {
 		return nil, err

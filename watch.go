@@ -33,6 +33,9 @@ type WatchOptions struct {
 	Idle time.Duration
 	// Log receives a line per notable event (nil: none).
 	Log func(string)
+	// NoServe: the watcher only tells saves what changed; it makes no
+	// saves itself (see [Repo.Save]).
+	NoServe bool
 }
 
 // WatchSupported reports whether this system has watch mode.
@@ -78,7 +81,17 @@ func (r *Repo) WatchTarget() (WatchTarget, error) {
 
 // RunWatcher runs a watcher for a target (see [Repo.Watch]).
 func RunWatcher(ctx context.Context, t WatchTarget, opts WatchOptions) error {
-	return watch.Run(ctx, watch.Options{Root: t.Root, Cache: t.Cache, Socket: t.Socket, Idle: opts.Idle, Log: opts.Log})
+	wo := watch.Options{Root: t.Root, Cache: t.Cache, Socket: t.Socket, Idle: opts.Idle, Log: opts.Log}
+	if opts.NoServe || t.Store == "" {
+		return watch.Run(ctx, wo)
+	}
+	sv := &saveServer{t: t, log: opts.Log}
+	defer sv.close()
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go sv.flusher(fctx, 2*time.Second)
+	wo.Serve = sv.serve
+	return watch.Run(ctx, wo)
 }
 
 // WatchStatus returns the running watcher's status, or ErrNoWatcher.
@@ -107,15 +120,20 @@ func (r *Repo) askWatcher(ctx context.Context, cache *scan.Cache) *watch.Answer 
 		return nil
 	}
 	sock := r.WatchSocket()
-	if _, err := os.Stat(sock); err != nil {
+	if _, err := os.Stat(sock); err != nil && r.served == nil {
 		return nil
 	}
 	token, settings := "", ""
 	if cache != nil {
 		token, settings, _ = strings.Cut(cache.Watch, " ")
 	}
-	ans, err := watch.Query(ctx, sock, token, 2*time.Second)
-	if err != nil {
+	var ans *watch.Answer
+	if r.served != nil {
+		// A watcher's own save: ask it in this process.
+		ans = r.served.Answer(ctx, token)
+	} else if a, err := watch.Query(ctx, sock, token, 2*time.Second); err == nil {
+		ans = a
+	} else {
 		return nil
 	}
 	if cache != nil && settings != r.scanSettings() {

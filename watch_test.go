@@ -22,9 +22,14 @@ import (
 // startWatcher runs the workspace's watcher until the test ends.
 func startWatcher(t *testing.T, r *Repo) {
 	t.Helper()
+	startWatcherWith(t, r, WatchOptions{})
+}
+
+func startWatcherWith(t *testing.T, r *Repo, opts WatchOptions) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Watch(ctx, WatchOptions{}) }()
+	go func() { done <- r.Watch(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -71,9 +76,16 @@ func randomDirs(ws string) []string {
 // edits through them — are always captured: every save's tree is the tree
 // a full scan without cache or watcher finds. And saves do take unchanged
 // directories from the cache.
+// Saves served by the watcher (the default) and saves that only ask it
+// what changed must both record what a full scan sees.
 func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
+	t.Run("served", func(t *testing.T) { testWatchSaveMatchesFullScan(t, false) })
+	t.Run("asked", func(t *testing.T) { testWatchSaveMatchesFullScan(t, true) })
+}
+
+func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 	ctx := context.Background()
-	reusedSaves := 0
+	reusedSaves, servedSaves := 0, 0
 	for i := 0; i < testutil.Trials(6); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -88,7 +100,7 @@ func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			startWatcher(t, r)
+			startWatcherWith(t, r, WatchOptions{NoServe: noServe})
 			if _, err := r.Save(ctx, SaveOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -154,6 +166,9 @@ func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
 				if res.Scanned < 0 {
 					reusedSaves++
 				}
+				if res.Served {
+					servedSaves++
+				}
 				// Edit right after the save, in the same clock tick.
 				if rnd.IntN(3) == 0 {
 					if files, _ := bench(ws); len(files) > 0 {
@@ -170,6 +185,9 @@ func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
 	}
 	if reusedSaves == 0 {
 		t.Fatal("no save took unchanged directories from the cache: the watcher was not used")
+	}
+	if noServe && servedSaves > 0 || !noServe && servedSaves == 0 {
+		t.Fatalf("%d saves were served by the watcher (NoServe %v)", servedSaves, noServe)
 	}
 }
 

@@ -1,0 +1,378 @@
+package ckpt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/watch"
+)
+
+// # Saves served by the watcher
+//
+// A whole-tree save asks a running watcher to do it (see [Repo.Save]): the
+// watcher's process keeps the store open and the stat cache in memory, and
+// knows which directories changed, so a save is connect, request, reply.
+// The store stays the single source of truth:
+//
+//   - the client takes the store's lock as always and the watcher saves on
+//     its behalf, only after checking (by the socket's peer credentials
+//     and the lock file) that the asking process holds that lock;
+//   - the watcher's stat cache is an accelerator: it is written to the
+//     store directory when the watcher is idle or stops, and a cache that
+//     was never written only makes the next save without the watcher read
+//     more;
+//   - anything the watcher cannot or does not do (other scan settings, an
+//     error, no watcher) the client does itself, as without a watcher;
+//   - if the connection breaks after the request was sent, the client
+//     waits until the watcher is no longer saving (the "serve" lock in the
+//     store directory, held while the watcher saves) and then looks at
+//     HEAD: moved means the watcher's save committed; otherwise it saves
+//     itself. The watcher never starts a save for a client that has hung
+//     up (watch.Call.Accept).
+
+// servedRequest is a save request to the watcher.
+type servedRequest struct {
+	Op         string            `json:"op"` // "save"
+	Instance   string            `json:"instance"`
+	Backend    string            `json:"backend"`
+	Settings   string            `json:"settings"`
+	Exclude    []string          `json:"exclude,omitempty"`
+	Head       string            `json:"head,omitempty"`
+	Kind       string            `json:"kind"`
+	Message    string            `json:"message,omitempty"`
+	Author     string            `json:"author,omitempty"`
+	Meta       map[string]string `json:"meta,omitempty"`
+	AllowEmpty bool              `json:"allow_empty,omitempty"`
+	Progress   bool              `json:"progress,omitempty"`
+}
+
+type servedSkip struct {
+	Path   []byte `json:"path"`
+	Reason string `json:"reason"`
+	Size   int64  `json:"size,omitempty"`
+}
+
+// servedReply is the watcher's answer. Refused: it did nothing, and says
+// why; the client saves itself.
+type servedReply struct {
+	Refused    string       `json:"refused,omitempty"`
+	Checkpoint string       `json:"checkpoint,omitempty"`
+	Created    bool         `json:"created,omitempty"`
+	Skipped    []servedSkip `json:"skipped,omitempty"`
+	Scanned    int64        `json:"scanned"`
+	Hashed     int64        `json:"hashed"`
+}
+
+// serveLock is the store-directory lock a watcher holds while it saves
+// for a client.
+const serveLock = "serve"
+
+// namedLocker is the store's second, independent lock (sqlite only).
+type namedLocker interface {
+	TryNamedLock(name string) (func(), error)
+	LockHeldBy(pid int) bool
+}
+
+// servedOff turns served saves off (CKPT_WATCH_SERVE=0): saves ask the
+// watcher only which directories changed.
+func servedOff() bool { return os.Getenv("CKPT_WATCH_SERVE") == "0" }
+
+// saveServed asks the workspace's watcher to make the save (the lock is
+// held). ok false: no watcher did it; the caller saves itself.
+func (r *Repo) saveServed(ctx context.Context, opts SaveOptions) (out *SaveResult, ok bool, err error) {
+	if r.served != nil || r.storeDir == "" || r.git != nil || !watch.Supported || r.opts.Now != nil || servedOff() {
+		return nil, false, nil
+	}
+	sock := r.WatchSocket()
+	if _, err := os.Stat(sock); err != nil {
+		return nil, false, nil
+	}
+	nl, isNamed := r.st.(namedLocker)
+	if !isNamed {
+		return nil, false, nil
+	}
+	info, err := r.st.Info(ctx)
+	if err != nil {
+		return nil, false, nil
+	}
+	_, headRec, err := r.head(ctx)
+	if err != nil {
+		return nil, false, nil
+	}
+	req := servedRequest{Op: "save", Instance: info.Instance, Backend: BackendSQLite, Settings: r.scanSettings(), Exclude: r.exclude,
+		Kind: opts.Kind, Message: opts.Message, Author: opts.Author, Meta: opts.Meta, AllowEmpty: opts.AllowEmpty,
+		Progress: r.opts.Progress != nil}
+	if headRec != nil {
+		req.Head = headRec.ID.String()
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, false, nil
+	}
+	progress := func(b json.RawMessage) {
+		var p Progress
+		if json.Unmarshal(b, &p) == nil {
+			r.progress(p)
+		}
+	}
+	raw, err := watch.Serve(ctx, sock, body, progress, nil)
+	if err != nil {
+		var se *watch.ServeError
+		if !errors.As(err, &se) || !se.Uncertain {
+			return nil, false, nil
+		}
+		// The watcher may have saved, or may still be saving: wait until
+		// it is not, then look at HEAD (the lock is ours: only the
+		// watcher saving for us can have moved it).
+		if err := r.waitServeLock(ctx, nl); err != nil {
+			return nil, true, err
+		}
+		_, now, err := r.head(ctx)
+		if err != nil {
+			return nil, true, err
+		}
+		if now == nil || headRec != nil && now.ID == headRec.ID {
+			return nil, false, nil
+		}
+		cp, err := r.describe(ctx, now)
+		if err != nil {
+			return nil, true, err
+		}
+		r.emit(Event{Kind: EventCheckpoint, Checkpoint: now.ID, CheckpointKind: now.Kind, Message: now.Message})
+		return &SaveResult{Checkpoint: cp, Created: true, Scanned: -1, Hashed: -1, Served: true}, true, nil
+	}
+	var rep servedReply
+	if err := json.Unmarshal(raw, &rep); err != nil || rep.Refused != "" {
+		return nil, false, nil
+	}
+	id, err := object.ParseID(rep.Checkpoint)
+	if err != nil {
+		return nil, false, nil
+	}
+	rec, err := r.st.Checkpoint(ctx, id)
+	if err != nil {
+		// Not in this store (it was replaced under the watcher): save here.
+		return nil, false, nil
+	}
+	out = &SaveResult{Created: rep.Created, Scanned: rep.Scanned, Hashed: rep.Hashed, Served: true}
+	for _, s := range rep.Skipped {
+		out.Skipped = append(out.Skipped, Skipped{Path: string(s.Path), Reason: s.Reason, Size: s.Size})
+	}
+	if out.Checkpoint, err = r.describe(ctx, rec); err != nil {
+		return nil, true, err
+	}
+	if out.Created {
+		r.emit(Event{Kind: EventCheckpoint, Checkpoint: rec.ID, CheckpointKind: rec.Kind, Message: rec.Message})
+	}
+	return out, true, nil
+}
+
+// waitServeLock waits until no watcher saves for this store (a watcher
+// that hangs is reported after two minutes).
+func (r *Repo) waitServeLock(ctx context.Context, nl namedLocker) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		unlock, err := nl.TryNamedLock(serveLock)
+		if err == nil {
+			unlock()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return withHint(fmt.Errorf("the watcher stopped answering while saving: %w", err),
+				"stop it with 'ckpt watch --stop' (or kill it), then save again")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// saveServer is a watcher's side of served saves: it opens the store
+// on the first request and keeps the stat cache in memory.
+type saveServer struct {
+	t   WatchTarget
+	log func(string)
+
+	mu        sync.Mutex
+	r         *Repo
+	lastSave  time.Time
+	unflushed bool
+}
+
+func (sv *saveServer) logf(format string, a ...any) {
+	if sv.log != nil {
+		sv.log(fmt.Sprintf(format, a...))
+	}
+}
+
+// repo returns the open store, opening it (again, if it was replaced:
+// another instance) as needed (sv.mu held).
+func (sv *saveServer) repo(ctx context.Context, instance string) (*Repo, error) {
+	if sv.r != nil {
+		if info, err := sv.r.st.Info(ctx); err == nil && info.Instance == instance {
+			return sv.r, nil
+		}
+		sv.r.Close()
+		sv.r = nil
+	}
+	r, err := Open(ctx, sv.t.Root, Options{Store: sv.t.Store, Backend: BackendSQLite, NoRecover: true, NoCreate: true})
+	if err != nil {
+		return nil, err
+	}
+	info, err := r.st.Info(ctx)
+	if err != nil || info.Instance != instance {
+		r.Close()
+		return nil, errors.New("the store is not the one the watcher opens")
+	}
+	sv.r = r
+	return r, nil
+}
+
+func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) (json.RawMessage, error) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	refuse := func(why string) (json.RawMessage, error) {
+		sv.logf("save not served: %s", why)
+		return json.Marshal(servedReply{Refused: why})
+	}
+	var req servedRequest
+	if err := json.Unmarshal(c.Body, &req); err != nil || req.Op != "save" {
+		return refuse("not a save request")
+	}
+	if req.Backend != BackendSQLite {
+		return refuse("only the sqlite backend's saves are served")
+	}
+	r, err := sv.repo(ctx, req.Instance)
+	if err != nil {
+		return refuse("open the store: " + err.Error())
+	}
+	if req.Settings != r.scanSettings() || !slices.Equal(req.Exclude, r.exclude) {
+		return refuse("the client scans with other settings")
+	}
+	nl, ok := r.st.(namedLocker)
+	if !ok {
+		return refuse("the store has no serve lock")
+	}
+	if !nl.LockHeldBy(c.Peer) {
+		return refuse(fmt.Sprintf("process %d does not hold the store's lock", c.Peer))
+	}
+	unlock, err := nl.TryNamedLock(serveLock)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	defer unlock()
+	if err := c.Accept(); err != nil {
+		return nil, err
+	}
+	if failpoint.Enabled() {
+		if err := failpoint.Hit("serve/accepted", req.Message); err != nil {
+			return nil, err
+		}
+	}
+	_, headRec, err := r.head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	head := ""
+	if headRec != nil {
+		head = headRec.ID.String()
+	}
+	if head != req.Head {
+		return refuse(fmt.Sprintf("HEAD is %.12s here, %.12s for the client", head, req.Head))
+	}
+	r.served = s
+	r.opts.Progress = nil
+	if req.Progress {
+		r.opts.Progress = func(p Progress) {
+			if b, err := json.Marshal(p); err == nil {
+				c.Progress(b)
+			}
+		}
+	}
+	res, err := r.saveLocked(ctx, SaveOptions{Kind: req.Kind, Message: req.Message, Author: req.Author, Meta: req.Meta, AllowEmpty: req.AllowEmpty}, nil)
+	r.opts.Progress = nil
+	if err != nil {
+		// The client saves itself and reports the error as it would.
+		return refuse("save: " + err.Error())
+	}
+	sv.lastSave, sv.unflushed = time.Now(), true
+	rep := servedReply{Checkpoint: res.Checkpoint.ID.String(), Created: res.Created, Scanned: res.Scanned, Hashed: res.Hashed}
+	for _, s := range res.Skipped {
+		rep.Skipped = append(rep.Skipped, servedSkip{Path: []byte(s.Path), Reason: s.Reason, Size: s.Size})
+	}
+	if failpoint.Enabled() {
+		if err := failpoint.Hit("serve/saved", req.Message); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(rep)
+}
+
+// flush writes the in-memory stat cache to the store directory, so a save
+// without the watcher starts from it.
+func (sv *saveServer) flush() {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if !sv.unflushed || sv.r == nil {
+		return
+	}
+	sv.unflushed = false
+	r := sv.r
+	r.mu.Lock()
+	c := r.cache
+	r.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if err := c.WriteFile(r.cachePath()); err != nil {
+		sv.logf("write the stat cache: %v", err)
+	}
+}
+
+// flusher flushes the stat cache once saves pause for idle.
+func (sv *saveServer) flusher(ctx context.Context, idle time.Duration) {
+	t := time.NewTicker(idle / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			sv.mu.Lock()
+			due := sv.unflushed && time.Since(sv.lastSave) >= idle
+			sv.mu.Unlock()
+			if due {
+				sv.flush()
+			}
+		}
+	}
+}
+
+func (sv *saveServer) close() {
+	sv.flush()
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.r != nil {
+		sv.r.Close()
+		sv.r = nil
+	}
+}
+
+// servedClock is the file system's clock for an in-memory stat cache.
+func (r *Repo) servedClock() int64 {
+	if scan.SameDevice(r.root, r.storeDir) {
+		return scan.FSClock(r.storeDir)
+	}
+	return scan.FSClock(r.root)
+}

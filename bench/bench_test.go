@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
 )
@@ -207,4 +209,92 @@ func TestGenerateAndTurn(t *testing.T) {
 	if len(again) != len(files) {
 		t.Fatalf("TurnIn's list has %d files, the tree %d", len(files), len(again))
 	}
+}
+
+// watched opens a copy of the corpus with its watcher running in this
+// process (NoServe: it only tells saves what changed) and makes the saves
+// after which unchanged directories come from the cache.
+func watched(b *testing.B, noServe bool) (*ckpt.Repo, string, int) {
+	dir, n := corpus(b)
+	work := copyTree(b, dir)
+	r := open(b, work)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Watch(ctx, ckpt.WatchOptions{NoServe: noServe}) }()
+	b.Cleanup(func() { cancel(); <-done })
+	for i := 0; ; i++ {
+		if _, err := r.WatchStatus(context.Background()); err == nil {
+			break
+		}
+		if i > 500 {
+			b.Fatal("the watcher did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := r.Save(context.Background(), ckpt.SaveOptions{AllowEmpty: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return r, work, n
+}
+
+func benchWatchTurn(b *testing.B, noServe bool) {
+	r, work, n := watched(b, noServe)
+	ctx := context.Background()
+	profile(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if _, err := Turn(work, n, i+1); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := r.Save(ctx, ckpt.SaveOptions{Kind: ckpt.KindTurn})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Served == noServe {
+			b.Fatalf("served %v with NoServe %v", res.Served, noServe)
+		}
+	}
+}
+
+// BenchmarkTurnWatchServed: checkpoint after a 20-file turn, made by the
+// watcher over its socket (the Go API's Save with `ckpt watch` running).
+func BenchmarkTurnWatchServed(b *testing.B) { benchWatchTurn(b, false) }
+
+// BenchmarkTurnWatchAsked: the same when the watcher only says which
+// directories changed and the caller saves.
+func BenchmarkTurnWatchAsked(b *testing.B) { benchWatchTurn(b, true) }
+
+// BenchmarkSaveUnchangedServed: a save of an unchanged tree served by the
+// watcher (what a hook pays when nothing changed).
+func BenchmarkSaveUnchangedServed(b *testing.B) {
+	r, _, _ := watched(b, false)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := r.Save(ctx, ckpt.SaveOptions{})
+		if err != nil || !res.Served || res.Created {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+// profile writes a CPU profile of the rest of the benchmark (after its
+// setup) to $CKPT_BENCH_CPUPROFILE, if set.
+func profile(b *testing.B) {
+	p := os.Getenv("CKPT_BENCH_CPUPROFILE")
+	if p == "" {
+		return
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { pprof.StopCPUProfile(); f.Close() })
 }

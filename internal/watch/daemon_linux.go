@@ -77,9 +77,12 @@ type Daemon struct {
 	// where the event being handled starts in that stream (see settle).
 	readEnd, evPos uint64
 	// unwatched: directories the stat cache holds that cannot be watched
-	// (a path longer than PATH_MAX): every answer names them as changed,
-	// so every save reads them.
+	// (a path longer than PATH_MAX, the inotify watch limit reached):
+	// every answer names them as changed, so every save reads them.
 	unwatched map[string]bool
+	// atLimit: the unwatched directories whose watch failed because the
+	// inotify watch limit is reached (see limits_linux.go).
+	atLimit map[string]bool
 }
 
 // MaxTrust is how long the daemon vouches for its answers: after that
@@ -95,7 +98,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		return fmt.Errorf("watch: inotify: %w", err)
+		return initError(err)
 	}
 	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, wds: map[int32]string{},
 		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), lastFull: time.Now(),
@@ -125,7 +128,7 @@ func Run(ctx context.Context, opts Options) error {
 		d.mu.Unlock()
 		ln.Close()
 		d.file.Close()
-		return fmt.Errorf("watch %s: %w", opts.Root, err)
+		return rootError(opts.Root, err)
 	}
 	d.addInfo()
 	d.exclude = excludeIdentity(d.opts.Root)
@@ -185,17 +188,23 @@ func (d *Daemon) abs(rel string) string {
 }
 
 // add watches one directory; with walk, every directory below it too
-// (marking each dirty: they are new).
+// (marking each dirty: they are new). A directory that cannot be watched
+// because the inotify watch limit is reached is unwatched, and the walk
+// goes on below it: every save reads it, and its subdirectories are
+// watched if watches are left.
 func (d *Daemon) add(rel string, walk bool) error {
+	var err error
 	if _, ok := d.paths[rel]; !ok {
-		wd, err := unix.InotifyAddWatch(d.fd, d.abs(rel), watchMask)
+		var wd int
+		wd, err = d.addWatch(rel)
 		if err != nil {
 			switch {
 			case errors.Is(err, unix.ENOSPC):
-				d.lose("the inotify watch limit is reached (raise fs.inotify.max_user_watches)")
-				d.broken = d.reason
+				d.unwatchAtLimit(rel)
 			case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
 				// Gone again: the save will see it gone.
+				d.forgetUnwatched(rel)
+				return err
 			default:
 				// Present but not watchable (ENAMETOOLONG below PATH_MAX,
 				// EACCES): never vouch for it.
@@ -203,21 +212,22 @@ func (d *Daemon) add(rel string, walk bool) error {
 					d.log("cannot watch %s (%v): every save reads it", orDot(rel), err)
 				}
 				d.unwatched[rel] = true
+				return err
 			}
-			return err
+		} else {
+			d.forgetUnwatched(rel)
+			d.wds[int32(wd)] = rel
+			d.paths[rel] = int32(wd)
 		}
-		delete(d.unwatched, rel)
-		d.wds[int32(wd)] = rel
-		d.paths[rel] = int32(wd)
 	}
 	if !walk {
-		return nil
+		return err
 	}
 	d.seq++
 	d.dirty[rel] = d.seq
-	des, err := os.ReadDir(d.abs(rel))
-	if err != nil {
-		return nil // gone again, or unreadable: the scan will say
+	des, rerr := os.ReadDir(d.abs(rel))
+	if rerr != nil {
+		return err // gone again, or unreadable: the scan will say
 	}
 	for _, de := range des {
 		if !de.IsDir() || de.Name() == ".git" || (rel == "" && strings.HasPrefix(de.Name(), CookiePrefix)) {
@@ -225,7 +235,7 @@ func (d *Daemon) add(rel string, walk bool) error {
 		}
 		d.add(join(rel, de.Name()), true)
 	}
-	return nil
+	return err
 }
 
 // addInfo watches .git/info, whose exclude file is an ignore file.
@@ -289,17 +299,45 @@ func (d *Daemon) refreshLocked() {
 	d.watchListed(c.DirList())
 }
 
-// watchListed watches the listed directories that are not watched yet.
-// They may have changed unseen, so the next answer is "full".
+// watchListed watches the listed directories that are not watched yet,
+// and retries the unwatched ones. They may have changed unseen, so the
+// next answer is "full".
 func (d *Daemon) watchListed(dirs []string) {
-	var added []string
-	for _, rel := range dirs {
-		if _, ok := d.paths[rel]; ok {
-			continue
+	var added, limited []string
+	tried := map[string]bool{}
+	try := func(rel string) {
+		was := d.unwatched[rel]
+		err := d.add(rel, false)
+		if d.unwatched[rel] {
+			tried[rel] = true
 		}
-		if err := d.add(rel, false); err == nil {
+		switch {
+		case err == nil:
 			added = append(added, orDot(rel))
+		case !was && d.atLimit[rel]:
+			limited = append(limited, orDot(rel))
 		}
+	}
+	for _, rel := range dirs {
+		if _, ok := d.paths[rel]; !ok {
+			try(rel)
+		}
+	}
+	// The others unwatched (created since the cache was written): watch
+	// them if watches were freed, forget them if they are gone.
+	for _, rel := range sortedKeys(d.unwatched) {
+		if !tried[rel] {
+			try(rel)
+		}
+	}
+	// Not watched either: the same holds for them, and from now on every
+	// save reads them.
+	switch len(limited) {
+	case 0:
+	case 1:
+		d.lose("directory " + limited[0] + " cannot be watched (the inotify watch limit is reached)")
+	default:
+		d.lose(fmt.Sprintf("%d directories cannot be watched (the inotify watch limit is reached; %s, ...)", len(limited), limited[0]))
 	}
 	// What happened in them before their watches were added is unknown
 	// (a hard link made, written through and removed again). One line
@@ -520,6 +558,7 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 			a.RawDirty = append(a.RawDirty, []byte(dir))
 		}
 	}
+	a.Warning = d.limitWarning()
 	return a
 }
 
@@ -625,7 +664,8 @@ func (d *Daemon) status() *Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return &Status{Root: d.opts.Root, PID: os.Getpid(), Started: d.started, Epoch: d.epoch, Seq: d.seq,
-		Watches: len(d.wds), LastQuery: d.lastQuery, Error: d.broken}
+		Watches: len(d.wds), LastQuery: d.lastQuery, Error: d.broken,
+		Unwatched: len(d.unwatched), Warning: d.limitWarning()}
 }
 
 func (d *Daemon) serve(ctx context.Context, conn net.Conn, stop func()) {

@@ -55,6 +55,10 @@ type Answer struct {
 	// RawDirty carries Dirty on the wire: names are bytes, not always
 	// UTF-8, which JSON strings would not keep.
 	RawDirty [][]byte `json:"dirty"`
+	// Warning, when set, is for the user: the inotify watch limit is
+	// reached, so some directories are not watched and every save reads
+	// them in full (what to do is in the text).
+	Warning string `json:"warning,omitempty"`
 }
 
 // Status describes a running daemon.
@@ -69,6 +73,13 @@ type Status struct {
 	// while without questions).
 	LastQuery time.Time `json:"last_query"`
 	Error     string    `json:"error,omitempty"`
+	// Unwatched counts the directories that cannot be watched (the
+	// inotify watch limit reached, a path too long): every save reads
+	// them in full.
+	Unwatched int `json:"unwatched"`
+	// Warning says, for the user, that the inotify watch limit is
+	// reached and how to raise it ("" when it is not).
+	Warning string `json:"warning,omitempty"`
 }
 
 type request struct {

@@ -83,6 +83,9 @@ type Daemon struct {
 	// atLimit: the unwatched directories whose watch failed because the
 	// inotify watch limit is reached (see limits_linux.go).
 	atLimit map[string]bool
+	// looks: what the daemon last saw of each unwatched directory (see
+	// lookUnwatched).
+	looks map[string]dirLook
 }
 
 // MaxTrust is how long the daemon vouches for its answers: after that
@@ -522,6 +525,7 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 		d.lose(".git/info/exclude changed")
 	}
 	d.refreshLocked()
+	d.lookUnwatched()
 	if d.absentWrites > 0 {
 		// Written while its name was going away, and the removal is not
 		// an event yet: the write may have gone through a removed name.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"golang.org/x/sys/unix"
@@ -33,10 +34,17 @@ import (
 // (fs.inotify.max_user_instances): a daemon that cannot get one does not
 // start, with an error naming the setting.
 //
-// A hard link made in an unwatched directory to a file in a watched one,
-// written through and removed between two saves, is not seen (the daemon
-// sees no name given there, see names_linux.go), as for a link made from
-// outside the workspace. The periodic full scan (MaxTrust) bounds it.
+// Hard links: the daemon sees a link made in a watched directory by the
+// name it gives (names_linux.go), but no name given in an unwatched one.
+// A save reads the unwatched directory, yet not the directory of the
+// file's other link, which it may take whole from the cache while a
+// write through the new link changed that file. So before each answer
+// the daemon looks at the unwatched directories whose stat data changed
+// since it last looked (lookUnwatched): a file with other links that was
+// not there before makes it lose track (the next save reads everything
+// and flags both directories). A link made, written through and removed
+// between two saves leaves no file to find, as for a link made from
+// outside the workspace; the periodic full scan (MaxTrust) bounds that.
 
 // Where the kernel shows its limits.
 const (
@@ -185,4 +193,79 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// dirLook is what the daemon saw of an unwatched directory: its stat data
+// and the files in it with other hard links.
+type dirLook struct {
+	ino, ctime, mtime int64
+	linked            map[uint64]bool // inodes
+}
+
+// lookUnwatched looks again at the unwatched directories whose stat data
+// changed since the last look: a file with other links in one that was
+// not there before makes the daemon lose track. (A directory the daemon
+// cannot stat, a path longer than PATH_MAX, is not looked at.)
+func (d *Daemon) lookUnwatched() {
+	if d.looks == nil {
+		d.looks = map[string]dirLook{}
+	}
+	for rel := range d.looks {
+		if !d.unwatched[rel] {
+			delete(d.looks, rel)
+		}
+	}
+	var linked []string
+	for rel := range d.unwatched {
+		var st unix.Stat_t
+		if unix.Lstat(d.abs(rel), &st) != nil {
+			delete(d.looks, rel)
+			continue
+		}
+		prev, seen := d.looks[rel]
+		now := dirLook{ino: int64(st.Ino), ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano()}
+		if seen && prev.ino == now.ino && prev.ctime == now.ctime && prev.mtime == now.mtime {
+			continue
+		}
+		if recent := time.Now().Add(-2 * time.Second).UnixNano(); now.ctime > recent || now.mtime > recent {
+			// The clock the kernel stamps with is coarse: a change in
+			// the same tick would keep this stat data. Look next time.
+			now.ctime = -1
+		}
+		now.linked = linkedFiles(d.abs(rel))
+		for ino := range now.linked {
+			if !seen || !prev.linked[ino] {
+				linked = append(linked, orDot(rel))
+				break
+			}
+		}
+		d.looks[rel] = now
+	}
+	if len(linked) > 0 {
+		slices.Sort(linked)
+		d.lose("a file with other hard links is in directory " + linked[0] + ", which is not watched")
+	}
+}
+
+// linkedFiles returns the inodes of the files in dir with other links.
+func linkedFiles(dir string) map[uint64]bool {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out map[uint64]bool
+	for _, de := range des {
+		if de.IsDir() {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(dir+"/"+de.Name(), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink < 2 {
+			continue
+		}
+		if out == nil {
+			out = map[uint64]bool{}
+		}
+		out[st.Ino] = true
+	}
+	return out
 }

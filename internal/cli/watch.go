@@ -32,8 +32,12 @@ themselves.
 
 Whenever the watcher cannot vouch for an answer — it just started, its event
 queue overflowed, a directory was renamed or created, a hard link was made, an
-ignore file changed, the inotify watch limit was reached — the save reads
-everything, exactly as without it.
+ignore file changed — the save reads everything, exactly as without it.
+
+Each directory takes one inotify watch. At the kernel's limit
+(fs.inotify.max_user_watches) the directories left unwatched are read by every
+save, the rest still only when changed; --status and the log say so and how to
+raise the limit.
 
 While it runs it also pushes every new checkpoint, within seconds, to the
 remotes added with --continuous (ckpt remote add --continuous); saves never
@@ -105,6 +109,11 @@ func runWatch(e *env, o *watchOptions) error {
 		if st.Error != "" {
 			e.printf("not trusted: %s (saves read everything)\n", st.Error)
 		}
+		if st.Warning != "" {
+			e.printf("warning: %s\n", st.Warning)
+		} else if st.Unwatched > 0 {
+			e.printf("%d directories cannot be watched (saves read them in full); see the watcher's log\n", st.Unwatched)
+		}
 		return nil
 	case o.stop:
 		if err := r.StopWatch(e.ctx); err != nil {
@@ -121,6 +130,9 @@ func runWatch(e *env, o *watchOptions) error {
 			return err
 		}
 		e.sayf("watching %s in the background\n", r.Root())
+		if st, err := r.WatchStatus(e.ctx); err == nil && st.Warning != "" {
+			e.warnf("warning: %s", st.Warning)
+		}
 		return nil
 	}
 	if !ckpt.WatchSupported {

@@ -107,6 +107,16 @@ func realLimitChild(t *testing.T) {
 		t.Fatalf("after raising the limit: %d watches, %d unwatched, warning %q", st.Watches, st.Unwatched, st.Warning)
 	}
 
+	// Not even the root can be watched: the daemon does not start, and
+	// says why.
+	if err := writeSysctl(sysctlNSWatches, 1); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), Options{Root: t.TempDir(), Cache: l.cache, Socket: filepath.Join(t.TempDir(), "s")})
+	if err == nil || !strings.Contains(err.Error(), "user.max_inotify_watches = 1") || !strings.Contains(err.Error(), "before the workspace root could be watched") {
+		t.Fatalf("with no inotify watch left: %v", err)
+	}
+
 	// No inotify instance left: the daemon does not start, and says why.
 	if err := writeSysctl(sysctlNSInstances, 1); err != nil { // the running daemon's
 		t.Fatal(err)

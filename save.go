@@ -56,6 +56,9 @@ type SaveResult struct {
 	Scanned, Hashed int64
 	// Served: the workspace's watcher made the save (see [Repo.Save]).
 	Served bool
+	// Warning is what the watcher asks the user to fix (the inotify watch
+	// limit is reached: directories it cannot watch are read in full).
+	Warning string
 }
 
 // Save records a checkpoint of the whole workspace, or of opts.Paths. A
@@ -113,6 +116,8 @@ type capture struct {
 	tracked []string
 	// full: the watcher did not vouch for unchanged directories.
 	full bool
+	// warning is the watcher's (see SaveResult.Warning).
+	warning string
 }
 
 func (r *Repo) cachePath() string {
@@ -226,6 +231,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		tracked = rules.tracked
 	}
 	full := true // the watcher's answer was "full" (or there was none)
+	warning := ""
 	if tx != nil && !rules.plain() {
 		sink = tx
 	} else if tx != nil {
@@ -246,6 +252,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 				o.Unchanged = watch.Unchanged(ans.Dirty)
 			}
 			full = ans.Full
+			warning = ans.Warning
 		}
 		if prev != key {
 			if err := tx.SetMeta(metaCacheTracked, key); err != nil {
@@ -286,7 +293,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		return nil, scanError(err)
 	}
 	r.noteCapture(res)
-	return &capture{res: res, cw: cw, tracked: tracked, full: full}, nil
+	return &capture{res: res, cw: cw, tracked: tracked, full: full, warning: warning}, nil
 }
 
 // commitCache installs the new stat cache after its transaction committed.
@@ -468,7 +475,7 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 		if err != nil {
 			return err
 		}
-		out.Skipped, out.Scanned, out.Hashed = c.res.Skipped, c.res.Files, c.res.Hashed
+		out.Skipped, out.Scanned, out.Hashed, out.Warning = c.res.Skipped, c.res.Files, c.res.Hashed, c.warning
 		if headRec != nil && c.res.Root == headRec.Tree && !opts.AllowEmpty {
 			// No checkpoint; the transaction still commits, with the
 			// count of cache writes the new stat cache records.

@@ -70,6 +70,7 @@ type servedReply struct {
 	Skipped    []servedSkip `json:"skipped,omitempty"`
 	Scanned    int64        `json:"scanned"`
 	Hashed     int64        `json:"hashed"`
+	Warning    string       `json:"warning,omitempty"`
 }
 
 // serveLock is the store-directory lock a watcher holds while it saves
@@ -163,7 +164,7 @@ func (r *Repo) saveServed(ctx context.Context, opts SaveOptions) (out *SaveResul
 		// Not in this store (it was replaced under the watcher): save here.
 		return nil, false, nil
 	}
-	out = &SaveResult{Created: rep.Created, Scanned: rep.Scanned, Hashed: rep.Hashed, Served: true}
+	out = &SaveResult{Created: rep.Created, Scanned: rep.Scanned, Hashed: rep.Hashed, Served: true, Warning: rep.Warning}
 	for _, s := range rep.Skipped {
 		out.Skipped = append(out.Skipped, Skipped{Path: string(s.Path), Reason: s.Reason, Size: s.Size})
 	}
@@ -307,7 +308,7 @@ func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) 
 		return refuse("save: " + err.Error())
 	}
 	sv.lastSave, sv.unflushed = time.Now(), true
-	rep := servedReply{Checkpoint: res.Checkpoint.ID.String(), Created: res.Created, Scanned: res.Scanned, Hashed: res.Hashed}
+	rep := servedReply{Checkpoint: res.Checkpoint.ID.String(), Created: res.Created, Scanned: res.Scanned, Hashed: res.Hashed, Warning: res.Warning}
 	for _, s := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, servedSkip{Path: []byte(s.Path), Reason: s.Reason, Size: s.Size})
 	}

@@ -111,12 +111,17 @@ func runSave(e *env, o *saveOptions) error {
 	for _, s := range res.Skipped {
 		e.warnf("skipped %s: %s", quotePath(s.Path), s.Reason)
 	}
+	if res.Warning != "" {
+		e.warnf("%s", res.Warning)
+	}
 	cp := res.Checkpoint
 	v := struct {
 		Created    bool             `json:"created"`
 		Checkpoint *ckpt.Checkpoint `json:"checkpoint"`
 		Skipped    []ckpt.Skipped   `json:"skipped"`
-	}{res.Created, cp, nonNil(res.Skipped)}
+		Served     bool             `json:"served"`
+		Warning    string           `json:"warning,omitempty"`
+	}{res.Created, cp, nonNil(res.Skipped), res.Served, res.Warning}
 	return e.result(o.json, v, cp.ID.String(), func() {
 		if !res.Created {
 			e.printf("%s unchanged: the workspace equals HEAD (use --allow-empty to record anyway)\n", cp.Short())

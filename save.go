@@ -312,9 +312,15 @@ func (r *Repo) commitCache(c *capture) {
 		r.mu.Lock()
 		r.cache = mc
 		r.mu.Unlock()
-		if r.served != nil && c.full {
-			// The directories this scan read are watched from now on.
-			r.served.WatchDirs(mc.DirList())
+		if r.served != nil {
+			// The directories this scan read are watched from now on
+			// (one made in a directory the watcher cannot watch raised
+			// no event), as the watcher does for a cache file it finds.
+			dirs := c.cw.ReadDirs()
+			if c.full {
+				dirs = mc.DirList()
+			}
+			r.served.WatchDirs(dirs)
 		}
 	}
 	c.cached = true

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -381,6 +382,7 @@ type CacheWriter struct {
 	off    int64
 	hdrCRC uint32
 	index  []byte
+	read   []string // see ReadDirs
 	err    error
 	// Clock is the file system's time when the writer was created (the
 	// mtime of its new temporary file).
@@ -464,6 +466,7 @@ func (w *CacheWriter) reset() {
 		w.w.Reset(w.mem)
 	}
 	w.index = w.index[:0]
+	w.read = w.read[:0]
 	w.off = w.hdrLen
 }
 
@@ -538,6 +541,21 @@ func (w *CacheWriter) Block(dir string, tree object.ID, dev uint64, es []cachedE
 	crc := crc32.Checksum(b, castagnoli)
 	b = binary.BigEndian.AppendUint32(b, crc)
 	w.appendBlock(dir, tree, dev, b, len(es), flags, size)
+	w.mu.Lock()
+	w.read = append(w.read, dir)
+	w.mu.Unlock()
+}
+
+// ReadDirs returns the directories whose blocks were made from what the
+// scan read (not copied from the old cache): every directory the scan
+// found that the old cache did not have is among them.
+func (w *CacheWriter) ReadDirs() []string {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.read)
 }
 
 // CopyBlock appends an unchanged directory's block from the old cache as

@@ -125,6 +125,7 @@ type Repo struct {
 	// (see served.go): it asks the watcher in its process, and keeps the
 	// stat cache in memory.
 	served watch.Server
+	trees  *treeMemo // a watcher's Repo: trees its saves read
 
 	mu    sync.Mutex
 	cache *scan.Cache // memory backend, and a watcher's Repo

@@ -140,6 +140,7 @@ func (r *Repo) loadCache(ctx context.Context) *scan.Cache {
 	if err != nil {
 		return nil
 	}
+	r.trees.forgetIfNot(info.Generation)
 	var c *scan.Cache
 	if r.storeDir == "" || r.served != nil {
 		r.mu.Lock()
@@ -201,7 +202,7 @@ func (r *Repo) scanOptions(ctx context.Context, sink scan.Sink, cache *scan.Cach
 		OnStaleCache: func() { r.dropCache() },
 	}
 	if tx, ok := sink.(store.Tx); ok {
-		o.LoadTree = tx.ReadTree
+		o.LoadTree = r.memoized(tx.ReadTree)
 	}
 	r.gitScanOptions(&o)
 	if r.opts.Progress != nil {
@@ -404,7 +405,8 @@ func (r *Repo) newCheckpoint(ctx context.Context, tx store.Tx, cp *object.Checkp
 	var st store.Stats
 	if parent != nil {
 		cp.Parents = []object.ID{parent.ID}
-		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return tx.ReadTree(id) }
+		read := r.memoized(tx.ReadTree)
+		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return read(id) }
 		err := tree.Diff(ctx, load, parent.Tree, cp.Tree, nil, func(c tree.Change) error {
 			switch {
 			case c.Old == nil:

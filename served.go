@@ -293,6 +293,9 @@ func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) 
 		return refuse(fmt.Sprintf("HEAD is %.12s here, %.12s for the client", head, req.Head))
 	}
 	r.served = s
+	if r.trees == nil {
+		r.trees = &treeMemo{m: map[object.ID]*object.Tree{}}
+	}
 	r.opts.Progress = nil
 	if req.Progress {
 		r.opts.Progress = func(p Progress) {
@@ -376,4 +379,58 @@ func (r *Repo) servedClock() int64 {
 		return scan.FSClock(r.storeDir)
 	}
 	return scan.FSClock(r.root)
+}
+
+// treeMemo keeps the decoded trees a watcher's saves read again and again
+// (a changed directory's previous tree, the parent checkpoint's trees
+// along the changed paths). Trees are immutable, named by their hash.
+type treeMemo struct {
+	mu  sync.Mutex
+	m   map[object.ID]*object.Tree
+	gen int64 // the store's generation the trees were read in
+}
+
+// forgetIfNot empties the memo when objects may have been deleted since
+// it was filled (another generation).
+func (m *treeMemo) forgetIfNot(gen int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	if m.gen != gen {
+		clear(m.m)
+		m.gen = gen
+	}
+	m.mu.Unlock()
+}
+
+// memoLimit bounds the trees kept (when full, it starts over).
+const memoLimit = 8192
+
+// loader returns load through the memo (load itself when r keeps none).
+// The trees it returns are shared: callers only read them.
+func (r *Repo) memoized(load func(object.ID) (*object.Tree, error)) func(object.ID) (*object.Tree, error) {
+	m := r.trees
+	if m == nil {
+		return load
+	}
+	return func(id object.ID) (*object.Tree, error) {
+		m.mu.Lock()
+		t, ok := m.m[id]
+		m.mu.Unlock()
+		if ok {
+			return t, nil
+		}
+		t, err := load(id)
+		if err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		if len(m.m) >= memoLimit {
+			clear(m.m)
+		}
+		m.m[id] = t
+		m.mu.Unlock()
+		return t, nil
+	}
 }

@@ -265,16 +265,23 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		seq := info.CacheSeq + 1
 		path, clock := r.cachePath(), r.fsClock()
 		if r.served != nil {
-			// A watcher's save keeps the cache in memory (written out
-			// when it idles: saveServer.flush).
-			path, clock = "", r.servedClock()
+			// A watcher's save keeps the cache in memory: it records the
+			// count as it is, and the count is bumped when the cache is
+			// written out (saveServer.flush), so an unchanged save writes
+			// nothing to the store.
+			path, clock, seq = "", r.servedClock(), info.CacheSeq
 		}
 		cw, err = scan.NewCacheWriterSeq(path, clock, info.Generation, seq, info.Instance, token)
+		if r.served != nil {
+			cw.Grow(cache.Size() + cache.Size()/8)
+		}
 		if err != nil {
 			cw = nil // the cache is an optimization; carry on without
-		} else if err := tx.SetMeta("cache_seq", strconv.FormatInt(seq, 10)); err != nil {
-			cw.Abort()
-			return nil, err
+		} else if r.served == nil {
+			if err := tx.SetMeta("cache_seq", strconv.FormatInt(seq, 10)); err != nil {
+				cw.Abort()
+				return nil, err
+			}
 		}
 	}
 	unchanged := o.Unchanged

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
 	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
 
@@ -339,7 +341,28 @@ func (sv *saveServer) flush() {
 	if c == nil {
 		return
 	}
-	if err := c.WriteFile(r.cachePath()); err != nil {
+	// The file records a count of cache writes the store has (see
+	// loadCache): bump it first, then write.
+	ctx := context.Background()
+	var seq int64
+	err := r.st.Update(ctx, func(tx store.Tx) error {
+		info, err := r.st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Generation != c.Generation || info.Instance != c.Instance {
+			return errors.New("the store changed since the cache was made")
+		}
+		seq = info.CacheSeq + 1
+		return tx.SetMeta("cache_seq", strconv.FormatInt(seq, 10))
+	})
+	if err == nil {
+		err = c.SetSeq(seq)
+	}
+	if err == nil {
+		err = c.WriteFile(r.cachePath())
+	}
+	if err != nil {
 		sv.logf("write the stat cache: %v", err)
 	}
 }

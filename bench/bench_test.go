@@ -273,6 +273,7 @@ func BenchmarkTurnWatchAsked(b *testing.B) { benchWatchTurn(b, true) }
 func BenchmarkSaveUnchangedServed(b *testing.B) {
 	r, _, _ := watched(b, false)
 	ctx := context.Background()
+	profile(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := r.Save(ctx, ckpt.SaveOptions{})

@@ -161,6 +161,38 @@ func (c *Cache) WriteFile(path string) error {
 	return err
 }
 
+// SetSeq changes the seq a cache kept in memory records (the store's
+// count of cache writes; see loadCache in the root package), rewriting its
+// header and checksum.
+func (c *Cache) SetSeq(seq int64) error {
+	if c == nil || c.data == nil || c.unmap != nil {
+		return errors.New("stat cache: not in memory")
+	}
+	d := c.data
+	const footerLen = 8 + 4 + 4 + len(footerMagic)
+	hdrFixed := len(cacheMagic) + 26
+	if len(d) < hdrFixed+footerLen {
+		return errors.New("stat cache: too short")
+	}
+	ft := d[len(d)-footerLen:]
+	ioff := int(binary.BigEndian.Uint64(ft))
+	ilen := int(binary.BigEndian.Uint32(ft[8:]))
+	n := int(binary.BigEndian.Uint16(d[32:]))
+	if hdrFixed+n+2 > ioff || ioff+ilen > len(d)-footerLen {
+		return errors.New("stat cache: bad header")
+	}
+	wn := int(binary.BigEndian.Uint16(d[hdrFixed+n:]))
+	hdrEnd := hdrFixed + n + 2 + wn
+	if hdrEnd > ioff {
+		return errors.New("stat cache: bad header")
+	}
+	binary.BigEndian.PutUint64(d[24:], uint64(seq))
+	crc := crc32.Update(crc32.Checksum(d[:hdrEnd], castagnoli), castagnoli, d[ioff:ioff+ilen])
+	binary.BigEndian.PutUint32(ft[12:], crc)
+	c.Seq = seq
+	return nil
+}
+
 // Close releases the cache file's mapping.
 func (c *Cache) Close() {
 	if c != nil && c.unmap != nil {
@@ -468,6 +500,25 @@ func (w *CacheWriter) reset() {
 	w.index = w.index[:0]
 	w.read = w.read[:0]
 	w.off = w.hdrLen
+}
+
+// Grow makes room for n bytes in an in-memory writer (the size of the
+// cache it replaces: most of it is copied over).
+func (w *CacheWriter) Grow(n int) {
+	if w == nil || w.mem == nil || n <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.mem.Grow(n)
+}
+
+// Size is the cache's size in bytes.
+func (c *Cache) Size() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.data)
 }
 
 // Cache returns the committed in-memory cache.

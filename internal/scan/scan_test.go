@@ -499,3 +499,42 @@ func TestStaleCacheRescans(t *testing.T) {
 		}
 	}
 }
+
+// A cache kept in memory gets another seq and is written out: the file
+// loads, with the new seq and the same blocks.
+func TestCacheSetSeqAndWrite(t *testing.T) {
+	cw, err := NewCacheWriterSeq("", 12345, 7, 3, "inst", "epoch:9 max=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw.Block("", object.Sum(nil), 7, []cachedEntry{{name: "a", mode: object.ModeFile | 0o644, size: 3, mtime: 1, ctime: 2, ino: 3}}, 0, 3)
+	cw.Block("d", object.Sum([]byte("d")), 7, nil, 0, 0)
+	if err := cw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cw.Cache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetSeq(42); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "statcache")
+	if err := c.WriteFile(p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadCache(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if got.Seq != 42 || got.Generation != 7 || got.Instance != "inst" || got.Watch != "epoch:9 max=1" || got.Dirs() != 2 {
+		t.Fatalf("loaded seq %d gen %d inst %q watch %q dirs %d", got.Seq, got.Generation, got.Instance, got.Watch, got.Dirs())
+	}
+	if _, es, ok := got.block(""); !ok || len(es) != 1 || es[0].name != "a" {
+		t.Fatalf("root block: %v %v", es, ok)
+	}
+	if got.dirs[""].size != 3 {
+		t.Fatalf("root size %d", got.dirs[""].size)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -672,10 +673,21 @@ func (d *Daemon) status() *Status {
 		Unwatched: len(d.unwatched), Warning: d.limitWarning()}
 }
 
+// maxRequestLine bounds a request (a served save's carries its message
+// and metadata).
+const maxRequestLine = 16 << 20
+
 func (d *Daemon) serve(ctx context.Context, conn net.Conn, stop func()) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReader(conn).ReadBytes('\n')
+	// A request is one line, never longer than maxRequestLine: a client
+	// sending more is cut off (its line would be held whole in memory).
+	line, err := bufio.NewReader(io.LimitReader(conn, maxRequestLine+1)).ReadBytes('\n')
+	if len(line) > maxRequestLine {
+		b, _ := json.Marshal(response{Error: fmt.Sprintf("watch: request longer than %d bytes", maxRequestLine)})
+		conn.Write(append(b, '\n'))
+		return
+	}
 	if err != nil {
 		return
 	}

@@ -24,13 +24,13 @@ func TestHugeRequestLineCutOff(t *testing.T) {
 	conn.SetWriteDeadline(time.Now().Add(time.Minute))
 	chunk := bytes.Repeat([]byte("x"), 1<<20)
 	sent := 0
-	for sent < 4*(16<<20) && err == nil {
+	for sent < 4*maxRequestLine && err == nil {
 		var n int
 		n, err = conn.Write(chunk)
 		sent += n
 	}
 	if err == nil {
-		t.Fatalf("the watcher read %d bytes of one request line; it should stop at 16 MiB", sent)
+		t.Fatalf("the watcher read %d bytes of one request line; it should stop at %d", sent, maxRequestLine)
 	}
 	if _, err := GetStatus(context.Background(), sock); err != nil {
 		t.Fatalf("the watcher no longer answers: %v", err)

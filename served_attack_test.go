@@ -4,6 +4,7 @@ package ckpt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 	"github.com/seed1cedbf7c/ckpt/internal/treegen"
+	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
 
 // Served saves under churn, with a second Repo on the same store (as
@@ -142,5 +144,46 @@ func TestPropertyServedSavesWithOtherWriters(t *testing.T) {
 	}
 	if served == 0 || others == 0 {
 		t.Fatalf("%d served saves, %d operations by others: the test did not test", served, others)
+	}
+}
+
+// A process holding the store's lock may send the watcher any request;
+// what the watcher records must still be a checkpoint ckpt would make:
+// a kind the client would have refused is refused by the watcher too.
+func TestServedRequestWithUnknownKind(t *testing.T) {
+	ctx := context.Background()
+	r, _ := openTest(t, map[string]string{"a.txt": "a"})
+	startWatcher(t, r)
+	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := r.begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := r.st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, head, err := r.head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(servedRequest{Op: "save", Instance: info.Instance, Backend: BackendSQLite,
+		Settings: r.scanSettings(), Exclude: r.exclude, Head: head.ID.String(), Kind: "no such kind", AllowEmpty: true})
+	raw, err := watch.Serve(ctx, r.WatchSocket(), body, nil, nil)
+	unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep servedReply
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Refused == "" {
+		t.Errorf("the watcher recorded checkpoint %.12s of kind %q; it should refuse", rep.Checkpoint, "no such kind")
+	}
+	if _, err := r.Log(ctx, LogOptions{}); err != nil {
+		t.Errorf("log: %v", err)
 	}
 }

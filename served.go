@@ -253,6 +253,9 @@ func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) 
 	if err := json.Unmarshal(c.Body, &req); err != nil || req.Op != "save" {
 		return refuse("not a save request")
 	}
+	if !object.ValidKind(req.Kind) {
+		return refuse(fmt.Sprintf("unknown checkpoint kind %q", req.Kind))
+	}
 	if req.Backend != BackendSQLite {
 		return refuse("only the sqlite backend's saves are served")
 	}

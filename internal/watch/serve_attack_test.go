@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A request line is read whole into memory: a client sending a line
@@ -35,4 +38,57 @@ func TestHugeRequestLineCutOff(t *testing.T) {
 	if _, err := GetStatus(context.Background(), sock); err != nil {
 		t.Fatalf("the watcher no longer answers: %v", err)
 	}
+}
+
+// Running out of file descriptors (a burst of clients that connect and
+// say nothing, or any descriptor leak) made accept fail with EMFILE, and
+// Run then hung for good in its deferred wait for the event reader, which
+// waits for the context Run cancels only after it: the socket still took
+// connections that nobody answered, every save waited 32 s for its served
+// request to stall, --stop failed and no new watcher could start, until
+// the idle timeout. It must wait and go on accepting once descriptors are
+// free.
+func TestOutOfDescriptorsKeepsWatching(t *testing.T) {
+	_, sock := setup(t)
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	open, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := old
+	lim.Cur = uint64(len(open) + 40)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	for len(conns) < 100 {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			break
+		}
+		conns = append(conns, c)
+	}
+	// Give the watcher time to reach accept with no descriptor left; a
+	// status request goes through once they are free again.
+	time.Sleep(200 * time.Millisecond)
+	for _, c := range conns {
+		c.Close()
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if len(conns) == 100 {
+		t.Fatalf("100 connections with a limit of %d descriptors", lim.Cur)
+	}
+	var last error
+	for i := 0; i < 10; i++ {
+		if _, last = GetStatus(context.Background(), sock); last == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the watcher stopped once out of descriptors: %v", last)
 }

@@ -166,14 +166,33 @@ func Run(ctx context.Context, opts Options) error {
 			}
 		}
 	}()
+	var delay time.Duration
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
+			if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM) {
+				// Out of descriptors or memory for now: wait for
+				// connections to end, as net/http does.
+				if delay == 0 {
+					d.log("accept: %v: waiting", err)
+				}
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(delay):
+				}
+				continue
+			}
+			// cancel first: the deferred wait for the event reader
+			// needs it.
+			cancel()
 			return fmt.Errorf("watch: accept: %w", err)
 		}
+		delay = 0
 		go d.serve(ctx, conn, cancel)
 	}
 }

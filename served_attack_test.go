@@ -187,3 +187,35 @@ func TestServedRequestWithUnknownKind(t *testing.T) {
 		t.Errorf("log: %v", err)
 	}
 }
+
+// A store deleted while this process still has it open (a watcher's
+// Repo, an MCP server's) and made again: Open went through the registry
+// of open databases to the deleted file's path, let SQLite create an
+// empty file there and called it "corrupt database: ... not a ckpt store
+// database"; that empty ckpt.db then broke every other process too.
+func TestOpenAgainAfterStoreDeleted(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "f"), []byte("1"), 0o644)
+	store := filepath.Join(t.TempDir(), "store")
+	r, err := Open(ctx, ws, Options{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(store); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Open(ctx, ws, Options{Store: store})
+	if err != nil {
+		fi, _ := os.Stat(filepath.Join(store, "ckpt.db"))
+		t.Fatalf("open the store made again: %v (left %v)", err, fi)
+	}
+	defer fresh.Close()
+	if _, err := fresh.Save(ctx, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -92,3 +92,39 @@ func TestOutOfDescriptorsKeepsWatching(t *testing.T) {
 	}
 	t.Fatalf("the watcher stopped once out of descriptors: %v", last)
 }
+
+// ckpt watch --stop returns once the watcher replied; a watcher started
+// right after may listen on the socket path before the old one's exit
+// removes "its" socket: the old one removed the new one's, which then ran
+// unreachable until --idle while ckpt watch -d reported "the watcher did
+// not answer within 5s" (seen in watch_served_attack.txtar, 1 run in 15).
+// A daemon removes the socket file only if it is still its own.
+func TestExitKeepsAnotherDaemonsSocket(t *testing.T) {
+	root, sock := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	sock2 := sock + "2"
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, Options{Root: root, Cache: sock + ".cache", Socket: sock2}) }()
+	for i := 0; ; i++ {
+		if _, err := GetStatus(ctx, sock2); err == nil {
+			break
+		} else if i == 200 {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Another daemon took the path (its listener made a new socket file).
+	if err := os.Remove(sock2); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cancel()
+	<-done
+	if _, err := os.Stat(sock2); err != nil {
+		t.Fatalf("the daemon that stopped removed the socket another one listens on: %v", err)
+	}
+}

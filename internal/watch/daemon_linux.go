@@ -123,7 +123,20 @@ func Run(ctx context.Context, opts Options) error {
 		d.file.Close()
 		return fmt.Errorf("watch: listen on %s: %w", opts.Socket, err)
 	}
-	defer os.Remove(opts.Socket)
+	// The socket file goes when the daemon stops, unless another daemon
+	// (started once this one said it stops) made its own there since.
+	if ul, ok := ln.(*net.UnixListener); ok {
+		ul.SetUnlinkOnClose(false)
+	}
+	var own unix.Stat_t
+	if err := unix.Stat(opts.Socket, &own); err == nil {
+		defer func() {
+			var now unix.Stat_t
+			if unix.Stat(opts.Socket, &now) == nil && now.Dev == own.Dev && now.Ino == own.Ino {
+				os.Remove(opts.Socket)
+			}
+		}()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -128,3 +128,21 @@ func TestExitKeepsAnotherDaemonsSocket(t *testing.T) {
 		t.Fatalf("the daemon that stopped removed the socket another one listens on: %v", err)
 	}
 }
+
+// Stop returned once the daemon replied, while it still listened: a
+// watcher started right after (ckpt watch --stop; ckpt watch -d) found it
+// listening and gave up, and ckpt watch -d, answered by the old one just
+// before it went, said a watcher runs when none did (or waited 5 s for
+// one). Once Stop returns, the daemon takes no connection.
+func TestStopReturnsOnceStopped(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		_, sock := setup(t)
+		if err := Stop(context.Background(), sock); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			t.Fatalf("try %d: Stop returned while the watcher still took connections", i)
+		}
+	}
+}

@@ -173,8 +173,27 @@ func GetStatus(ctx context.Context, sock string) (*Status, error) {
 
 // Stop asks a running daemon to stop.
 func Stop(ctx context.Context, sock string) error {
-	_, err := call(ctx, sock, request{Op: "stop"}, 2*time.Second)
-	return err
+	if _, err := call(ctx, sock, request{Op: "stop"}, 2*time.Second); err != nil {
+		return err
+	}
+	// The daemon replies before it stops: wait until it takes no more
+	// connections, so a watcher started next does not find it there.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			return nil
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the watcher at %s said it stops, but still answers after 10s", sock)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // Unchanged returns the test a scan uses to take a directory whole from

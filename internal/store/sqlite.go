@@ -93,8 +93,7 @@ func OpenSQLite(ctx context.Context, dir, workspace string) (*SQLite, error) {
 	// then fold the WAL away under this one.
 	openDBs.Lock()
 	defer openDBs.Unlock()
-	key := dbKey(path)
-	if e := openDBs.n[key]; e != nil {
+	if e := openDBs.n[dbKey(path)]; e != nil {
 		if e.readOnly != nil {
 			return registerReadOnly(openReadOnly(ctx, dir, workspace, e.readOnly))
 		}
@@ -143,6 +142,9 @@ type openDB struct {
 // register counts s in openDBs (openDBs held).
 func (s *SQLite) register() {
 	s.key = dbKey(filepath.Join(s.dir, DBName))
+	if s.key == "" {
+		return // gone again: nothing to protect
+	}
 	e := openDBs.n[s.key]
 	if e == nil {
 		e = &openDB{readOnly: s.readOnly}
@@ -158,9 +160,18 @@ func registerReadOnly(s *SQLite, err error) (*SQLite, error) {
 	return s, err
 }
 
-// dbKey identifies a database file by its absolute path, symlinks
-// resolved in its directory (which exists: the file may not yet).
+// dbKey identifies a database file by its device and inode (a store
+// deleted and made again is another file), else by its absolute path,
+// symlinks resolved in its directory; "" when it does not exist yet.
+// Stat opens nothing, so it drops no lock.
 func dbKey(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	if id, ok := fileID(fi); ok {
+		return id
+	}
 	dir, name := filepath.Split(path)
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real

@@ -14,3 +14,6 @@ func FileOwner(fs.FileInfo) (int, bool) { return 0, false }
 // ownedByMe reports false: there are no group and other mode bits to take
 // away on Windows.
 func ownedByMe(fs.FileInfo) bool { return false }
+
+// fileID reports no identity: the path identifies the file.
+func fileID(fs.FileInfo) (string, bool) { return "", false }

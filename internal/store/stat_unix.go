@@ -3,6 +3,7 @@
 package store
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
@@ -30,4 +31,13 @@ func FileOwner(fi fs.FileInfo) (int, bool) {
 func ownedByMe(fi fs.FileInfo) bool {
 	uid, ok := FileOwner(fi)
 	return ok && uid == os.Geteuid()
+}
+
+// fileID identifies a file by its device and inode.
+func fileID(fi fs.FileInfo) (string, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), true
 }

@@ -344,6 +344,15 @@ func (sv *saveServer) flush() {
 	if c == nil {
 		return
 	}
+	// A store deleted (or replaced) under the watcher: the database it
+	// has open is not the one at the store's path any more, and the
+	// cache is not that store's.
+	if store.RecordedMeta(r.storeDir)["instance"] != c.Instance {
+		sv.logf("the store at %s is not the one the watcher opened: its stat cache is dropped", r.storeDir)
+		r.Close()
+		sv.r = nil
+		return
+	}
 	// The file records a count of cache writes the store has (see
 	// loadCache): bump it first, then write.
 	ctx := context.Background()

@@ -22,8 +22,6 @@
 package main
 
 import (
-	"bytes"
-	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,13 +29,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/bench"
-	"github.com/seed1cedbf7c/ckpt/bench/internal/procstat"
-	_ "modernc.org/sqlite"
+	"github.com/seed1cedbf7c/ckpt/bench/internal/harness"
 )
 
 var (
@@ -51,30 +47,12 @@ var (
 	jsonOut  = flag.String("json", "", "also write results as JSON to this file")
 )
 
-type result struct {
-	Name   string        `json:"name"`
-	Median time.Duration `json:"median_ns"`
-	Min    time.Duration `json:"min_ns"`
-	Runs   int           `json:"runs"`
-	MaxRSS int64         `json:"max_rss_kb,omitempty"`
-
-	all []time.Duration
-}
-
-var results = map[string]*result{}
-
-func record(name string, d time.Duration, rss int64) {
-	r := results[name]
-	if r == nil {
-		r = &result{Name: name}
-		results[name] = r
-	}
-	r.Runs++
-	r.all = append(r.all, d)
-	if rss > r.MaxRSS {
-		r.MaxRSS = rss
-	}
-}
+var (
+	results = harness.Results{}
+	record  = results.Record
+	runner  harness.Runner
+	gitEnv  = harness.GitEnv
+)
 
 func main() {
 	flag.Parse()
@@ -84,33 +62,12 @@ func main() {
 	}
 }
 
-var gitEnv = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=b@x",
-	"GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=b@x", "GIT_TERMINAL_PROMPT=0"}
-
-// sh runs a command and returns its duration and peak RSS (KB).
 func sh(env []string, wd string, name string, args ...string) (time.Duration, int64, string, error) {
-	c := exec.Command(name, args...)
-	c.Dir = wd
-	c.Env = append(append(os.Environ(), "HOME="+filepath.Join(*dir, "home")), env...)
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	start := time.Now()
-	err := c.Run()
-	d := time.Since(start)
-	var rss int64
-	if c.ProcessState != nil {
-		rss = procstat.MaxRSSKB(c.ProcessState)
-	}
-	if err != nil {
-		return d, rss, out.String(), fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
-	}
-	return d, rss, strings.TrimSpace(out.String()), nil
+	return runner.Sh(env, wd, name, args...)
 }
 
-// bash runs a script; its duration includes everything it runs.
 func bash(env []string, wd, script string) (time.Duration, string, error) {
-	d, _, out, err := sh(env, wd, "bash", "-euo", "pipefail", "-c", script)
-	return d, out, err
+	return runner.Bash(env, wd, script)
 }
 
 func mustBash(env []string, wd, script string) time.Duration {
@@ -128,31 +85,14 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// storeSize is the size of ckpt's database after moving the WAL into it
-// (the stat cache, rewritten by every save at a constant size, is left out).
-func storeSize(store string) int64 {
-	path := filepath.Join(store, "ckpt.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err == nil {
-		db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-		db.Close()
-	}
-	var n int64
-	for _, f := range []string{"ckpt.db", "ckpt.db-wal"} {
-		if fi, err := os.Stat(filepath.Join(store, f)); err == nil {
-			n += fi.Size()
-		}
-	}
-	return n
-}
-
 func run() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	if err := os.MkdirAll(filepath.Join(*dir, "home"), 0o755); err != nil {
+	runner.Home = filepath.Join(*dir, "home")
+	if err := os.MkdirAll(runner.Home, 0o755); err != nil {
 		return err
 	}
 	work := filepath.Join(*dir, "work")
@@ -228,7 +168,7 @@ func run() (err error) {
 	// steady state, with git's default gc settings.
 	mustBash(gitEnv, work, fmt.Sprintf("git --git-dir=%q gc -q", shadow))
 	// the sandbox snapshot tools' snapshot of the state before the first turn (untimed).
-	mustBash(gitEnv, work, sandboxSnapshot(0))
+	mustBash(gitEnv, work, harness.SandboxSnapshot("turn0"))
 	// ckpt's git backend: its first checkpoint exports the whole tree into
 	// the workspace's repository (most objects are already there, committed).
 	settle()
@@ -259,12 +199,12 @@ func run() (err error) {
 			return err
 		}
 		// Checkpoints of the turn, each method on the same tree.
-		s0 := storeSize(store)
+		s0 := harness.StoreSize(store)
 		settle()
 		d, rss, _, err := sh(ckptEnv, work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
 		check(err)
 		record("ckpt save (20-file turn)", d, rss)
-		ckptGrowth = append(ckptGrowth, storeSize(store)-s0)
+		ckptGrowth = append(ckptGrowth, harness.StoreSize(store)-s0)
 
 		settle()
 		d, rss, _, err = sh(ckptWatchEnv, work, *ckptBin, "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
@@ -279,7 +219,7 @@ func run() (err error) {
 		shadowGrowth = append(shadowGrowth, bench.DirSize(shadow)-g0)
 
 		settle()
-		d, _, err = bash(gitEnv, work, sandboxSnapshot(t))
+		d, _, err = bash(gitEnv, work, harness.SandboxSnapshot(fmt.Sprint("turn", t)))
 		check(err)
 		record("sandbox tools snapshot (20-file turn)", d, 0)
 
@@ -314,7 +254,7 @@ func run() (err error) {
 
 		if *seedRest && t == 1 {
 			settle()
-			d, _, err = bash(gitEnv, work, sandboxRestore(fmt.Sprintf("refs/sandbox/snapshots/turn%d", t-1)))
+			d, _, err = bash(gitEnv, work, harness.SandboxRestore(fmt.Sprintf("refs/sandbox/snapshots/turn%d", t-1)))
 			check(err)
 			record("sandbox tools restore (20-file turn)", d, 0)
 			must2(sh(ckptEnv, work, *ckptBin, "restore", "-q", "HEAD"))
@@ -335,9 +275,7 @@ func check(err error) {
 	}
 }
 
-// settle flushes other processes' dirty data (untimed), so a measurement
-// that fsyncs pays only for its own writes (ext4 commits all ordered data).
-func settle() { procstat.SyncAll() }
+func settle() { harness.Settle() }
 
 func must2(_ time.Duration, _ int64, _ string, err error) {
 	if err != nil {
@@ -345,43 +283,8 @@ func must2(_ time.Duration, _ int64, _ string, err error) {
 	}
 }
 
-// sandboxSnapshot is the sandbox snapshot tools' snapshot_create: a temporary index, git add
-// --all, write-tree, commit-tree, update-ref.
-func sandboxSnapshot(t int) string {
-	return fmt.Sprintf(`idx=$(mktemp -u) && export GIT_INDEX_FILE=$idx
-git add --all && tree=$(git write-tree) && c=$(git commit-tree $tree -m "snapshot turn%d")
-git update-ref refs/sandbox/snapshots/turn%d $c && rm -f $idx`, t, t)
-}
-
-// sandboxRestore is the sandbox snapshot tools' snapshot_restore: inventory, read-tree into a
-// temporary index, checkout-index -a -f, remove what the snapshot lacks,
-// prune empty directories.
-func sandboxRestore(rev string) string {
-	return fmt.Sprintf(`idx=$(mktemp -u) && export GIT_INDEX_FILE=$idx
-before=$(mktemp) && after=$(mktemp)
-git ls-files -z > /dev/null
-git add --all && git ls-files > $before
-rm -f $idx
-git read-tree %s
-git checkout-index -a -f
-git ls-files > $after
-comm -23 <(sort $before) <(sort $after) | while IFS= read -r p; do rm -f -- "$p"; done
-find . -mindepth 1 -type d -empty -not -path "./.git/*" -delete
-rm -f $idx $before $after`, rev)
-}
-
 func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
-	for _, r := range results {
-		sort.Slice(r.all, func(i, j int) bool { return r.all[i] < r.all[j] })
-		r.Median = r.all[len(r.all)/2]
-		r.Min = r.all[0]
-	}
-	get := func(n string) time.Duration {
-		if r := results[n]; r != nil {
-			return r.Median
-		}
-		return 0
-	}
+	get := results.Median
 	names := []string{"git status", "cat | sha256sum (all files)", "ckpt save (cold)", "ckpt git snapshot create (cold)", "shadow repo (cold)",
 		"ckpt save (20-file turn)", "ckpt save, watch mode (20-file turn)", "ckpt git snapshot create, watch mode (20-file turn)", "shadow repo (20-file turn)", "sandbox tools snapshot (20-file turn)",
 		"ckpt restore (20-file turn)", "ckpt git snapshot restore (20-file turn)", "shadow repo restore (20-file turn)", "sandbox tools restore (20-file turn)"}
@@ -399,15 +302,7 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 		}
 		fmt.Printf("| %s | %s | %s | %d | %s |\n", n, r.Median.Round(time.Millisecond), r.Min.Round(time.Millisecond), r.Runs, rss)
 	}
-	med := func(xs []int64) int64 {
-		s := append([]int64(nil), xs...)
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		if len(s) == 0 {
-			return 0
-		}
-		return s[len(s)/2]
-	}
-	cg, sg := med(ckptGrowth), med(shadowGrowth)
+	cg, sg := harness.MedianInt(ckptGrowth), harness.MedianInt(shadowGrowth)
 	fmt.Printf("\nstore growth per 20-file turn (median): ckpt %d KB, shadow repository %d KB\n\n", cg/1024, sg/1024)
 	ratio := func(a, b time.Duration) string {
 		if a == 0 || b == 0 {
@@ -445,7 +340,7 @@ func report(c bench.Corpus, ckptGrowth, shadowGrowth []int64) {
 		fmt.Printf("| ckpt peak memory per file (turn) | %.0f B | <= 300 B |\n", float64(r.MaxRSS)*1024/float64(c.Files))
 	}
 	if *jsonOut != "" {
-		var rs []*result
+		var rs []*harness.Result
 		for _, n := range names {
 			if r := results[n]; r != nil {
 				rs = append(rs, r)

@@ -299,3 +299,33 @@ func profile(b *testing.B) {
 	}
 	b.Cleanup(func() { pprof.StopCPUProfile(); f.Close() })
 }
+
+// TestGenerateTiny: the tiny corpus is deterministic, every file 0-200
+// bytes, in Generate's layout, and a turn applies to it.
+func TestGenerateTiny(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	ca, err := GenerateTiny(a, 1000, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := GenerateTiny(b, 1000, 3)
+	if ca != cb || ca.Files != 1000 {
+		t.Fatalf("corpus %+v vs %+v", ca, cb)
+	}
+	if ca.Bytes > 200*1000 {
+		t.Fatalf("corpus of %d bytes, want at most 200 per file", ca.Bytes)
+	}
+	files, err := Files(a)
+	if err != nil || len(files) != 1000 {
+		t.Fatalf("Files: %d, %v", len(files), err)
+	}
+	for _, f := range files {
+		fi, err := os.Stat(filepath.Join(a, f))
+		if err != nil || fi.Size() > 200 {
+			t.Fatalf("%s: %v, %v", f, fi, err)
+		}
+	}
+	if _, err := TurnIn(a, files, 1); err != nil {
+		t.Fatalf("TurnIn: %v", err)
+	}
+}

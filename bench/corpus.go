@@ -30,6 +30,19 @@ type Corpus struct {
 // distribution with a mean near 3.7 KB (100k files ≈ 367 MB), with a few
 // executables and binary files.
 func Generate(dir string, n int, seed uint64) (Corpus, error) {
+	return generate(dir, n, seed, func(r *rand.Rand) int {
+		return min(int(math.Exp(7.7+r.NormFloat64())), 256<<10)
+	})
+}
+
+// GenerateTiny writes a tree laid out as Generate's, of n tiny files:
+// 0 to 200 bytes each, uniformly (1M files ≈ 100 MB), where the cost of a
+// checkpoint is all in the number of files, not their bytes.
+func GenerateTiny(dir string, n int, seed uint64) (Corpus, error) {
+	return generate(dir, n, seed, func(r *rand.Rand) int { return r.IntN(201) })
+}
+
+func generate(dir string, n int, seed uint64, size func(*rand.Rand) int) (Corpus, error) {
 	r := rand.New(rand.NewPCG(seed, 0x62656e63))
 	var c Corpus
 	perLeaf := 100
@@ -41,11 +54,7 @@ func Generate(dir string, n int, seed uint64) (Corpus, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return c, err
 		}
-		size := int(math.Exp(7.7 + r.NormFloat64()))
-		if size > 256<<10 {
-			size = 256 << 10
-		}
-		data := content(r, size, i%97 == 0)
+		data := content(r, size(r), i%97 == 0)
 		mode := os.FileMode(0o644)
 		if i%53 == 0 {
 			mode = 0o755

@@ -40,7 +40,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +50,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/seed1cedbf7c/ckpt/bench"
+	"github.com/seed1cedbf7c/ckpt/bench/internal/harness"
 	"github.com/seed1cedbf7c/ckpt/bench/internal/procstat"
 )
 
@@ -188,8 +188,8 @@ func run() error {
 		}
 	}
 	var res results
-	res.Machine = machine()
-	res.LoadBefore = loadavg()
+	res.Machine = harness.Machine()
+	res.LoadBefore = harness.LoadAvg()
 	res.Date = time.Now().UTC().Format("2006-01-02")
 
 	// The server.
@@ -357,7 +357,7 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "== clone %s, restic restore %s (both verified), cp -a %s\n",
 			res.CkptClone[i-1].Wall.Round(time.Millisecond), res.ResticRest[i-1].Wall.Round(time.Millisecond), m.Wall.Round(time.Millisecond))
 	}
-	res.LoadAfter = loadavg()
+	res.LoadAfter = harness.LoadAvg()
 	report(&res)
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
@@ -536,31 +536,6 @@ func sameTree(want map[string]string, root string) error {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func machine() string {
-	model := "?"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	return fmt.Sprintf("%s, %d CPUs, %s/%s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 }
 
 // medianM is the measurement of median wall time.

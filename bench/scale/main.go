@@ -148,7 +148,7 @@ func run() error {
 	}
 	gitVersion, _ := exec.Command("git", "--version").Output()
 	rep := report{
-		Machine: machine(),
+		Machine: harness.Machine(),
 		Git:     strings.TrimSpace(string(gitVersion)),
 		Go:      runtime.Version(),
 		Command: command(),
@@ -219,35 +219,4 @@ func command() string {
 
 func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "n/a"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "n/a"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// machine describes the CPU, cores and memory (Linux; the OS elsewhere).
-func machine() string {
-	desc := fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-				desc += " (" + strings.TrimSpace(v) + ")"
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		var kb int64
-		fmt.Sscanf(string(b), "MemTotal: %d kB", &kb)
-		desc += fmt.Sprintf(", %.0f GiB", float64(kb)/(1<<20))
-	}
-	return desc
 }

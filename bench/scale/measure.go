@@ -123,7 +123,7 @@ func (m *measurer) measure() (sr sizeRun, err error) {
 	os.Remove(m.marker()) // the tree is about to change
 	m.results, m.skipped = harness.Results{}, map[string]string{}
 	sr = sizeRun{Corpus: *corpus, Files: m.corpus.Files, Bytes: m.corpus.Bytes,
-		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), LoadBefore: loadavg(), Reps: *reps, SlowReps: *slowReps}
+		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), LoadBefore: harness.LoadAvg(), Reps: *reps, SlowReps: *slowReps}
 	n, work := m.n, m.work()
 	sh := harness.Shadow(m.shadow(), work)
 
@@ -227,7 +227,7 @@ func (m *measurer) measure() (sr sizeRun, err error) {
 	}
 	sr.CkptGrowth, sr.ShadowGrowth = harness.MedianInt(ckptGrowth), harness.MedianInt(shadowGrowth)
 	sr.Skipped = m.skipped
-	sr.LoadAfter = loadavg()
+	sr.LoadAfter = harness.LoadAvg()
 	return sr, nil
 }
 

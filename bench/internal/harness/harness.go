@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -160,4 +161,32 @@ rm -f $idx $before $after`, rev)
 // tree.
 func Shadow(gitDir, work string) string {
 	return fmt.Sprintf("git --git-dir=%q --work-tree=%q", gitDir, work)
+}
+
+// LoadAvg is the 1, 5 and 15-minute load averages ("?" where unknown):
+// results on a shared machine are noted with it.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// Machine describes the CPU model, the number of CPUs and the platform.
+func Machine() string {
+	model := "?"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d CPUs, %s/%s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 }

@@ -202,10 +202,13 @@ func (m *measurer) measure() (sr sizeRun, err error) {
 		if sandboxRestore && t <= *slowReps {
 			m.results.Record(xRestore, m.bash(harness.SandboxRestore(fmt.Sprintf("refs/sandbox/snapshots/turn%d", t-1))), 0)
 			m.ckpt(m.store(), "restore", "-q", cur)
-			// It rewrote every file: let both stores' stat caches see
-			// them again (untimed), so the next turn is a turn.
+			// It rewrote every file: let both stores' stat caches and
+			// both git indexes (the shadow repository's, the user's) see
+			// them again (untimed), so the next turn is a turn for all.
 			m.ckpt(m.store(), "save", "-q")
 			m.ckpt(m.watchStore(), "save", "-q")
+			m.git("update-index -q --refresh")
+			m.bash("git update-index -q --refresh")
 		}
 		_, _, prev = m.ckpt(m.store(), "save", "-q")
 	}

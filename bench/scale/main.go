@@ -34,7 +34,7 @@ import (
 var (
 	sizesFlag  = flag.String("sizes", "10000,100000,1000000", "tree sizes (files), comma-separated")
 	corpus     = flag.String("corpus", "gen", "corpus: gen (source-like, 3.7 KB mean) or tiny (0-200 bytes per file)")
-	dir        = flag.String("dir", filepath.Join(os.TempDir(), "ckpt-scale"), "work directory (1M gen files need ~12 GB)")
+	dir        = flag.String("dir", filepath.Join(os.TempDir(), "ckpt-scale"), "work directory (1M gen files need ~15 GB)")
 	out        = flag.String("out", "", "directory for scale.md, scale.json and scale.svg (default: -dir)")
 	ckptBin    = flag.String("ckpt", "ckpt", "ckpt binary")
 	reps       = flag.Int("reps", 5, "20-file turns, and runs of each repeatable measurement (median reported)")

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/seed1cedbf7c/ckpt/internal/atomicfile"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 )
 
@@ -144,21 +145,7 @@ func (c *Cache) WriteFile(path string) error {
 	if c == nil || c.data == nil {
 		return errors.New("stat cache: nothing to write")
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".statcache-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(c.data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.WriteFile(path, c.data, 0o600)
 }
 
 // SetSeq changes the seq a cache kept in memory records (the store's

@@ -20,6 +20,30 @@ import (
 // connection committed afterwards no other process saw (a watcher saving
 // for `ckpt save` lost its checkpoints).
 func TestSecondOpenKeepsLocks(t *testing.T) {
+	testKeepsLocks(t, func(dir string) {
+		s2, err := OpenSQLite(context.Background(), dir, "/ws")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2.Close()
+	})
+}
+
+// Reading a store's settings (RecordedMeta, RecordedWorkspace: a watcher
+// checking its store is still the one at the path) in a process that has
+// it open must keep the locks too: they probed the files for writing by
+// opening and closing them.
+func TestRecordedMetaKeepsLocks(t *testing.T) {
+	testKeepsLocks(t, func(dir string) {
+		if RecordedMeta(dir)["instance"] == "" || RecordedWorkspace(dir) != "/ws" {
+			t.Fatal("the store's settings were not read")
+		}
+	})
+}
+
+// testKeepsLocks opens a store, does what (in this process), and checks
+// that another process still sees what this one commits.
+func testKeepsLocks(t *testing.T, what func(dir string)) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s, err := OpenSQLite(ctx, dir, "/ws")
@@ -34,12 +58,7 @@ func TestSecondOpenKeepsLocks(t *testing.T) {
 		}
 	}
 	setMeta(s, "a", "1")
-	// The second open, in this process.
-	s2, err := OpenSQLite(ctx, dir, "/ws")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2.Close()
+	what(dir)
 	// Another process writes and closes.
 	child := func(op, key, want string) {
 		t.Helper()

@@ -73,9 +73,8 @@ func storeWritable(dir string) error {
 		return nil // something else: let opening report it
 	}
 	for _, n := range []string{DBName, DBName + "-wal", DBName + "-shm", "lock"} {
-		f, err := os.OpenFile(filepath.Join(dir, n), os.O_RDWR, 0)
+		err := probeWritable(filepath.Join(dir, n))
 		if err == nil {
-			f.Close()
 			continue
 		}
 		if notWritable(err) {

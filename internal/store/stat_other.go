@@ -2,7 +2,10 @@
 
 package store
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
 // FileDevice reports no device: Windows file info carries none, so the
 // workspace's file system is not recorded there.
@@ -17,3 +20,13 @@ func ownedByMe(fs.FileInfo) bool { return false }
 
 // fileID reports no identity: the path identifies the file.
 func fileID(fs.FileInfo) (string, bool) { return "", false }
+
+// probeWritable reports whether path can be opened for writing (Windows
+// locks are not dropped by closing another handle).
+func probeWritable(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // FileDevice returns the device number (st_dev) of fi's file system.
@@ -40,4 +42,11 @@ func fileID(fi fs.FileInfo) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprintf("%d:%d", st.Dev, st.Ino), true
+}
+
+// probeWritable reports whether path could be opened for writing, without
+// opening it: closing a descriptor of a database this process has open
+// would drop every lock SQLite holds on it (POSIX).
+func probeWritable(path string) error {
+	return unix.Faccessat(unix.AT_FDCWD, path, unix.W_OK, unix.AT_EACCESS)
 }

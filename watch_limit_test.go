@@ -81,3 +81,28 @@ func TestWatchAtLimitMatchesScan(t *testing.T) {
 		t.Fatalf("a save after editing top.txt took no directory from the cache (scanned %d)", res.Scanned)
 	}
 }
+
+// At the limit, a save says so: SaveResult.Warning carries the watcher's
+// warning (ckpt save prints it), served or not.
+func TestWatchLimitWarningReachesSave(t *testing.T) {
+	disarm := failpoint.Set("watch/add(slow)", func(string) error { return errors.New("no watch left") })
+	t.Cleanup(disarm)
+	for _, noServe := range []bool{false, true} {
+		r, ws := openTest(t, map[string]string{"slow/a.txt": "a\n", "fast/b.txt": "b\n"})
+		startWatcherWith(t, r, WatchOptions{NoServe: noServe})
+		ctx := context.Background()
+		// The first save finds the directories; the watcher then tries
+		// to watch them and hits the limit.
+		if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, ws, "slow/a.txt", "a2\n")
+		res, err := r.Save(ctx, SaveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Served == noServe || !strings.Contains(res.Warning, "not watched") {
+			t.Fatalf("NoServe %v: served %v, warning %q", noServe, res.Served, res.Warning)
+		}
+	}
+}

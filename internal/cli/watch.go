@@ -30,6 +30,11 @@ reads only those, so a checkpoint of a large, mostly unchanged tree costs what
 the change costs instead of a stat of every file. Agent hooks start it by
 themselves.
 
+It also makes the saves: ckpt save (and a hook's checkpoint) takes the store's
+lock and asks the watcher's process, which has the store open and the stat
+cache in memory, to save ("served": true in ckpt save --json). Whatever it
+does not do, the save does itself; CKPT_WATCH_SERVE=0 turns this off.
+
 Whenever the watcher cannot vouch for an answer — it just started, its event
 queue overflowed, a directory was renamed or created, a hard link was made, an
 ignore file changed — the save reads everything, exactly as without it.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
@@ -86,12 +87,19 @@ func RunWatcher(ctx context.Context, t WatchTarget, opts WatchOptions) error {
 		return watch.Run(ctx, wo)
 	}
 	sv := &saveServer{t: t, log: opts.Log}
-	defer sv.close()
 	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go sv.flusher(fctx, 2*time.Second)
+	flushed := make(chan struct{})
+	go func() { sv.flusher(fctx, 2*time.Second); close(flushed) }()
 	wo.Serve = sv.serve
-	return watch.Run(ctx, wo)
+	err := watch.Run(ctx, wo)
+	// The socket is closed: what follows (the last flush of the stat
+	// cache, closing the store) is what a stopping watcher's caller
+	// waits for (see watch.Stop).
+	failpoint.Hit("watch/stopped", "")
+	cancel()
+	<-flushed
+	sv.close()
+	return err
 }
 
 // WatchStatus returns the running watcher's status, or ErrNoWatcher.

@@ -45,6 +45,8 @@
 //	watch/add               the watcher is about to add a directory's watch (arg: the
 //	                        directory, workspace-relative); an error makes it fail as
 //	                        at the inotify watch limit (ENOSPC)
+//	watch/stopped           a watcher closed its socket; it has yet to write its
+//	                        stat cache and close the store
 package failpoint
 
 import (

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -759,4 +761,28 @@ func excludeIdentity(root string) string {
 		return ""
 	}
 	return fmt.Sprint(p, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano())
+}
+
+// processStart identifies a running process: its start time from
+// /proc/PID/stat, or "" when pid is 0, the process is gone or is a
+// zombie (it has closed its files; only its exit status is left).
+func processStart(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses,
+	// so fields count from the last ')'. Start time is field 22.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return ""
+	}
+	return f[19]
 }

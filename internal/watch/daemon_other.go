@@ -23,3 +23,6 @@ type Options struct {
 func Run(ctx context.Context, opts Options) error {
 	return errors.New("watch mode needs Linux's inotify; on this system every save scans the whole workspace")
 }
+
+// processStart: no watcher runs here, so there is none to wait for.
+func processStart(int) string { return "" }

@@ -173,26 +173,56 @@ func GetStatus(ctx context.Context, sock string) (*Status, error) {
 
 // Stop asks a running daemon to stop.
 func Stop(ctx context.Context, sock string) error {
-	if _, err := call(ctx, sock, request{Op: "stop"}, 2*time.Second); err != nil {
+	resp, err := call(ctx, sock, request{Op: "stop"}, 2*time.Second)
+	if err != nil {
 		return err
 	}
+	pid := 0
+	if resp.Status != nil && resp.Status.PID != os.Getpid() {
+		pid = resp.Status.PID
+	}
+	started := processStart(pid)
 	// The daemon replies before it stops: wait until it takes no more
 	// connections, so a watcher started next does not find it there.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.Dial("unix", sock)
 		if err != nil {
-			return nil
+			break
 		}
 		c.Close()
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the watcher at %s said it stops, but still answers after 10s", sock)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return err
 		}
+	}
+	// Then until its process is gone: once its socket is closed it
+	// still writes its stat cache and closes the store, and a caller
+	// may remove the store next. (A watcher in this process is done
+	// when its Run returns.)
+	if started == "" {
+		return nil
+	}
+	deadline = time.Now().Add(time.Minute)
+	for processStart(pid) == started {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the watcher at %s (pid %d) closed its socket but still runs after a minute; kill it with: kill %d", sock, pid, pid)
+		}
+		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

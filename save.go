@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -478,6 +479,11 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 	headRef, headRec, err := r.head(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if failpoint.Enabled() {
+		if err := failpoint.Hit("save/before-tx", ""); err != nil {
+			return nil, err
+		}
 	}
 	var (
 		c   *capture

@@ -126,6 +126,10 @@ type Repo struct {
 	// stat cache in memory.
 	served watch.Server
 	trees  *treeMemo // a watcher's Repo: trees its saves read
+	// forClient, in a watcher's Repo saving for a client, fails once the
+	// client no longer holds the store's lock (checked again inside the
+	// save's transaction).
+	forClient func() error
 
 	mu    sync.Mutex
 	cache *scan.Cache // memory backend, and a watcher's Repo

@@ -491,7 +491,24 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 		out = &SaveResult{}
 	)
 	err = r.st.Update(ctx, func(tx store.Tx) error {
-		var err error
+		// HEAD again, now that no other writer can commit until this
+		// transaction ends: a watcher finishing a save for a client that
+		// died may have moved it since. Build on that checkpoint, so it
+		// stays on the branch. A watcher saving for a client leaves the
+		// save to the client instead.
+		ref, now, err := r.head(ctx)
+		if err != nil {
+			return err
+		}
+		if r.forClient != nil {
+			if err := r.forClient(); err != nil {
+				return err
+			}
+			if recID(now) != recID(headRec) {
+				return fmt.Errorf("HEAD moved to %.12s since the save began", recID(now))
+			}
+		}
+		headRef, headRec = ref, now
 		c, err = r.captureTx(ctx, tx, true, tracking(headRec))
 		if err != nil {
 			return err
@@ -643,4 +660,12 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 	}
 	r.emit(Event{Kind: EventCheckpoint, Checkpoint: rec.ID, CheckpointKind: rec.Kind, Message: rec.Message, Paths: toPaths(paths)})
 	return out, nil
+}
+
+// recID is a checkpoint record's id (zero for none).
+func recID(rec *store.Record) object.ID {
+	if rec == nil {
+		return object.ZeroID
+	}
+	return rec.ID
 }

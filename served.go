@@ -298,6 +298,13 @@ func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) 
 		return refuse(fmt.Sprintf("HEAD is %.12s here, %.12s for the client", head, req.Head))
 	}
 	r.served = s
+	r.forClient = func() error {
+		if !nl.LockHeldBy(c.Peer) {
+			return fmt.Errorf("process %d no longer holds the store's lock", c.Peer)
+		}
+		return nil
+	}
+	defer func() { r.forClient = nil }()
 	if r.trees == nil {
 		r.trees = &treeMemo{m: map[object.ID]*object.Tree{}}
 	}

@@ -49,8 +49,9 @@ remotes added with --continuous (ckpt remote add --continuous); saves never
 wait for a push.
 
 It stops after --idle without a save asking it (default 2h), when the
-workspace goes away, or with 'ckpt watch --stop'. -d runs it in the background
-(log: watch.log in the store directory).`,
+workspace goes away, or with 'ckpt watch --stop', which returns once the
+watcher's process has ended (its stat cache written, the store closed).
+-d runs it in the background (log: watch.log in the store directory).`,
 		Example: `  ckpt watch -d             # start in the background
   ckpt watch --status
   ckpt watch --stop

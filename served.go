@@ -79,6 +79,14 @@ type servedReply struct {
 // for a client.
 const serveLock = "serve"
 
+// recentKeeper is a store that can keep the content of new versions for
+// the next save's delta bases (sqlite).
+type recentKeeper interface{ KeepRecent(maxBytes int) }
+
+// recentBytes is what a watcher's store keeps for delta bases: the last
+// versions of the files and directories its saves changed.
+const recentBytes = 16 << 20
+
 // namedLocker is the store's second, independent lock (sqlite only).
 type namedLocker interface {
 	TryNamedLock(name string) (func(), error)
@@ -237,6 +245,9 @@ func (sv *saveServer) repo(ctx context.Context, instance string) (*Repo, error) 
 	if err != nil || info.Instance != instance {
 		r.Close()
 		return nil, errors.New("the store is not the one the watcher opens")
+	}
+	if k, ok := r.st.(recentKeeper); ok {
+		k.KeepRecent(recentBytes)
 	}
 	sv.r = r
 	return r, nil

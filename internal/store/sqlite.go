@@ -73,6 +73,10 @@ type SQLite struct {
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+
+	// recent, if set, keeps new versions' content for delta bases (see
+	// KeepRecent).
+	recent *recentCache
 }
 
 var _ Store = (*SQLite)(nil)
@@ -617,6 +621,9 @@ func (s *SQLite) ReadTree(ctx context.Context, id object.ID) (*object.Tree, erro
 	if err != nil {
 		return nil, err
 	}
+	// A tree read is mostly a changed directory's last version, about to
+	// be the base of its next one.
+	s.recent.put("trees", id, raw)
 	t, err := object.DecodeTree(raw)
 	if err != nil {
 		return nil, &CorruptError{Kind: "tree", ID: id, Detail: err.Error()}
@@ -1090,8 +1097,14 @@ func (t *sqliteTx) deltaFor(table string, data []byte, base object.ID, c []byte)
 	if base.IsZero() || len(data) < 64 || len(data) >= ChunkThreshold {
 		return nil, 0, false
 	}
-	bdata, depth, err := t.s.rawContent(t.ctx, table, base, 0)
-	if err != nil || depth+1 > maxDeltaDepth || len(bdata) < 64 || len(bdata) >= ChunkThreshold {
+	bdata, depth, ok := t.recentBase(table, base)
+	if !ok {
+		var err error
+		if bdata, depth, err = t.s.rawContent(t.ctx, table, base, 0); err != nil {
+			return nil, 0, false
+		}
+	}
+	if depth+1 > maxDeltaDepth || len(bdata) < 64 || len(bdata) >= ChunkThreshold {
 		return nil, 0, false
 	}
 	d, err := compressDelta(data, bdata)
@@ -1123,6 +1136,10 @@ func (t *sqliteTx) putObject(table string, done map[object.ID]bool, id object.ID
 	t.mu.Lock()
 	done[id] = true
 	t.mu.Unlock()
+	if !base.IsZero() {
+		// A new version of something: the next one's likely base.
+		t.s.recent.put(table, id, data)
+	}
 	if table == "trees" {
 		return t.async("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data, depth) VALUES(?, ?, ?, ?)`, len(c), id[:], enc, c, depth)
 	}
@@ -1162,6 +1179,10 @@ func (t *sqliteTx) ReadTree(id object.ID) (*object.Tree, error) {
 	t.mu.Unlock()
 	if !local {
 		return t.s.ReadTree(t.ctx, id)
+	}
+	if raw := t.s.recent.get("trees", id); raw != nil {
+		// Written by this transaction: its content is what was put.
+		return decodeTree(id, encRaw, raw)
 	}
 	var (
 		enc      int

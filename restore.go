@@ -362,6 +362,11 @@ func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bo
 	if rs.target, err = r.st.Checkpoint(ctx, j.Target); err != nil {
 		return nil, err
 	}
+	if failpoint.Enabled() {
+		if err := failpoint.Hit("restore/before-tx", string(j.Op)); err != nil {
+			return nil, err
+		}
+	}
 	rs.filter = tree.NewFilter(effectiveFilter(j.Paths, rs.target))
 	if !recovering {
 		j.Stage = newStageName()

@@ -36,6 +36,8 @@
 //	scan/read-dir           a scan is about to open a directory (arg: its path)
 //	revert/before-change    a run revert computed its target; nothing written yet (arg: the run id)
 //	save/before-tx          a save read HEAD and is about to begin its transaction
+//	restore/before-tx       a restore (undo, redo, switch) read HEAD and is about to begin
+//	                        its first transaction (arg: the op)
 //	fsck/between            fsck read part of the store (arg: the table)
 //	store/before-commit     a store transaction is about to commit
 //	git/pack-renamed        the git backend renamed a new pack into place; its

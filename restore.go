@@ -376,7 +376,18 @@ func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bo
 		}
 	}
 	err = r.st.Update(ctx, func(tx store.Tx) error {
-		var err error
+		// HEAD again, now that no other writer can commit until this
+		// transaction ends: a watcher finishing a save for a client that
+		// died may have moved it since (see saveLocked). That is the
+		// state before the restore, what undo goes back to.
+		ref, now, err := r.head(ctx)
+		if err != nil {
+			return err
+		}
+		rs.headRef, rs.headRec = ref, now
+		if !recovering {
+			j.Head = recID(now)
+		}
 		rs.c, err = r.captureTx(ctx, tx, false, &captureRules{include: j.Include, from: j.RulesFrom, tracked: trackedOf(rs.target)})
 		if err != nil {
 			return err

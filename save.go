@@ -598,6 +598,11 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 	if err != nil {
 		return nil, err
 	}
+	if failpoint.Enabled() {
+		if err := failpoint.Hit("save/before-tx", ""); err != nil {
+			return nil, err
+		}
+	}
 	out := &SaveResult{Created: true}
 	var rec *store.Record
 	err = r.st.Update(ctx, func(tx store.Tx) error {

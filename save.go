@@ -606,6 +606,12 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 	out := &SaveResult{Created: true}
 	var rec *store.Record
 	err = r.st.Update(ctx, func(tx store.Tx) error {
+		// HEAD again, now that no other writer can commit (see
+		// saveLocked).
+		var err error
+		if headRef, headRec, err = r.head(ctx); err != nil {
+			return err
+		}
 		cache := r.loadCache(ctx)
 		defer cache.Close()
 		edits := map[string]*object.Entry{}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/flock"
 	"github.com/seed1cedbf7c/ckpt/internal/scan"
 	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
@@ -82,6 +83,7 @@ func (r *Repo) WatchTarget() (WatchTarget, error) {
 
 // RunWatcher runs a watcher for a target (see [Repo.Watch]).
 func RunWatcher(ctx context.Context, t WatchTarget, opts WatchOptions) error {
+	defer holdWatcherLock(t.Socket)()
 	wo := watch.Options{Root: t.Root, Cache: t.Cache, Socket: t.Socket, Idle: opts.Idle, Log: opts.Log}
 	if opts.NoServe || t.Store == "" {
 		return watch.Run(ctx, wo)
@@ -115,10 +117,77 @@ func (r *Repo) StopWatch(ctx context.Context) error {
 	if r.storeDir == "" {
 		return ErrNoWatcher
 	}
-	if err := watch.Stop(ctx, r.WatchSocket()); err != nil {
+	sock := r.WatchSocket()
+	err := watch.Stop(ctx, sock)
+	if err != nil && !errors.Is(err, watch.ErrNoDaemon) {
+		return fmt.Errorf("stop watcher: %w", err)
+	}
+	// A watcher that no longer answers may still be stopping (another
+	// stop, or its idle time, got there first): it writes its stat cache
+	// and closes the store until it lets go of its lock.
+	waited, werr := waitWatcherLock(ctx, sock)
+	if werr != nil {
+		return fmt.Errorf("stop watcher: %w", werr)
+	}
+	if err != nil && !waited {
 		return fmt.Errorf("stop watcher: %w", err)
 	}
 	return nil
+}
+
+// watcherLockPath is the file a watcher holds locked (flock) from before
+// it listens until it has closed the store.
+func watcherLockPath(sock string) string { return sock + ".lock" }
+
+// holdWatcherLock takes the watcher's lock and returns its release. A
+// watcher that cannot take it (a previous one is still stopping) runs
+// without it.
+func holdWatcherLock(sock string) func() {
+	if sock == "" {
+		return func() {}
+	}
+	f, err := os.OpenFile(watcherLockPath(sock), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	if ok, err := flock.TryLock(f); !ok || err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		flock.Unlock(f)
+		f.Close()
+	}
+}
+
+// waitWatcherLock waits until no watcher holds the lock of the watcher at
+// sock. waited: one did.
+func waitWatcherLock(ctx context.Context, sock string) (waited bool, err error) {
+	f, err := os.Open(watcherLockPath(sock))
+	if err != nil {
+		return false, nil
+	}
+	defer f.Close()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, err := flock.TryLock(f)
+		if err != nil {
+			return waited, nil // no flock here: nothing to wait for
+		}
+		if ok {
+			flock.Unlock(f)
+			return waited, nil
+		}
+		waited = true
+		if time.Now().After(deadline) {
+			return true, fmt.Errorf("the watcher at %s no longer answers but still holds %s after a minute", sock, watcherLockPath(sock))
+		}
+		select {
+		case <-ctx.Done():
+			return true, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // askWatcher asks a running watcher what changed since the cache was

@@ -71,6 +71,7 @@ func apply(b []byte, spans []span) []byte {
 // find returns the secrets in b, sorted and disjoint: first those the
 // rules name, then, in the text between them, high-entropy tokens.
 func find(b []byte) []span {
+	setup.Do(initRules)
 	found := appendPEM(nil, b)
 	// One pass looks for every rule's literals at once: at each byte,
 	// only those that begin with it are tried.

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"regexp"
+	"sync"
 )
 
 // A rule finds one kind of secret. It looks for its literals (with
@@ -49,7 +50,11 @@ const (
 	maxWindow = 512
 )
 
-func init() {
+// setup builds rules and dispatch once.
+var setup sync.Once
+
+func initRules() {
+	rules = ruleTable()
 	if len(rules) > 64 {
 		panic("redact: more rules than find can track")
 	}
@@ -168,75 +173,82 @@ func isSecretKey(name []byte) bool {
 // separator.
 const value = `(?:"(?P<v>[^"\n]+)"|'(?P<v>[^'\n]+)'|(?P<v>[^\s"'` + "`" + `,;&]+))`
 
-var rules = []rule{
-	// --- token formats -------------------------------------------------
-	// (PEM private keys: appendPEM.)
-	{kind: "aws-access-key", rank: rankFormat, literals: lits("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), before: notWord,
-		re: anchored(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
-	{kind: "github-token", rank: rankFormat, literals: lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), before: notWord,
-		re: anchored(`(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b`)},
-	{kind: "gitlab-token", rank: rankFormat, literals: lits("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glimt-",
-		"glagent-", "gloas-", "glft-", "glffct-"), before: notWord,
-		re: anchored(`gl[a-z]{2,6}-[A-Za-z0-9_-]{20,}`)},
-	{kind: "anthropic-key", rank: rankFormat, literals: lits("sk-ant-"), before: notWord,
-		re: anchored(`sk-ant-[A-Za-z0-9_-]{32,}`)},
-	{kind: "openai-key", rank: rankFormat, literals: lits("sk-"), before: notWord,
-		re:   anchored(`sk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{32,}`),
-		keep: func(v []byte) bool { return bytes.HasPrefix(v, []byte("sk-ant-")) || !mixed(v) }},
-	{kind: "slack-token", rank: rankFormat, literals: lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
-		before: notWord, re: anchored(`(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`)},
-	{kind: "slack-webhook", rank: rankFormat, literals: lits("https://hooks.slack.com/"),
-		re: anchored(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}`)},
-	{kind: "stripe-key", rank: rankFormat, literals: lits("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"), before: notWord,
-		re: anchored(`(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})`)},
-	{kind: "google-api-key", rank: rankFormat, literals: lits("AIza"), before: notWord,
-		re: anchored(`AIza[0-9A-Za-z_-]{35}`)},
-	{kind: "google-oauth", rank: rankFormat, literals: lits("GOCSPX-", "ya29."), before: notWord,
-		re: anchored(`(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{20,})`)},
-	{kind: "jwt", rank: rankFormat, literals: lits("eyJ"), before: notWord, max: 8 << 10,
-		re: anchored(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
-	{kind: "npm-token", rank: rankFormat, literals: lits("npm_"), before: notWord,
-		re: anchored(`npm_[A-Za-z0-9]{36}\b`)},
-	{kind: "pypi-token", rank: rankFormat, literals: lits("pypi-Ag"), before: notWord,
-		re: anchored(`pypi-Ag[A-Za-z0-9_-]{50,}`)},
-	{kind: "huggingface", rank: rankFormat, literals: lits("hf_", "api_org_"), before: notWord,
-		re:   anchored(`(?:hf_|api_org_)[A-Za-z0-9]{34,}\b`),
-		keep: func(v []byte) bool { return !mixed(v) }},
-	{kind: "azure-storage", rank: rankFormat, literals: lits("AccountKey="), fold: true,
-		re: anchored(`(?i:AccountKey)=(?P<v>[A-Za-z0-9+/]{40,}={0,2})`)},
-	{kind: "azure-sas", rank: rankFormat, literals: lits("sig="), before: func(c byte) bool { return c == '?' || c == '&' },
-		re: anchored(`sig=(?P<v>[A-Za-z0-9%+/=_-]{20,})`)},
-	{kind: "sendgrid-key", rank: rankFormat, literals: lits("SG."), before: notWord,
-		re: anchored(`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`)},
-	{kind: "digitalocean-token", rank: rankFormat, literals: lits("dop_v1_", "doo_v1_", "dor_v1_"), before: notWord,
-		re: anchored(`do[por]_v1_[a-f0-9]{64}\b`)},
+// rules are built, their expressions compiled, on the first redaction
+// (setup), not when the package loads: every ckpt process, a hook's
+// included, would pay for them at start.
+var rules []rule
 
-	// --- context: a secret because of where it stands ------------------
-	{kind: "gcp-service-account", rank: rankContainer, literals: lits(`"private_key"`), max: 8 << 10,
-		re: anchored(`"private_key"\s*:\s*"(?P<v>-----BEGIN[^"]*)"`)},
-	{kind: "url-password", rank: rankContext, literals: lits("://"), back: schemeBytes, before: notWord,
-		re:   anchored(`[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s/:@'"<>]*:(?P<v>[^\s/@'"<>]+)@`),
-		keep: placeholder},
-	{kind: "authorization", rank: rankContext, literals: lits("authorization"), fold: true,
-		re:   anchored(`(?i:authorization)["']?\s*[:=]\s*["']?(?i:bearer|basic|token|bot|digest)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})`),
-		keep: placeholder},
-	{kind: "bearer-token", rank: rankContext, literals: lits("bearer"), fold: true, before: notWord,
-		re:   anchored(`(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)`),
-		keep: func(v []byte) bool { return placeholder(v) || !mixed(v) }},
+func ruleTable() []rule {
+	return []rule{
+		// --- token formats -------------------------------------------------
+		// (PEM private keys: appendPEM.)
+		{kind: "aws-access-key", rank: rankFormat, literals: lits("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), before: notWord,
+			re: anchored(`(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+		{kind: "github-token", rank: rankFormat, literals: lits("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), before: notWord,
+			re: anchored(`(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b`)},
+		{kind: "gitlab-token", rank: rankFormat, literals: lits("glpat-", "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glimt-",
+			"glagent-", "gloas-", "glft-", "glffct-"), before: notWord,
+			re: anchored(`gl[a-z]{2,6}-[A-Za-z0-9_-]{20,}`)},
+		{kind: "anthropic-key", rank: rankFormat, literals: lits("sk-ant-"), before: notWord,
+			re: anchored(`sk-ant-[A-Za-z0-9_-]{32,}`)},
+		{kind: "openai-key", rank: rankFormat, literals: lits("sk-"), before: notWord,
+			re:   anchored(`sk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{32,}`),
+			keep: func(v []byte) bool { return bytes.HasPrefix(v, []byte("sk-ant-")) || !mixed(v) }},
+		{kind: "slack-token", rank: rankFormat, literals: lits("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-", "xapp-"),
+			before: notWord, re: anchored(`(?:xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`)},
+		{kind: "slack-webhook", rank: rankFormat, literals: lits("https://hooks.slack.com/"),
+			re: anchored(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}`)},
+		{kind: "stripe-key", rank: rankFormat, literals: lits("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"), before: notWord,
+			re: anchored(`(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})`)},
+		{kind: "google-api-key", rank: rankFormat, literals: lits("AIza"), before: notWord,
+			re: anchored(`AIza[0-9A-Za-z_-]{35}`)},
+		{kind: "google-oauth", rank: rankFormat, literals: lits("GOCSPX-", "ya29."), before: notWord,
+			re: anchored(`(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{20,})`)},
+		{kind: "jwt", rank: rankFormat, literals: lits("eyJ"), before: notWord, max: 8 << 10,
+			re: anchored(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
+		{kind: "npm-token", rank: rankFormat, literals: lits("npm_"), before: notWord,
+			re: anchored(`npm_[A-Za-z0-9]{36}\b`)},
+		{kind: "pypi-token", rank: rankFormat, literals: lits("pypi-Ag"), before: notWord,
+			re: anchored(`pypi-Ag[A-Za-z0-9_-]{50,}`)},
+		{kind: "huggingface", rank: rankFormat, literals: lits("hf_", "api_org_"), before: notWord,
+			re:   anchored(`(?:hf_|api_org_)[A-Za-z0-9]{34,}\b`),
+			keep: func(v []byte) bool { return !mixed(v) }},
+		{kind: "azure-storage", rank: rankFormat, literals: lits("AccountKey="), fold: true,
+			re: anchored(`(?i:AccountKey)=(?P<v>[A-Za-z0-9+/]{40,}={0,2})`)},
+		{kind: "azure-sas", rank: rankFormat, literals: lits("sig="), before: func(c byte) bool { return c == '?' || c == '&' },
+			re: anchored(`sig=(?P<v>[A-Za-z0-9%+/=_-]{20,})`)},
+		{kind: "sendgrid-key", rank: rankFormat, literals: lits("SG."), before: notWord,
+			re: anchored(`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`)},
+		{kind: "digitalocean-token", rank: rankFormat, literals: lits("dop_v1_", "doo_v1_", "dor_v1_"), before: notWord,
+			re: anchored(`do[por]_v1_[a-f0-9]{64}\b`)},
 
-	// --- generic assignments: password=…, "api_key": "…", secret: … ----
-	{kind: "secret", rank: rankGeneric, fold: true, back: keyBytes, before: keyBoundary, match: assignment,
-		literals: lits("pass", "pwd", "secret", "key", "token", "credential", "connection"),
-		keep:     assignedCode},
-	// --password value, curl -u user:pass
-	{kind: "secret", rank: rankGeneric, before: space,
-		literals: lits("--password", "--passwd", "--token", "--api-key", "--secret", "--client-secret", "-u ", "--user "),
-		re:       anchored(`(?:--(?:password|passwd|token|api-key|secret|client-secret)\s+|(?:-u|--user)\s+[^\s:'"]+:)` + value),
-		keep:     assignedCode},
-	// mysql -psecret
-	{kind: "secret", rank: rankGeneric, literals: lits("mysql", "mariadb"), before: notWord, max: 256,
-		re:   anchored(`(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<v>[^\s"'` + "`" + `;&|]{2,})`),
-		need: []byte("-p"), keep: placeholder},
+		// --- context: a secret because of where it stands ------------------
+		{kind: "gcp-service-account", rank: rankContainer, literals: lits(`"private_key"`), max: 8 << 10,
+			re: anchored(`"private_key"\s*:\s*"(?P<v>-----BEGIN[^"]*)"`)},
+		{kind: "url-password", rank: rankContext, literals: lits("://"), back: schemeBytes, before: notWord,
+			re:   anchored(`[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s/:@'"<>]*:(?P<v>[^\s/@'"<>]+)@`),
+			keep: placeholder},
+		{kind: "authorization", rank: rankContext, literals: lits("authorization"), fold: true,
+			re:   anchored(`(?i:authorization)["']?\s*[:=]\s*["']?(?i:bearer|basic|token|bot|digest)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})`),
+			keep: placeholder},
+		{kind: "bearer-token", rank: rankContext, literals: lits("bearer"), fold: true, before: notWord,
+			re:   anchored(`(?i:bearer)\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)`),
+			keep: func(v []byte) bool { return placeholder(v) || !mixed(v) }},
+
+		// --- generic assignments: password=…, "api_key": "…", secret: … ----
+		{kind: "secret", rank: rankGeneric, fold: true, back: keyBytes, before: keyBoundary, match: assignment,
+			literals: lits("pass", "pwd", "secret", "key", "token", "credential", "connection"),
+			keep:     assignedCode},
+		// --password value, curl -u user:pass
+		{kind: "secret", rank: rankGeneric, before: space,
+			literals: lits("--password", "--passwd", "--token", "--api-key", "--secret", "--client-secret", "-u ", "--user "),
+			re:       anchored(`(?:--(?:password|passwd|token|api-key|secret|client-secret)\s+|(?:-u|--user)\s+[^\s:'"]+:)` + value),
+			keep:     assignedCode},
+		// mysql -psecret
+		{kind: "secret", rank: rankGeneric, literals: lits("mysql", "mariadb"), before: notWord, max: 256,
+			re:   anchored(`(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?P<v>[^\s"'` + "`" + `;&|]{2,})`),
+			need: []byte("-p"), keep: placeholder},
+	}
 }
 
 const (

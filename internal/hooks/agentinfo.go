@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -123,16 +122,16 @@ func LastRuns(logPath string) (map[string][]LastRun, error) {
 // logLine is one line of the hook log as report writes it: "TIME AGENT
 // [EVENT] [session=ID] [workspace=DIR]" then ": ACTION…" or " error: …",
 // and " (Nms)" at the end.
-var logLine = regexp.MustCompile(`^(\S+) (\S+?)(?: ([A-Za-z][\w-]*))?(?: session=(\S+?))?(?: workspace=("(?:[^"\\]|\\.)*"|.+?))?(:| error:) .*\((\d+)ms\)$`)
+var logLine = lazyRE(`^(\S+) (\S+?)(?: ([A-Za-z][\w-]*))?(?: session=(\S+?))?(?: workspace=("(?:[^"\\]|\\.)*"|.+?))?(:| error:) .*\((\d+)ms\)$`)
 
 // eventRE is an event's name as the log's line names it bare.
-var eventRE = regexp.MustCompile(`^[A-Za-z][\w-]{0,63}$`)
+var eventRE = lazyRE(`^[A-Za-z][\w-]{0,63}$`)
 
 // logEvent is the event as the log's line names it: an event's name comes
 // from the agent's payload, so one of another shape is quoted (and
 // clipped), so that it cannot forge a line or be read as a run.
 func logEvent(ev string) string {
-	if eventRE.MatchString(ev) {
+	if eventRE().MatchString(ev) {
 		return ev
 	}
 	return strconv.Quote(clip(ev, 80))
@@ -178,7 +177,7 @@ func scanLog(r io.Reader, fn func(agent string, run LastRun)) error {
 		if skip {
 			continue
 		}
-		m := logLine.FindStringSubmatch(line)
+		m := logLine().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -65,7 +64,7 @@ func notifyArgv(v any) ([]string, bool) {
 	return out, true
 }
 
-var notifyLineRE = regexp.MustCompile(`^[ \t]*notify[ \t]*=`)
+var notifyLineRE = lazyRE(`^[ \t]*notify[ \t]*=`)
 
 // lines splits src into lines that keep their newline.
 func lines(src []byte) [][]byte {
@@ -88,7 +87,7 @@ func lines(src []byte) [][]byte {
 func replaceNotifyLine(src []byte, text string, want map[string]any, file string) ([]byte, error) {
 	ls := lines(src)
 	for i, l := range ls {
-		if !notifyLineRE.Match(l) {
+		if !notifyLineRE().Match(l) {
 			continue
 		}
 		var out []byte

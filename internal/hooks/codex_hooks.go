@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -239,7 +238,7 @@ func pruneHooks(m map[string]any) map[string]any {
 
 func trustHeader(key string) string { return "[hooks.state." + tomlString(key) + "]" }
 
-var trustedHashRE = regexp.MustCompile(`^[ \t]*trusted_hash[ \t]*=`)
+var trustedHashRE = lazyRE(`^[ \t]*trusted_hash[ \t]*=`)
 
 // trustBlock finds key's table header line (as Codex and ckpt write it)
 // and the trusted_hash line in it (-1 if none) among ls.
@@ -256,7 +255,7 @@ func trustBlock(ls [][]byte, key string) (header, line int) {
 			if len(t) > 0 && t[0] == '[' {
 				break
 			}
-			if trustedHashRE.Match(ls[j]) {
+			if trustedHashRE().Match(ls[j]) {
 				line = j
 				break
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -170,7 +169,7 @@ var editTools = map[string]map[string]string{
 
 // patchFileRE finds the files an apply_patch patch adds, updates, deletes
 // or moves to.
-var patchFileRE = regexp.MustCompile(`(?m)^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\r?$`)
+var patchFileRE = lazyRE(`(?m)^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\r?$`)
 
 // editEvent makes ev the KindEdit event of an edit tool's hook, if the
 // tool is one of the agent's edit tools and names its file; otherwise an
@@ -195,7 +194,7 @@ func editEvent(ev *Event, c *common) {
 	paths := []string{p}
 	if ev.Agent == Codex {
 		paths = nil
-		for _, m := range patchFileRE.FindAllStringSubmatch(p, 1000) {
+		for _, m := range patchFileRE().FindAllStringSubmatch(p, 1000) {
 			if f := strings.TrimSpace(m[1]); f != "" && !slices.Contains(paths, f) {
 				paths = append(paths, f)
 			}

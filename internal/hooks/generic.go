@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -23,7 +22,7 @@ var genericEvents = map[string]Kind{
 var genericRoles = map[string]bool{"user": true, "assistant": true, "tool": true, "system": true}
 
 // labelRE is what an agent label may be.
-var labelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._ -]{0,63}$`)
+var labelRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._ -]{0,63}$`)
 
 // genericPayload is ckpt's own hook protocol, for any agent, script or
 // harness: one JSON object per call on stdin.
@@ -72,7 +71,7 @@ func parseGeneric(payload []byte) (*Event, error) {
 	if !ok {
 		return nil, &ParseError{Generic, fmt.Errorf("unknown event %q (want session_start, turn_begin, turn_end, turn, session_end, compact or before_edit)", clip(g.Event, 40))}
 	}
-	if g.Agent != "" && !labelRE.MatchString(g.Agent) {
+	if g.Agent != "" && !labelRE().MatchString(g.Agent) {
 		return nil, &ParseError{Generic, fmt.Errorf("agent %q: letters, digits, '.', '_', '-' and spaces, up to 64", clip(g.Agent, 80))}
 	}
 	ev := &Event{Agent: Generic, Name: g.Event, Kind: kind, SessionID: g.SessionID, Cwd: g.Cwd,

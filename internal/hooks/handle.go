@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -98,13 +99,13 @@ type Result struct {
 
 func (r *Result) notef(format string, a ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, a...)) }
 
-var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var sessionIDRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // SessionID maps an agent's session id to a ckpt session id: itself when
 // it is one (letters, digits, '.', '_', '-', up to 128), else a readable
 // form with a hash of the original.
 func SessionID(id string) string {
-	if sessionIDRE.MatchString(id) {
+	if sessionIDRE().MatchString(id) {
 		return id
 	}
 	var b strings.Builder
@@ -675,4 +676,10 @@ func evalDir(d string) string {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
+}
+
+// lazyRE compiles expr on first use: a hook process pays only for the
+// expressions its event needs, not for every one when the package loads.
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 )
 
@@ -28,7 +27,7 @@ const OpenCode = "opencode"
 const opencodeMarker = "// ckpt: checkpoints every OpenCode turn."
 
 // opencodeCommandRE finds the command in ckpt's plugin file.
-var opencodeCommandRE = regexp.MustCompile(`(?m)^const CKPT = ("(?:[^"\\]|\\.)*");$`)
+var opencodeCommandRE = lazyRE(`(?m)^const CKPT = ("(?:[^"\\]|\\.)*");$`)
 
 func opencodePlugin(command string) []byte {
 	return []byte(opencodeMarker + ` It was written by 'ckpt hook opencode
@@ -134,7 +133,7 @@ func opencodeCommand(src []byte) (string, bool) {
 	if !bytes.HasPrefix(src, []byte(opencodeMarker)) {
 		return "", false
 	}
-	m := opencodeCommandRE.FindSubmatch(src)
+	m := opencodeCommandRE().FindSubmatch(src)
 	if m == nil {
 		return "", true
 	}

@@ -136,7 +136,7 @@ func (r *Repo) StopWatch(ctx context.Context) error {
 }
 
 // watcherLockPath is the file a watcher holds locked (flock) from before
-// it listens until it has closed the store.
+// it listens until it has closed the store, and then removes.
 func watcherLockPath(sock string) string { return sock + ".lock" }
 
 // holdWatcherLock takes the watcher's lock and returns its release. A
@@ -155,6 +155,11 @@ func holdWatcherLock(sock string) func() {
 		return func() {}
 	}
 	return func() {
+		// Removed while still held: a --stop that opened it waits on it
+		// until the unlock; one that comes later finds no file, and no
+		// watcher to wait for. Nothing is left behind (in TMPDIR, when
+		// the socket is there).
+		os.Remove(f.Name())
 		flock.Unlock(f)
 		f.Close()
 	}

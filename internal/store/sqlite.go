@@ -1090,10 +1090,28 @@ func (t *sqliteTx) PutBlob(id object.ID, data []byte) error {
 	return t.PutBlobFrom(id, data, object.ZeroID)
 }
 
-// deltaFor returns the delta encoding of data against base, if base is a
-// committed object of table short enough a chain, and the delta is smaller
-// than plain compression (c).
-func (t *sqliteTx) deltaFor(table string, data []byte, base object.ID, c []byte) ([]byte, int, bool) {
+// encode returns data's stored form: a delta against base when that is
+// smaller than data compressed on its own, else compressed. A delta of at
+// most an eighth of data is taken without compressing data at all: zstd's
+// fastest level seldom does better on trees and source files, and missing
+// it only costs a few bytes, while compressing every new version of a
+// directory was most of a served save's encoding time.
+func (t *sqliteTx) encode(table string, data []byte, base object.ID) (enc int, c []byte, depth int) {
+	d, dep, ok := t.deltaFor(table, data, base)
+	if ok && len(d) <= len(data)/8 {
+		return encDelta, d, dep
+	}
+	enc, c = compressOwned(data)
+	if ok && len(d) < len(c) {
+		return encDelta, d, dep
+	}
+	return enc, c, 0
+}
+
+// deltaFor returns the delta encoding of data against base (base's id
+// first) and its depth, if base is a committed object of table with a
+// short enough chain.
+func (t *sqliteTx) deltaFor(table string, data []byte, base object.ID) ([]byte, int, bool) {
 	if base.IsZero() || len(data) < 64 || len(data) >= ChunkThreshold {
 		return nil, 0, false
 	}
@@ -1108,7 +1126,7 @@ func (t *sqliteTx) deltaFor(table string, data []byte, base object.ID, c []byte)
 		return nil, 0, false
 	}
 	d, err := compressDelta(data, bdata)
-	if err != nil || len(d)+32 >= len(c) {
+	if err != nil {
 		return nil, 0, false
 	}
 	return append(base[:len(base):len(base)], d...), depth + 1, true
@@ -1128,11 +1146,7 @@ func (t *sqliteTx) putObject(table string, done map[object.ID]bool, id object.ID
 	if seen {
 		return nil
 	}
-	enc, c := compressOwned(data)
-	depth := 0
-	if d, dep, ok := t.deltaFor(table, data, base, c); ok {
-		enc, c, depth = encDelta, d, dep
-	}
+	enc, c, depth := t.encode(table, data, base)
 	t.mu.Lock()
 	done[id] = true
 	t.mu.Unlock()

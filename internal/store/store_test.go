@@ -517,3 +517,45 @@ func TestTreeDeltas(t *testing.T) {
 		return nil
 	})
 }
+
+// A version given a base it shares nothing with is stored on its own, not
+// as a delta no smaller than the data; one close to its base is a delta.
+func TestDeltaOnlyWhenSmaller(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	r := rand.New(rand.NewPCG(7, 7))
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	base, other := random(8192), random(8192)
+	near := append(append([]byte(nil), base[:4000]...), append([]byte("edit"), base[4004:]...)...)
+	ib, io, in := object.Sum(base), object.Sum(other), object.Sum(near)
+	for _, put := range []func(tx Tx) error{
+		func(tx Tx) error { return tx.PutBlob(ib, base) },
+		func(tx Tx) error { return tx.PutBlobFrom(io, other, ib) },
+		func(tx Tx) error { return tx.PutBlobFrom(in, near, ib) },
+	} {
+		if err := s.Update(ctx, put); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		id    object.ID
+		data  []byte
+		delta bool
+	}{{io, other, false}, {in, near, true}} {
+		var enc, n int
+		s.db.QueryRow(`SELECT enc, length(data) FROM blobs WHERE id=?`, c.id[:]).Scan(&enc, &n)
+		if (enc == encDelta) != c.delta || n > len(c.data)+64 {
+			t.Errorf("stored with encoding %d, %d bytes (delta wanted: %v)", enc, n, c.delta)
+		}
+		got, err := s.ReadBlob(ctx, c.id)
+		if err != nil || !bytes.Equal(got, c.data) {
+			t.Fatalf("read back: %v", err)
+		}
+	}
+}

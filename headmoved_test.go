@@ -21,18 +21,18 @@ import (
 // headMover is a workspace with a first checkpoint and two Repos on its
 // store: r does the operation under test, other moves HEAD.
 type headMover struct {
-	ctx      context.Context
-	ws       string
-	r, other *Repo
-	first    *SaveResult
-	moved    *SaveResult // other's checkpoint, once the point was hit
-	merr     error
+	ctx       context.Context
+	ws, store string
+	r, other  *Repo
+	first     *SaveResult
+	moved     *SaveResult // other's checkpoint, once the point was hit
+	merr      error
 }
 
 func newHeadMover(t *testing.T) *headMover {
 	t.Helper()
-	h := &headMover{ctx: context.Background(), ws: t.TempDir()}
-	store := t.TempDir()
+	h := &headMover{ctx: context.Background(), ws: t.TempDir(), store: t.TempDir()}
+	store := h.store
 	h.write(t, "a.txt", "a\n")
 	var err error
 	if h.r, err = Open(h.ctx, h.ws, Options{Store: store}); err != nil {
@@ -173,5 +173,54 @@ func TestRestoreHeadMovedBeforeTransaction(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("after undoing the restore, log = %q: the checkpoint HEAD moved to (%q) is not in it", got, h.moved.Checkpoint.Message)
+	}
+}
+
+// A watcher saving for a client checks again, inside its transaction,
+// that the client still holds the store's lock: a client killed since it
+// asked, whose lock another process took, must not get a checkpoint from
+// the watcher built alongside that process's work. The lock file naming
+// another process is what the watcher sees then. It refuses, and the
+// client (here still alive) saves itself.
+func TestServedSaveLockLostBeforeTransaction(t *testing.T) {
+	h := newHeadMover(t)
+	startWatcher(t, h.r)
+	if res, err := h.r.Save(h.ctx, SaveOptions{AllowEmpty: true}); err != nil || !res.Served {
+		t.Fatalf("a save before the test is not served: %+v, %v", res, err)
+	}
+	h.write(t, "b.txt", "b\n")
+	lock := filepath.Join(h.store, "lock")
+	var fired atomic.Bool
+	t.Cleanup(failpoint.Set("save/before-tx", func(string) error {
+		if !fired.Swap(true) {
+			// The first hit is the watcher's, serving the save below.
+			if err := os.WriteFile(lock, []byte("1 another ckpt\n"), 0o600); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	}))
+	mine, err := h.r.Save(h.ctx, SaveOptions{Message: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fired.Load() {
+		t.Fatal("the failpoint was not hit")
+	}
+	if mine.Served {
+		t.Fatal("the watcher saved for a process that no longer holds the store's lock")
+	}
+	log, err := h.r.Log(h.ctx, LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, cp := range log {
+		if cp.Message == "mine" {
+			n++
+		}
+	}
+	if n != 1 || log[0].ID != mine.Checkpoint.ID {
+		t.Fatalf("%d checkpoints named mine, HEAD %v; want one, at HEAD", n, log[0].ID)
 	}
 }

@@ -808,6 +808,13 @@ func TestAttackRemoteKillMidTransfer(t *testing.T) {
 	if !testing.Short() && !raceEnabled {
 		rounds = 30 // (scripts/test's run without -race)
 	}
+	// Kills land within this many milliseconds of the start: a race-built
+	// ckpt is many times slower, and its kills must still fall inside the
+	// transfer, not only before it.
+	killWithin := 60
+	if raceEnabled {
+		killWithin = 600
+	}
 	rnd := rand.New(rand.NewPCG(41, 7))
 	ws := t.TempDir()
 	files := map[string]string{}
@@ -836,7 +843,7 @@ func TestAttackRemoteKillMidTransfer(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rnd.IntN(60)) * time.Millisecond)
+		time.Sleep(time.Duration(rnd.IntN(killWithin)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 	}
@@ -846,7 +853,10 @@ func TestAttackRemoteKillMidTransfer(t *testing.T) {
 		mustRun(src, "save", "-m", fmt.Sprint("round ", i))
 		kill(src, "push")
 	}
-	if code, out, errs := src.run(t, nil, "fsck", "--remote", "origin"); code != 0 {
+	// Every push may have been killed before it wrote the remote's config
+	// object (a busy machine, a race-built ckpt): then fsck says the remote
+	// holds nothing yet, and the push below must still complete.
+	if code, out, errs := src.run(t, nil, "fsck", "--remote", "origin"); code != 0 && !strings.Contains(errs, "holds no checkpoints (no ckpt config object)") {
 		t.Errorf("fsck --remote after killed pushes: exit %d\n%s%s", code, out, errs)
 	}
 	mustRun(src, "push")

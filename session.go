@@ -99,3 +99,7 @@ func (r *Repo) ResolveSession(ctx context.Context, id string) (*Session, error) 
 func (r *Repo) DeleteSession(ctx context.Context, id string) error {
 	return session.Delete(ctx, r.sessionEngine(), id)
 }
+
+// ValidSessionID reports whether id can name a session as it is: 1 to 128
+// ASCII letters, digits, '.', '_' or '-', starting with a letter or digit.
+func ValidSessionID(id string) bool { return session.ValidID(id) }

@@ -99,13 +99,11 @@ type Result struct {
 
 func (r *Result) notef(format string, a ...any) { r.Notes = append(r.Notes, fmt.Sprintf(format, a...)) }
 
-var sessionIDRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
 // SessionID maps an agent's session id to a ckpt session id: itself when
 // it is one (letters, digits, '.', '_', '-', up to 128), else a readable
 // form with a hash of the original.
 func SessionID(id string) string {
-	if sessionIDRE().MatchString(id) {
+	if ckpt.ValidSessionID(id) {
 		return id
 	}
 	var b strings.Builder

@@ -442,7 +442,7 @@ func TestSessionID(t *testing.T) {
 		"///":                                  "s-",
 	} {
 		got := SessionID(in)
-		if !strings.HasPrefix(got, want) || !sessionIDRE().MatchString(got) {
+		if !strings.HasPrefix(got, want) || !ckpt.ValidSessionID(got) {
 			t.Errorf("SessionID(%q) = %q, want prefix %q", in, got, want)
 		}
 	}

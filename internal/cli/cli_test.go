@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,6 +95,22 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 				return err
 			}
 			env.Setenv("AGENTDIR", agentDir)
+			// OUT: for files a script keeps outside its workspace.
+			out := env.WorkDir + "-out"
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("OUT", out)
+			// testscript removes the work directory, not these beside it
+			// (nor then their parent in TMPDIR), unless -testwork keeps it.
+			env.Defer(func() {
+				if f := flag.Lookup("testwork"); f != nil && f.Value.String() == "true" {
+					return
+				}
+				for _, d := range []string{state, tmp, agentDir, out} {
+					os.RemoveAll(d)
+				}
+			})
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -89,7 +89,7 @@ func (s *Server) engineEvent(e ckpt.Event) {
 		s.tell(e)
 	}
 	if e.Kind == ckpt.EventGC {
-		s.sizes.gcRan(e, "server")
+		s.sizes.gcRan(e, "server", -1)
 	}
 	s.events.publish(e, "server")
 }

@@ -89,9 +89,22 @@ func (l *sizeLog) sample() (before, now int64) {
 	return before, n
 }
 
-// gcRan records a gc: the size now against the last sample.
-func (l *sizeLog) gcRan(e ckpt.Event, source string) {
-	before, after := l.sample()
+// used returns the store's size now (-1 if the store cannot tell).
+func (l *sizeLog) used() int64 {
+	u, err := l.repo.Usage(context.Background())
+	if err != nil {
+		return -1
+	}
+	return u.Used
+}
+
+// gcRan records a gc: the size now against before, or against the last
+// sample if before is negative.
+func (l *sizeLog) gcRan(e ckpt.Event, source string, before int64) {
+	last, after := l.sample()
+	if before < 0 {
+		before = last
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.gc = append(l.gc, GCRun{Time: time.Now(), Source: source, Message: e.Message, Before: before, After: after})

@@ -53,6 +53,9 @@ type sessionState struct {
 }
 
 type storeState struct {
+	// used is the store's size read just before the state (-1: unknown):
+	// a gc found in a later state ran after it.
+	used     int64
 	head     ckpt.ID
 	branch   string
 	recent   []*ckpt.Checkpoint // newest first
@@ -190,7 +193,9 @@ func (w *watcher) poll(ctx context.Context) {
 			continue
 		}
 		if e.Kind == ckpt.EventGC {
-			w.s.sizes.gcRan(e.Event, "other")
+			// Its size before is the one read with the last state: a
+			// request may have sampled the size since the gc ran.
+			w.s.sizes.gcRan(e.Event, "other", old.used)
 		}
 		w.s.events.publish(e.Event, "other")
 	}
@@ -199,7 +204,7 @@ func (w *watcher) poll(ctx context.Context) {
 // read reads the state the watcher compares.
 func (w *watcher) read(ctx context.Context) (*storeState, error) {
 	r := w.s.repo
-	st := &storeState{snaps: map[string]ckpt.ID{}, tags: map[string]ckpt.ID{}, branches: map[string]ckpt.ID{},
+	st := &storeState{used: w.s.sizes.used(), snaps: map[string]ckpt.ID{}, tags: map[string]ckpt.ID{}, branches: map[string]ckpt.ID{},
 		sessions: map[string]sessionState{}, parents: map[string]*ckpt.Session{}}
 	head, branch, err := r.Head(ctx)
 	if err != nil {

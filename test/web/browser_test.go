@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -97,10 +98,29 @@ func newFixtureWith(t *testing.T, files map[string]string, ropts ckpt.Options, p
 	return f
 }
 
+// chromiumTemps lists what Chromium keeps in the system's TMPDIR.
+func chromiumTemps(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(os.TempDir(), "org.chromium.Chromium.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // startBrowser starts Chromium with a tab of its own for f; an error
 // the page logs fails the test.
 func (f *fixture) startBrowser() {
 	t := f.t
+	before := chromiumTemps(t)
+	t.Cleanup(func() { // runs after the browser is gone
+		for _, d := range chromiumTemps(t) {
+			if !slices.Contains(before, d) {
+				t.Errorf("the browser left %s in TMPDIR", d)
+				os.RemoveAll(d)
+			}
+		}
+	})
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		append(chromedp.DefaultExecAllocatorOptions[:],
 			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),

@@ -125,7 +125,10 @@ func (f *fixture) startBrowser() {
 		append(chromedp.DefaultExecAllocatorOptions[:],
 			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
 			chromedp.Flag("disable-dev-shm-usage", true),
-			chromedp.UserDataDir(testutil.TempDir(t)))...)
+			chromedp.UserDataDir(testutil.TempDir(t)),
+			// Chromium keeps its singleton socket in a directory of
+			// TMPDIR, left behind when the test ends it: one per browser.
+			chromedp.Env("TMPDIR="+testutil.TempDir(t)))...)
 	tab, cancelTab := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancelTab(); cancelAlloc() })
 	f.tab = tab

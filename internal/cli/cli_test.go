@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -55,16 +56,44 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// keepWork reports whether -testwork asks to keep the scripts' files.
+func keepWork() bool {
+	f := flag.Lookup("testwork")
+	return f != nil && f.Value.String() == "true"
+}
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "testdata/script"))
 }
 
 func scriptParams(t *testing.T, dir string) testscript.Params {
+	// The scripts' common parent in TMPDIR must be gone once they all
+	// ran: nothing of theirs is left behind.
+	var mu sync.Mutex
+	roots := map[string]bool{}
+	t.Cleanup(func() {
+		if t.Failed() || keepWork() {
+			return
+		}
+		for root := range roots {
+			if _, err := os.Lstat(root); err == nil {
+				ents, _ := os.ReadDir(root)
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("the scripts left %s in TMPDIR, holding %v", root, names)
+			}
+		}
+	})
 	return testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
+			mu.Lock()
+			roots[filepath.Dir(env.WorkDir)] = true
+			mu.Unlock()
 			// Keep ckpt's state and testscript's TMPDIR out of the workspace.
 			state := env.WorkDir + "-state"
 			tmp := env.WorkDir + "-tmp"
@@ -104,7 +133,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			// testscript removes the work directory, not these beside it
 			// (nor then their parent in TMPDIR), unless -testwork keeps it.
 			env.Defer(func() {
-				if f := flag.Lookup("testwork"); f != nil && f.Value.String() == "true" {
+				if keepWork() {
 					return
 				}
 				for _, d := range []string{state, tmp, agentDir, out} {

@@ -273,9 +273,6 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			path, clock, seq = "", r.servedClock(), info.CacheSeq
 		}
 		cw, err = scan.NewCacheWriterSeq(path, clock, info.Generation, seq, info.Instance, token)
-		if r.served != nil {
-			cw.Grow(cache.Size() + cache.Size()/8)
-		}
 		if err != nil {
 			cw = nil // the cache is an optimization; carry on without
 		} else if r.served == nil {

@@ -65,7 +65,10 @@ type Cache struct {
 	Instance string
 	// Watch is the watcher token of the scan that wrote the cache.
 	Watch string
-	data  []byte // the whole file: mapped, or in memory
+	data  []byte // the whole file, mapped (nil for a cache in memory)
+	// mem: a cache kept in memory, whose blocks are held by their refs
+	// (blockRef.raw) and shared with the caches made from it.
+	mem bool
 
 	linkedOnce sync.Once
 	linked     map[string]bool
@@ -74,6 +77,7 @@ type Cache struct {
 }
 
 type blockRef struct {
+	raw    []byte // in memory: the entries and their CRC (else at offset in data)
 	tree   object.ID
 	dev    uint64
 	offset int64
@@ -142,40 +146,80 @@ func LoadCache(path string) (*Cache, error) {
 // WriteFile writes the cache to path (a temporary file renamed into
 // place), for a cache kept in memory.
 func (c *Cache) WriteFile(path string) error {
-	if c == nil || c.data == nil {
+	if c == nil || !c.mem {
 		return errors.New("stat cache: nothing to write")
 	}
-	return atomicfile.WriteFile(path, c.data, 0o600)
+	return atomicfile.WriteFile(path, c.encode(), 0o600)
+}
+
+// encode lays a cache in memory out as a file.
+func (c *Cache) encode() []byte {
+	hd := encodeHeader(c.Clock, c.Generation, c.Seq, c.Instance, c.Watch)
+	dirs := make([]string, 0, len(c.dirs))
+	n := len(hd)
+	for d, b := range c.dirs {
+		dirs = append(dirs, d)
+		n += len(b.raw) + len(d) + indexEntryLen
+	}
+	slices.Sort(dirs) // the same cache, the same file
+	out := make([]byte, 0, n+footerLen)
+	out = append(out, hd...)
+	var index []byte
+	for _, d := range dirs {
+		b := c.dirs[d]
+		index = appendIndex(index, d, b.tree, b.dev, int64(len(out)), len(b.raw)-4, b.count, b.flags, b.size)
+		out = append(out, b.raw...)
+	}
+	out = append(out, index...)
+	return appendFooter(out, int64(len(out)-len(index)), index, crc32.Checksum(hd, castagnoli))
+}
+
+// indexEntryLen is the size of an index entry without its directory name.
+const indexEntryLen = 4 + 32 + 8 + 8 + 4 + 4 + 1 + 8
+
+// footerLen is the size of the file's footer.
+const footerLen = 8 + 4 + 4 + len(footerMagic)
+
+// encodeHeader returns the file's header.
+func encodeHeader(clock, generation, seq int64, instance, watch string) []byte {
+	hd := []byte(cacheMagic)
+	hd = binary.BigEndian.AppendUint64(hd, uint64(clock))
+	hd = binary.BigEndian.AppendUint64(hd, uint64(generation))
+	hd = binary.BigEndian.AppendUint64(hd, uint64(seq))
+	hd = binary.BigEndian.AppendUint16(hd, uint16(len(instance)))
+	hd = append(hd, instance...)
+	hd = binary.BigEndian.AppendUint16(hd, uint16(len(watch)))
+	return append(hd, watch...)
+}
+
+// appendIndex appends one block's index entry.
+func appendIndex(index []byte, dir string, tree object.ID, dev uint64, off int64, length, count int, flags uint8, size int64) []byte {
+	index = binary.BigEndian.AppendUint32(index, uint32(len(dir)))
+	index = append(index, dir...)
+	index = append(index, tree[:]...)
+	index = binary.BigEndian.AppendUint64(index, dev)
+	index = binary.BigEndian.AppendUint64(index, uint64(off))
+	index = binary.BigEndian.AppendUint32(index, uint32(length))
+	index = binary.BigEndian.AppendUint32(index, uint32(count))
+	index = append(index, flags)
+	return binary.BigEndian.AppendUint64(index, uint64(size))
+}
+
+// appendFooter appends the footer of a file whose index starts at ioff;
+// hdrCRC is the CRC-32C of its header.
+func appendFooter(b []byte, ioff int64, index []byte, hdrCRC uint32) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(ioff))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(index)))
+	b = binary.BigEndian.AppendUint32(b, crc32.Update(hdrCRC, castagnoli, index))
+	return append(b, footerMagic...)
 }
 
 // SetSeq changes the seq a cache kept in memory records (the store's
-// count of cache writes; see loadCache in the root package), rewriting its
-// header and checksum.
+// count of cache writes; see loadCache in the root package).
 func (c *Cache) SetSeq(seq int64) error {
-	if c == nil || c.data == nil || c.unmap != nil {
+	if c == nil || !c.mem {
 		return errors.New("stat cache: not in memory")
 	}
-	d := c.data
-	const footerLen = 8 + 4 + 4 + len(footerMagic)
-	hdrFixed := len(cacheMagic) + 26
-	if len(d) < hdrFixed+footerLen {
-		return errors.New("stat cache: too short")
-	}
-	ft := d[len(d)-footerLen:]
-	ioff := int(binary.BigEndian.Uint64(ft))
-	ilen := int(binary.BigEndian.Uint32(ft[8:]))
-	n := int(binary.BigEndian.Uint16(d[32:]))
-	if hdrFixed+n+2 > ioff || ioff+ilen > len(d)-footerLen {
-		return errors.New("stat cache: bad header")
-	}
-	wn := int(binary.BigEndian.Uint16(d[hdrFixed+n:]))
-	hdrEnd := hdrFixed + n + 2 + wn
-	if hdrEnd > ioff {
-		return errors.New("stat cache: bad header")
-	}
-	binary.BigEndian.PutUint64(d[24:], uint64(seq))
-	crc := crc32.Update(crc32.Checksum(d[:hdrEnd], castagnoli), castagnoli, d[ioff:ioff+ilen])
-	binary.BigEndian.PutUint32(ft[12:], crc)
 	c.Seq = seq
 	return nil
 }
@@ -200,7 +244,7 @@ func parseCache(data []byte) (*Cache, error) {
 
 func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 	bad := func(what string) (*Cache, error) { return nil, fmt.Errorf("stat cache: %s", what) }
-	const footerLen = int64(8 + 4 + 4 + len(footerMagic))
+	const footerLen = int64(footerLen)
 	hdrFixed := int64(len(cacheMagic) + 26)
 	if size < hdrFixed+footerLen {
 		return bad("too short")
@@ -288,14 +332,10 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 // block returns the cached entries of dir, decoded; false if there are
 // none or the block is damaged.
 func (c *Cache) block(dir string) (object.ID, []cachedEntry, bool) {
-	if c == nil || c.data == nil {
-		return object.ID{}, nil, false
-	}
-	b, ok := c.dirs[dir]
+	d, b, ok := c.blockBytes(dir)
 	if !ok {
 		return object.ID{}, nil, false
 	}
-	d := c.data[b.offset : b.offset+int64(b.length)+4]
 	if crc32.Checksum(d[:b.length], castagnoli) != binary.BigEndian.Uint32(d[b.length:]) {
 		return object.ID{}, nil, false
 	}
@@ -354,6 +394,21 @@ func (c *Cache) block(dir string) (object.ID, []cachedEntry, bool) {
 	return b.tree, out, true
 }
 
+// blockBytes returns dir's block as stored (entries and CRC) and its ref.
+func (c *Cache) blockBytes(dir string) ([]byte, blockRef, bool) {
+	if c == nil || c.data == nil && !c.mem {
+		return nil, blockRef{}, false
+	}
+	b, ok := c.dirs[dir]
+	if !ok {
+		return nil, blockRef{}, false
+	}
+	if c.mem {
+		return b.raw, b, len(b.raw) == b.length+4
+	}
+	return c.data[b.offset : b.offset+int64(b.length)+4], b, true
+}
+
 // Dirs returns the number of directory blocks (for tests and stats).
 func (c *Cache) Dirs() int {
 	if c == nil {
@@ -392,11 +447,15 @@ func (c *Cache) Trees() []object.ID {
 // CacheWriter streams a new cache to a temporary file (or memory); Commit
 // writes the index and renames the file into place, Abort removes it.
 // Block is safe for concurrent use.
+//
+// In memory, the new cache holds each block by reference: a block copied
+// from an old cache in memory is shared with it, not copied, so a save
+// costs what its changed directories cost, not the size of the cache.
 type CacheWriter struct {
 	mu     sync.Mutex
 	path   string
-	f      *os.File      // nil in memory mode
-	mem    *bytes.Buffer // memory mode
+	f      *os.File            // nil in memory mode
+	mem    map[string]blockRef // memory mode: the blocks
 	w      *bufio.Writer
 	off    int64
 	hdrCRC uint32
@@ -408,7 +467,9 @@ type CacheWriter struct {
 	Clock  int64
 	clock  int64
 	gen    int64
+	seq    int64
 	inst   string
+	watch  string
 	hdrLen int64
 }
 
@@ -423,12 +484,17 @@ func NewCacheWriter(path string, clock, generation int64, instance, watch string
 // NewCacheWriterSeq is [NewCacheWriter] for a cache recording seq, the
 // store's count of cache writes including this one.
 func NewCacheWriterSeq(path string, clock, generation, seq int64, instance, watch string) (*CacheWriter, error) {
-	cw := &CacheWriter{path: path, gen: generation, inst: instance}
-	var out io.Writer
+	cw := &CacheWriter{path: path, gen: generation, seq: seq, inst: instance, watch: watch}
 	if path == "" {
-		cw.mem = &bytes.Buffer{}
-		out = cw.mem
-	} else {
+		if clock == 0 {
+			clock = time.Now().Add(-2 * time.Second).UnixNano()
+		}
+		cw.Clock, cw.clock = clock, clock
+		cw.mem = map[string]blockRef{}
+		return cw, nil
+	}
+	var out io.Writer
+	{
 		f, err := os.CreateTemp(filepath.Dir(path), ".statcache-*")
 		if err != nil {
 			return nil, err
@@ -446,18 +512,10 @@ func NewCacheWriterSeq(path string, clock, generation, seq int64, instance, watc
 	}
 	cw.Clock, cw.clock = clock, clock
 	cw.w = bufio.NewWriterSize(out, 256<<10)
-	var hd bytes.Buffer
-	hd.WriteString(cacheMagic)
-	binary.Write(&hd, binary.BigEndian, clock)
-	binary.Write(&hd, binary.BigEndian, generation)
-	binary.Write(&hd, binary.BigEndian, seq)
-	binary.Write(&hd, binary.BigEndian, uint16(len(instance)))
-	hd.WriteString(instance)
-	binary.Write(&hd, binary.BigEndian, uint16(len(watch)))
-	hd.WriteString(watch)
-	cw.hdrCRC = crc32.Checksum(hd.Bytes(), castagnoli)
-	cw.w.Write(hd.Bytes())
-	cw.off = int64(hd.Len())
+	hd := encodeHeader(clock, generation, seq, instance, watch)
+	cw.hdrCRC = crc32.Checksum(hd, castagnoli)
+	cw.w.Write(hd)
+	cw.off = int64(len(hd))
 	cw.hdrLen = cw.off
 	return cw, nil
 }
@@ -472,60 +530,56 @@ func (w *CacheWriter) reset() {
 	if w.err != nil {
 		return
 	}
+	w.read = w.read[:0]
+	if w.mem != nil {
+		clear(w.mem)
+		return
+	}
 	if w.err = w.w.Flush(); w.err != nil {
 		return
 	}
-	if w.f != nil {
-		if w.err = w.f.Truncate(w.hdrLen); w.err == nil {
-			_, w.err = w.f.Seek(w.hdrLen, io.SeekStart)
-		}
-		w.w.Reset(w.f)
-	} else {
-		w.mem.Truncate(int(w.hdrLen))
-		w.w.Reset(w.mem)
+	if w.err = w.f.Truncate(w.hdrLen); w.err == nil {
+		_, w.err = w.f.Seek(w.hdrLen, io.SeekStart)
 	}
-	w.index = w.index[:0]
-	w.read = w.read[:0]
+	w.w.Reset(w.f)
 	w.off = w.hdrLen
 }
 
-// Grow makes room for n bytes in an in-memory writer (the size of the
-// cache it replaces: most of it is copied over).
-func (w *CacheWriter) Grow(n int) {
-	if w == nil || w.mem == nil || n <= 0 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.mem.Grow(n)
-}
-
-// Size is the cache's size in bytes.
+// Size is the cache's size in bytes (as a file).
 func (c *Cache) Size() int {
 	if c == nil {
 		return 0
 	}
-	return len(c.data)
+	if !c.mem {
+		return len(c.data)
+	}
+	n := len(cacheMagic) + 28 + len(c.Instance) + len(c.Watch) + footerLen
+	for d, b := range c.dirs {
+		n += len(b.raw) + len(d) + indexEntryLen
+	}
+	return n
 }
 
-// Cache returns the committed in-memory cache.
+// Cache returns the committed in-memory cache. The writer must not be
+// used after.
 func (w *CacheWriter) Cache() (*Cache, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.mem == nil {
 		return nil, errors.New("stat cache: not in memory")
 	}
-	return parseCache(w.mem.Bytes())
+	if w.err != nil {
+		return nil, w.err
+	}
+	c := &Cache{Clock: w.clock, Generation: w.gen, Seq: w.seq, Instance: w.inst, Watch: w.watch, mem: true, dirs: w.mem}
+	w.mem, w.err = nil, errors.New("stat cache: taken")
+	return c, nil
 }
 
 // rawBlock returns the stored bytes (entries and CRC) of dir's block.
 func (c *Cache) rawBlock(dir string) ([]byte, int, uint64, bool) {
-	if c == nil || c.data == nil {
-		return nil, 0, 0, false
-	}
-	b, ok := c.dirs[dir]
-	if !ok {
-		return nil, 0, 0, false
-	}
-	return c.data[b.offset : b.offset+int64(b.length)+4], b.count, b.dev, true
+	d, b, ok := c.blockBytes(dir)
+	return d, b.count, b.dev, ok
 }
 
 // blockFlags returns the flags of dir's block.
@@ -578,7 +632,7 @@ func (w *CacheWriter) Block(dir string, tree object.ID, dev uint64, es []cachedE
 	b := encodeEntries(es)
 	crc := crc32.Checksum(b, castagnoli)
 	b = binary.BigEndian.AppendUint32(b, crc)
-	w.appendBlock(dir, tree, dev, b, len(es), flags, size)
+	w.appendBlock(dir, tree, dev, b, len(es), flags, size, true)
 	w.mu.Lock()
 	w.read = append(w.read, dir)
 	w.mu.Unlock()
@@ -596,31 +650,35 @@ func (w *CacheWriter) ReadDirs() []string {
 	return slices.Clone(w.read)
 }
 
-// CopyBlock appends an unchanged directory's block from the old cache as
-// is (entries and CRC; the caller has checked every entry is unchanged).
-func (w *CacheWriter) copyBlock(dir string, tree object.ID, dev uint64, raw []byte, count int, flags uint8, size int64) {
+// copyBlock appends an unchanged directory's block from the old cache
+// from as is (entries and CRC; the caller has checked every entry is
+// unchanged).
+func (w *CacheWriter) copyBlock(from *Cache, dir string, tree object.ID, dev uint64, raw []byte, count int, flags uint8, size int64) {
 	if w == nil {
 		return
 	}
-	w.appendBlock(dir, tree, dev, raw, count, flags, size)
+	// A cache in memory shares its blocks, which never change; a mapped
+	// file is unmapped when its save ends.
+	w.appendBlock(dir, tree, dev, raw, count, flags, size, from.mem)
 }
 
-func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int, flags uint8, size int64) {
+// appendBlock appends a block; owned: b is not changed or unmapped later
+// (an in-memory writer keeps it without copying).
+func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int, flags uint8, size int64, owned bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return
 	}
+	if w.mem != nil {
+		if !owned {
+			b = slices.Clone(b)
+		}
+		w.mem[dir] = blockRef{raw: b[:len(b):len(b)], tree: tree, dev: dev, length: len(b) - 4, count: count, flags: flags, size: size}
+		return
+	}
 	_, w.err = w.w.Write(b)
-	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(dir)))
-	w.index = append(w.index, dir...)
-	w.index = append(w.index, tree[:]...)
-	w.index = binary.BigEndian.AppendUint64(w.index, dev)
-	w.index = binary.BigEndian.AppendUint64(w.index, uint64(w.off))
-	w.index = binary.BigEndian.AppendUint32(w.index, uint32(len(b)-4))
-	w.index = binary.BigEndian.AppendUint32(w.index, uint32(count))
-	w.index = append(w.index, flags)
-	w.index = binary.BigEndian.AppendUint64(w.index, uint64(size))
+	w.index = appendIndex(w.index, dir, tree, dev, w.off, len(b)-4, count, flags, size)
 	w.off += int64(len(b))
 }
 
@@ -654,21 +712,17 @@ func (w *CacheWriter) Commit() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.mem != nil {
+		return w.err
+	}
 	if w.err == nil {
 		_, w.err = w.w.Write(w.index)
 	}
 	if w.err == nil {
-		ft := binary.BigEndian.AppendUint64(nil, uint64(w.off))
-		ft = binary.BigEndian.AppendUint32(ft, uint32(len(w.index)))
-		ft = binary.BigEndian.AppendUint32(ft, crc32.Update(w.hdrCRC, castagnoli, w.index))
-		ft = append(ft, footerMagic...)
-		_, w.err = w.w.Write(ft)
+		_, w.err = w.w.Write(appendFooter(nil, w.off, w.index, w.hdrCRC))
 	}
 	if w.err == nil {
 		w.err = w.w.Flush()
-	}
-	if w.mem != nil {
-		return w.err
 	}
 	if cerr := w.f.Close(); w.err == nil {
 		w.err = cerr

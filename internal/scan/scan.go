@@ -1111,7 +1111,7 @@ func (s *scanner) finalize(n *node) {
 		// Nothing in this directory changed, not even stat data: its new
 		// cache block is the old one, byte for byte.
 		if raw, count, dev, ok := s.opts.Cache.rawBlock(n.rel); ok && count == len(live) {
-			s.opts.CacheOut.copyBlock(n.rel, id, dev, raw, count, s.opts.Cache.blockFlags(n.rel), total)
+			s.opts.CacheOut.copyBlock(s.opts.Cache, n.rel, id, dev, raw, count, s.opts.Cache.blockFlags(n.rel), total)
 			n.entries, n.cached, n.oldTree = nil, nil, nil
 			goto report
 		}
@@ -1218,7 +1218,7 @@ func (s *scanner) copyReused() {
 		for d := dir; ; {
 			if s.reused[d] {
 				if raw, count, dev, ok := s.opts.Cache.rawBlock(dir); ok {
-					s.opts.CacheOut.copyBlock(dir, ref.tree, dev, raw, count, ref.flags, ref.size)
+					s.opts.CacheOut.copyBlock(s.opts.Cache, dir, ref.tree, dev, raw, count, ref.flags, ref.size)
 				}
 				break
 			}

@@ -381,7 +381,11 @@ func FuzzParseCache(f *testing.F) {
 		{name: "d", mode: object.ModeDir, id: object.Sum([]byte("d"))}}, 0, 3)
 	cw.Block("d", object.Sum([]byte("d")), 7, nil, flagLinked, 0)
 	cw.Commit()
-	f.Add(cw.mem.Bytes())
+	c, err := cw.Cache()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(c.encode())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := parseCache(data)
 		if err != nil {

@@ -600,6 +600,54 @@ func (r *Repo) extraRoots(ctx context.Context, skip map[string]bool) ([]ID, erro
 // only once the store has grown by a tenth of it since the last automatic
 // gc (which aims at 90% of max_size), so a store whose named checkpoints
 // alone exceed the limit is not collected on every save.
+// checkpointSpanner is a store that counts its checkpoints without
+// reading them (sqlite).
+type checkpointSpanner interface {
+	CheckpointSpan(ctx context.Context) (int, time.Time, error)
+}
+
+// pastRetentionMaybe reports whether some checkpoint may be past ret:
+// false only when none can be, because no branch holds more than
+// Keep+slack checkpoints (the store holds no more than that) and none is
+// older than MaxAge and a day. Then autoGC need not read them all, which
+// it would otherwise do after every save.
+func (r *Repo) pastRetentionMaybe(ctx context.Context, ret Retention, slack int, now time.Time) bool {
+	sp, ok := r.st.(checkpointSpanner)
+	if !ok {
+		return true
+	}
+	n, oldest, err := sp.CheckpointSpan(ctx)
+	if err != nil {
+		return true
+	}
+	if ret.Keep > 0 && n > ret.Keep+slack {
+		return true
+	}
+	if ret.MaxAge > 0 && n > 0 && now.Sub(oldest) > ret.MaxAge+24*time.Hour {
+		return true
+	}
+	return false
+}
+
+// pastRetention reports whether, in some branch, more checkpoints than
+// the bucket settings keep are past Keep+slack or older than MaxAge and a
+// day (recs newest first): enough to run gc for.
+func pastRetention(recs []*store.Record, ret Retention, slack int, now time.Time) bool {
+	buckets := ret.KeepHourly + ret.KeepDaily + ret.KeepWeekly + ret.KeepMonthly
+	perBranch, past := map[string]int{}, map[string]int{}
+	for _, rec := range recs {
+		perBranch[rec.Branch]++
+		if (ret.Keep > 0 && perBranch[rec.Branch] > ret.Keep+slack) ||
+			(ret.MaxAge > 0 && now.Sub(rec.Time) > ret.MaxAge+24*time.Hour) {
+			past[rec.Branch]++
+			if past[rec.Branch] > buckets {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (r *Repo) autoGC(ctx context.Context) {
 	ret := r.cfg.Retention()
 	if ret.Keep <= 0 && ret.MaxAge <= 0 && ret.MaxSize <= 0 {
@@ -615,26 +663,17 @@ func (r *Repo) autoGC(ctx context.Context) {
 			over = u.Used > floor+max(ret.MaxSize/10, 1<<20)
 		}
 	}
+	slack := max(10, ret.Keep/10)
+	now := r.now()
+	if !over && (ret.Keep > 0 || ret.MaxAge > 0) && !r.pastRetentionMaybe(ctx, ret, slack, now) {
+		return
+	}
 	if !over && (ret.Keep > 0 || ret.MaxAge > 0) {
 		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
 		if err != nil {
 			return
 		}
-		slack := max(10, ret.Keep/10)
-		buckets := ret.KeepHourly + ret.KeepDaily + ret.KeepWeekly + ret.KeepMonthly
-		perBranch, past := map[string]int{}, map[string]int{}
-		now := r.now()
-		for _, rec := range recs {
-			perBranch[rec.Branch]++
-			if (ret.Keep > 0 && perBranch[rec.Branch] > ret.Keep+slack) ||
-				(ret.MaxAge > 0 && now.Sub(rec.Time) > ret.MaxAge+24*time.Hour) {
-				past[rec.Branch]++
-				if past[rec.Branch] > buckets {
-					over = true
-					break
-				}
-			}
-		}
+		over = pastRetention(recs, ret, slack, now)
 	}
 	if !over {
 		return

@@ -247,6 +247,25 @@ func (s *SQLite) Usage(ctx context.Context) (Usage, error) {
 	return u, nil
 }
 
+// CheckpointSpan returns how many checkpoints the store holds and when
+// the oldest was made (zero when there are none), without reading them:
+// what automatic gc looks at before it lists them.
+func (s *SQLite) CheckpointSpan(ctx context.Context) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	row, err := s.queryRow(ctx, `SELECT COUNT(*), MIN(time) FROM checkpoints`)
+	if err == nil {
+		err = row.Scan(&n, &oldest)
+	}
+	if err != nil {
+		return 0, time.Time{}, s.wrap("count checkpoints", err)
+	}
+	if !oldest.Valid {
+		return n, time.Time{}, nil
+	}
+	return n, time.Unix(0, oldest.Int64), nil
+}
+
 // Clear deletes every checkpoint, object, ref, op, journal and pruned
 // record, keeping the store's identity; it bumps the generation so caches
 // built on the old objects are dropped.

@@ -1,0 +1,84 @@
+package ckpt
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+)
+
+// The count automatic gc looks at first (pastRetentionMaybe) never hides
+// a history that reading every checkpoint (pastRetention) finds past its
+// retention: random saves on two branches at random times, checked
+// against random retention settings after each save.
+func TestAutoGCPrecheckSound(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	dir, ws := t.TempDir(), t.TempDir()
+	for k, v := range map[string]string{"keep": "0", "max_age": "0", "max_size": "0"} {
+		if err := WriteConfig(dir, k, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, ws, "a.txt", "0")
+	r, err := Open(ctx, ws, Options{Store: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	base := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	var now time.Time
+	r.opts.Now = func() time.Time { return now }
+	now = base
+	mustSave(t, r, "first")
+	if _, err := r.CreateBranch(ctx, "side", "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	skipped, checked := 0, 0
+	for i := range 60 {
+		if i >= 30 && rng.IntN(8) == 0 { // one branch first: the count is exact
+			bs, err := r.Branches(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range bs {
+				if !b.Current {
+					if _, err := r.Switch(ctx, b.Name, SwitchOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					break
+				}
+			}
+		}
+		now = base.Add(time.Duration(rng.IntN(24*20)) * time.Hour)
+		writeFile(t, ws, "a.txt", fmt.Sprint(i))
+		mustSave(t, r, fmt.Sprint(i))
+		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			ret := Retention{Keep: rng.IntN(30), MaxAge: time.Duration(rng.IntN(6)) * 24 * time.Hour, KeepDaily: rng.IntN(3) / 2}
+			if rng.IntN(2) == 0 { // near the count's edge
+				ret.Keep = max(1, len(recs)-10-rng.IntN(3))
+			}
+			slack := max(10, ret.Keep/10)
+			at := base.Add(time.Duration(rng.IntN(24*30)) * time.Hour)
+			full := pastRetention(recs, ret, slack, at)
+			maybe := r.pastRetentionMaybe(ctx, ret, slack, at)
+			if full && !maybe {
+				t.Fatalf("%d checkpoints, %+v at %v: past retention, but the count says none can be", len(recs), ret, at)
+			}
+			checked++
+			if !maybe {
+				skipped++
+			}
+		}
+	}
+	if skipped == 0 || skipped == checked {
+		t.Fatalf("the count ruled out %d of %d checks: it must decide both ways", skipped, checked)
+	}
+}

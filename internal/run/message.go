@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -146,9 +147,9 @@ func ParseMessage(name string, data []byte) (*Message, error) {
 // bytes).
 const normSlack = 4 << 10
 
-var keyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var keyRE = lazyRE(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
-func validKey(k string) bool { return keyRE.MatchString(k) }
+func validKey(k string) bool { return keyRE().MatchString(k) }
 
 // scalar renders a YAML value as a string (nil as "").
 func scalar(v any) string {
@@ -164,7 +165,7 @@ func scalar(v any) string {
 	return strings.TrimSpace(string(b))
 }
 
-var chainName = regexp.MustCompile(`^(.{14,})-(\d+)\.md$`)
+var chainName = lazyRE(`^(.{14,})-(\d+)\.md$`)
 
 // Normalized reports whether the message already has every field a run
 // needs (then it is not rewritten, as Decree does).
@@ -180,7 +181,7 @@ func (m *Message) Normalize(defaultRoutine string, newChain func() string) {
 		return
 	}
 	if !m.hasChain || !m.hasSeq {
-		if sm := chainName.FindStringSubmatch(m.Name); sm != nil {
+		if sm := chainName().FindStringSubmatch(m.Name); sm != nil {
 			if !m.hasChain {
 				m.Chain, m.hasChain = sm[1], true
 			}
@@ -285,10 +286,16 @@ func ValidID(id string) bool {
 	if _, err := strconv.Atoi(id[i+1:]); err != nil {
 		return false
 	}
-	return runIDRE.MatchString(id) && id != "." && id != ".." && path.Base(id) == id
+	return runIDRE().MatchString(id) && id != "." && id != ".." && path.Base(id) == id
 }
 
-var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var runIDRE = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// lazyRE compiles expr when it is first used, not when every ckpt
+// process starts (a hook's included).
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Kebab turns a title into a kebab-case name (Decree's to_kebab_case).
 func Kebab(s string) string {

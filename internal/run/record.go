@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -194,11 +193,22 @@ func ParseRecord(id string, data []byte) (*Record, error) {
 	return &r, nil
 }
 
-var hexID = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// hexID reports whether s is 64 lower-case hexadecimal digits.
+func hexID(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func (r *Record) validate(id string) error {
 	checkpoint := func(what, s string) error {
-		if s != "" && !hexID.MatchString(s) {
+		if s != "" && !hexID(s) {
 			return fmt.Errorf("%s %q is not a checkpoint id", what, s)
 		}
 		return nil

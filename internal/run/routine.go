@@ -72,7 +72,7 @@ func ResolveRoutine(root, name string, cfg Config) (*Routine, error) {
 // MaxRoutineSize bounds a routine file (a notebook keeps its outputs).
 const MaxRoutineSize = 64 << 20
 
-var declRE = regexp.MustCompile(`^([a-z_][a-z0-9_]*)=`)
+var declRE = lazyRE(`^([a-z_][a-z0-9_]*)=`)
 
 // Standard parameters every routine gets.
 var StandardParams = []string{"chain", "message_dir", "message_file", "message_id", "seq", "spec_file"}
@@ -111,7 +111,7 @@ func (r *Routine) DeclaredParams() ([]string, error) {
 			case t == "", strings.HasPrefix(t, "#"), strings.HasPrefix(t, "set "):
 				continue
 			}
-			m := declRE.FindStringSubmatch(line)
+			m := declRE().FindStringSubmatch(line)
 			if m == nil {
 				break
 			}

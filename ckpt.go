@@ -133,6 +133,9 @@ type Repo struct {
 
 	mu    sync.Mutex
 	cache *scan.Cache // memory backend, and a watcher's Repo
+	// saved is what the last checkpoint this Repo made changed against
+	// its parent (see lastChanges).
+	saved *savedChanges
 	// noCache: the stat cache names trees the store lacks and could not
 	// be removed (a read-only store); scans do without it.
 	noCache atomic.Bool

@@ -408,11 +408,15 @@ func (r *Repo) newCheckpoint(ctx context.Context, tx store.Tx, cp *object.Checkp
 	}
 	r.stampGitlinks(cp, parent)
 	var st store.Stats
+	var changes []FileChange
 	if parent != nil {
 		cp.Parents = []object.ID{parent.ID}
 		read := r.memoized(tx.ReadTree)
 		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return read(id) }
 		err := tree.Diff(ctx, load, parent.Tree, cp.Tree, nil, func(c tree.Change) error {
+			if len(changes) <= maxSavedChanges {
+				changes = append(changes, newFileChange(c))
+			}
 			switch {
 			case c.Old == nil:
 				st.Added++
@@ -441,6 +445,9 @@ func (r *Repo) newCheckpoint(ctx context.Context, tx store.Tx, cp *object.Checkp
 		if err := r.setHead(tx, id, headRef); err != nil {
 			return nil, err
 		}
+	}
+	if parent != nil && len(changes) <= maxSavedChanges {
+		r.rememberChanges(parent.ID, id, changes)
 	}
 	return &store.Record{Checkpoint: cp, ID: id, Stats: st}, nil
 }

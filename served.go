@@ -73,6 +73,15 @@ type servedReply struct {
 	Scanned    int64        `json:"scanned"`
 	Hashed     int64        `json:"hashed"`
 	Warning    string       `json:"warning,omitempty"`
+	// Parent and Changes: what the new checkpoint changed against its
+	// parent, when the watcher kept it (see savedChanges).
+	Parent  string         `json:"parent,omitempty"`
+	Changes []servedChange `json:"changes,omitempty"`
+}
+
+type servedChange struct {
+	Path   []byte `json:"path"`
+	Status string `json:"status"`
 }
 
 // serveLock is the store-directory lock a watcher holds while it saves
@@ -180,6 +189,9 @@ func (r *Repo) saveServed(ctx context.Context, opts SaveOptions) (out *SaveResul
 	}
 	if out.Checkpoint, err = r.describe(ctx, rec); err != nil {
 		return nil, true, err
+	}
+	if out.Created {
+		r.takeServedChanges(rec, rep)
 	}
 	if out.Created {
 		r.emit(Event{Kind: EventCheckpoint, Checkpoint: rec.ID, CheckpointKind: rec.Kind, Message: rec.Message})
@@ -337,6 +349,15 @@ func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) 
 	rep := servedReply{Checkpoint: res.Checkpoint.ID.String(), Created: res.Created, Scanned: res.Scanned, Hashed: res.Hashed, Warning: res.Warning}
 	for _, s := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, servedSkip{Path: []byte(s.Path), Reason: s.Reason, Size: s.Size})
+	}
+	if res.Created && len(res.Checkpoint.Parents) == 1 {
+		if files, ok := r.lastChanges(res.Checkpoint.Parents[0], res.Checkpoint.ID); ok {
+			rep.Parent = res.Checkpoint.Parents[0].String()
+			rep.Changes = make([]servedChange, 0, len(files))
+			for _, f := range files {
+				rep.Changes = append(rep.Changes, servedChange{Path: []byte(f.Path), Status: f.Status})
+			}
+		}
 	}
 	if failpoint.Enabled() {
 		if err := failpoint.Hit("serve/saved", req.Message); err != nil {

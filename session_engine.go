@@ -96,6 +96,11 @@ func (e sessionEngine) Save(ctx context.Context, message string, meta map[string
 }
 
 func (e sessionEngine) Changes(ctx context.Context, from, to ID) ([]TurnFile, error) {
+	if !from.IsZero() && !to.IsZero() {
+		if files, ok := e.r.lastChanges(from, to); ok {
+			return files, nil
+		}
+	}
 	opts := DiffOptions{From: from.String()}
 	if !to.IsZero() {
 		opts.To = to.String()

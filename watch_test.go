@@ -85,7 +85,7 @@ func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
 
 func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 	ctx := context.Background()
-	reusedSaves, servedSaves := 0, 0
+	reusedSaves, servedSaves, remembered := 0, 0, 0
 	for i := 0; i < testutil.Trials(6); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -163,6 +163,9 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 					d, _ := r.Diff(ctx, DiffOptions{From: res.Checkpoint.ID.String()})
 					t.Fatalf("%v: the save missed changes a full scan sees: %+v", log, d.Files)
 				}
+				if res.Created && len(res.Checkpoint.Parents) == 1 && checkRememberedChanges(t, r, res.Checkpoint, log) {
+					remembered++
+				}
 				if res.Scanned < 0 {
 					reusedSaves++
 				}
@@ -189,6 +192,38 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 	if noServe && servedSaves > 0 || !noServe && servedSaves == 0 {
 		t.Fatalf("%d saves were served by the watcher (NoServe %v)", servedSaves, noServe)
 	}
+	if remembered == 0 {
+		t.Fatal("no save remembered what it changed")
+	}
+}
+
+// checkRememberedChanges checks that what the Repo remembers the save of
+// cp changed (from the watcher's reply, or from its own save) is what a
+// diff of cp against its parent finds, and that a session's turn takes
+// it; it reports whether anything was remembered.
+func checkRememberedChanges(t *testing.T, r *Repo, cp *Checkpoint, log []string) bool {
+	t.Helper()
+	ctx := context.Background()
+	parent := cp.Parents[0]
+	got, ok := r.lastChanges(parent, cp.ID)
+	if !ok {
+		return false
+	}
+	d, err := r.Diff(ctx, DiffOptions{From: parent.String(), To: cp.ID.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TurnFile{}
+	for _, f := range d.Files {
+		want = append(want, TurnFile{Path: f.Path, Status: f.Status})
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%v: remembered changes %v, a diff finds %v", log, got, want)
+	}
+	if files, err := r.sessionEngine().Changes(ctx, parent, cp.ID); err != nil || fmt.Sprint(files) != fmt.Sprint(want) {
+		t.Fatalf("%v: a turn's changes %v (%v), a diff finds %v", log, files, err, want)
+	}
+	return true
 }
 
 // bench lists the regular files of ws (outside .git).

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed1cedbf7c/ckpt/internal/atomicfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -63,7 +62,9 @@ func writeManTree(c *cobra.Command, dir string, date time.Time, source string) (
 		n += k
 	}
 	name := strings.ReplaceAll(c.CommandPath(), " ", "-") + ".1"
-	if err := atomicfile.WriteFile(filepath.Join(dir, name), manPage(c, date, source), 0o644); err != nil {
+	// Build output for packagers, written again by a rerun: no need for
+	// the engine's atomic replace.
+	if err := os.WriteFile(filepath.Join(dir, name), manPage(c, date, source), 0o644); err != nil {
 		return n, err
 	}
 	return n + 1, nil

@@ -1,0 +1,79 @@
+package scan
+
+import (
+	"context"
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
+	"github.com/seed1cedbf7c/ckpt/internal/store"
+)
+
+// indexEntries counts the entries of a cache file's index.
+func indexEntries(t *testing.T, data []byte) int {
+	t.Helper()
+	ft := data[len(data)-footerLen:]
+	ioff := int(binary.BigEndian.Uint64(ft))
+	ilen := int(binary.BigEndian.Uint32(ft[8:]))
+	idx := data[ioff : ioff+ilen]
+	n := 0
+	for p := 0; p < len(idx); n++ {
+		p += 4 + int(binary.BigEndian.Uint32(idx[p:])) + indexEntryLen - 4
+	}
+	return n
+}
+
+// A stale cache makes the scan start over (CacheWriter.reset): a cache
+// written to a file then holds the blocks of the second pass only, one
+// index entry for each directory, as a cache in memory does.
+func TestStaleCacheRescanFileWriter(t *testing.T) {
+	f := newFixture(t)
+	for _, d := range []string{"a", "a/b", "c", "d", "e"} {
+		f.write(d+"/x.txt", d+"\n", 0o644)
+	}
+	f.write("top.txt", "t\n", 0o644)
+	f.scan()
+	waitClock(t, f.root)
+	f.scan()
+	f.write("top.txt", "t2\n", 0o644)
+	other := store.NewMemory("")
+	p := filepath.Join(t.TempDir(), "statcache")
+	cw, err := NewCacheWriter(p, FSClock(f.root), 1, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := 0
+	err = other.Update(context.Background(), func(tx store.Tx) error {
+		_, err := Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree,
+			OnStaleCache: func() { stale++ }, Workers: 1})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale != 1 {
+		t.Fatalf("OnStaleCache called %d times, want 1", stale)
+	}
+	if err := cw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCache(p)
+	if err != nil || c == nil {
+		t.Fatalf("load the cache written after a rescan: %v", err)
+	}
+	defer c.Close()
+	if n := indexEntries(t, c.data); n != c.Dirs() {
+		t.Errorf("index has %d entries for %d directories", n, c.Dirs())
+	}
+	for _, id := range c.Trees() {
+		if ok, _ := other.HasTree(context.Background(), id); !ok && id != object.EmptyTree {
+			t.Errorf("the new cache names tree %s, not in the store", id)
+		}
+	}
+	for d := range c.dirs {
+		if _, _, ok := c.block(d); !ok {
+			t.Errorf("%q: block does not read back", d)
+		}
+	}
+}

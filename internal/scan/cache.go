@@ -542,6 +542,7 @@ func (w *CacheWriter) reset() {
 		_, w.err = w.f.Seek(w.hdrLen, io.SeekStart)
 	}
 	w.w.Reset(w.f)
+	w.index = w.index[:0]
 	w.off = w.hdrLen
 }
 

@@ -165,7 +165,11 @@ func flagSection(b *bytes.Buffer, title string, fs *pflag.FlagSet) {
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" && f.DefValue != "0" {
 			usage += " (default " + f.DefValue + ")"
 		}
-		items = append(items, ".TP\n"+name+"\n"+roffLine(usage)+"\n")
+		lines := strings.Split(usage, "\n")
+		for i, l := range lines {
+			lines[i] = roffLine(l)
+		}
+		items = append(items, ".TP\n"+name+"\n"+strings.Join(lines, "\n")+"\n")
 	})
 	if len(items) == 0 {
 		return

@@ -3,6 +3,7 @@ package scan
 import (
 	"context"
 	"encoding/binary"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -75,5 +76,53 @@ func TestStaleCacheRescanFileWriter(t *testing.T) {
 		if _, _, ok := c.block(d); !ok {
 			t.Errorf("%q: block does not read back", d)
 		}
+	}
+}
+
+// Directories removed while the scan starts over leave a second pass
+// shorter than the first: the cache file still loads, without them.
+func TestStaleCacheRescanFileWriterShorter(t *testing.T) {
+	f := newFixture(t)
+	for _, d := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		for _, n := range []string{"one.txt", "two.txt", "three.txt"} {
+			f.write(d+"/"+n, d+n, 0o644)
+		}
+	}
+	f.write("top.txt", "t\n", 0o644)
+	f.scan()
+	waitClock(t, f.root)
+	f.scan()
+	f.write("top.txt", "t2\n", 0o644)
+	other := store.NewMemory("")
+	p := filepath.Join(t.TempDir(), "statcache")
+	cw, err := NewCacheWriter(p, FSClock(f.root), 1, "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := func() {
+		for _, d := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+			if err := os.RemoveAll(filepath.Join(f.root, d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	err = other.Update(context.Background(), func(tx store.Tx) error {
+		_, err := Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree,
+			OnStaleCache: gone, Workers: 1})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCache(p)
+	if err != nil || c == nil {
+		t.Fatalf("load the cache written after a rescan: %v", err)
+	}
+	defer c.Close()
+	if _, ok := c.dirs["c"]; ok || c.Dirs() != 2 {
+		t.Errorf("%d directories, want 2 (the root and a)", c.Dirs())
 	}
 }

@@ -1,6 +1,8 @@
 package ckpt
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -39,4 +41,33 @@ func TestServedChangesValidated(t *testing.T) {
 	if _, got := r.lastChanges(id, parent); got {
 		t.Fatal("remembered for other checkpoints")
 	}
+}
+
+// checkRememberedChanges checks that what the Repo remembers the save of
+// cp changed (from the watcher's reply, or from its own save) is what a
+// diff of cp against its parent finds, and that a session's turn takes
+// it; it reports whether anything was remembered.
+func checkRememberedChanges(t *testing.T, r *Repo, cp *Checkpoint, log []string) bool {
+	t.Helper()
+	ctx := context.Background()
+	parent := cp.Parents[0]
+	got, ok := r.lastChanges(parent, cp.ID)
+	if !ok {
+		return false
+	}
+	d, err := r.Diff(ctx, DiffOptions{From: parent.String(), To: cp.ID.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TurnFile{}
+	for _, f := range d.Files {
+		want = append(want, TurnFile{Path: f.Path, Status: f.Status})
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%v: remembered changes %v, a diff finds %v", log, got, want)
+	}
+	if files, err := r.sessionEngine().Changes(ctx, parent, cp.ID); err != nil || fmt.Sprint(files) != fmt.Sprint(want) {
+		t.Fatalf("%v: a turn's changes %v (%v), a diff finds %v", log, files, err, want)
+	}
+	return true
 }

@@ -16,8 +16,12 @@ import (
 
 func TestExecuteKillsLeftoversAndStopsWaiting(t *testing.T) {
 	dir := t.TempDir()
+	// The daemon writes its pid once setsid has put it in a session of
+	// its own, and the routine waits for that: ending the routine's
+	// group before would kill it while it is still in the group.
 	script := `sleep 60 & echo $! > child.pid
-setsid sleep 60 & echo $! > daemon.pid
+setsid sh -c 'echo $$ > daemon.tmp && mv daemon.tmp daemon.pid && exec sleep 60' &
+while [ ! -s daemon.pid ]; do sleep 0.01; done
 echo hi`
 	var log, tee bytes.Buffer
 	var group *Proc

@@ -36,36 +36,11 @@ func TestStaleCacheRescanFileWriter(t *testing.T) {
 		f.write(d+"/x.txt", d+"\n", 0o644)
 	}
 	f.write("top.txt", "t\n", 0o644)
-	f.scan()
-	waitClock(t, f.root)
-	f.scan()
-	f.write("top.txt", "t2\n", 0o644)
-	other := store.NewMemory("")
-	p := filepath.Join(t.TempDir(), "statcache")
-	cw, err := NewCacheWriter(p, FSClock(f.root), 1, "test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	stale := 0
-	err = other.Update(context.Background(), func(tx store.Tx) error {
-		_, err := Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree,
-			OnStaleCache: func() { stale++ }, Workers: 1})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, other := rescanIntoFile(t, f, func() { stale++ })
 	if stale != 1 {
 		t.Fatalf("OnStaleCache called %d times, want 1", stale)
 	}
-	if err := cw.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := LoadCache(p)
-	if err != nil || c == nil {
-		t.Fatalf("load the cache written after a rescan: %v", err)
-	}
-	defer c.Close()
 	if n := indexEntries(t, c.data); n != c.Dirs() {
 		t.Errorf("index has %d entries for %d directories", n, c.Dirs())
 	}
@@ -91,6 +66,24 @@ func TestStaleCacheRescanFileWriterShorter(t *testing.T) {
 		}
 	}
 	f.write("top.txt", "t\n", 0o644)
+	c, _ := rescanIntoFile(t, f, func() {
+		for _, d := range []string{"b", "c", "d", "e", "f", "g", "h"} {
+			if err := os.RemoveAll(filepath.Join(f.root, d)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if _, ok := c.dirs["c"]; ok || c.Dirs() != 2 {
+		t.Errorf("%d directories, want 2 (the root and a)", c.Dirs())
+	}
+}
+
+// rescanIntoFile makes f's cache trusted, changes a file, and scans into
+// a new store and a cache file with a store that lacks the cache's trees,
+// so the scan finds the cache stale (onStale) and starts over; it returns
+// the cache file loaded back, and the store.
+func rescanIntoFile(t *testing.T, f *fixture, onStale func()) (*Cache, store.Store) {
+	t.Helper()
 	f.scan()
 	waitClock(t, f.root)
 	f.scan()
@@ -101,16 +94,9 @@ func TestStaleCacheRescanFileWriterShorter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone := func() {
-		for _, d := range []string{"b", "c", "d", "e", "f", "g", "h"} {
-			if err := os.RemoveAll(filepath.Join(f.root, d)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	err = other.Update(context.Background(), func(tx store.Tx) error {
 		_, err := Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree,
-			OnStaleCache: gone, Workers: 1})
+			OnStaleCache: onStale, Workers: 1})
 		return err
 	})
 	if err != nil {
@@ -123,8 +109,6 @@ func TestStaleCacheRescanFileWriterShorter(t *testing.T) {
 	if err != nil || c == nil {
 		t.Fatalf("load the cache written after a rescan: %v", err)
 	}
-	defer c.Close()
-	if _, ok := c.dirs["c"]; ok || c.Dirs() != 2 {
-		t.Errorf("%d directories, want 2 (the root and a)", c.Dirs())
-	}
+	t.Cleanup(c.Close)
+	return c, other
 }

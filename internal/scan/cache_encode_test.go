@@ -89,3 +89,27 @@ func TestMemCacheWriteFileRoundTrip(t *testing.T) {
 		fc.Close()
 	}
 }
+
+// A writer in memory used again after its cache was taken fails, and
+// does not panic (it has no file to write).
+func TestMemWriterUsedAfterCache(t *testing.T) {
+	cw, err := NewCacheWriter("", 1, 1, "i", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw.Block("", object.Sum(nil), 1, nil, 0, 0)
+	if err := cw.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cw.Cache(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cw.Commit(); err == nil {
+		t.Error("Commit after Cache: no error")
+	}
+	if _, err := cw.Cache(); err == nil {
+		t.Error("Cache twice: no error")
+	}
+	cw.Block("x", object.Sum(nil), 1, nil, 0, 0) // ignored
+	cw.Abort()
+}

@@ -713,7 +713,7 @@ func (w *CacheWriter) Commit() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.mem != nil {
+	if w.f == nil { // in memory (its blocks perhaps taken by Cache)
 		return w.err
 	}
 	if w.err == nil {

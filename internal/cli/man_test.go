@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"time"
 )
 
 // Help text becomes roff that man shows as written: a line starting with
@@ -24,5 +26,16 @@ func TestManRoff(t *testing.T) {
 	want := ".PP\nOne line\nfilled.\n.PP\n.RS\n.nf\nckpt save\nckpt undo\n.fi\n.RE\n.PP\nAfter.\n"
 	if b.String() != want {
 		t.Errorf("roffText:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// The title line quotes its fields as roff does: a quote in the version
+// (a build's "(devel)" or a vendor's string) must not end the field or
+// start a comment.
+func TestManTitleQuoting(t *testing.T) {
+	page := string(manPage(newRootCmd(&env{}), time.Date(2023, 11, 14, 0, 0, 0, 0, time.UTC), `ckpt 1.0 "x" \y`))
+	want := `.TH "CKPT" "1" "Nov 2023" "ckpt 1.0 \(dqx\(dq \ey" "ckpt manual"`
+	if !strings.Contains(page, want+"\n") {
+		t.Errorf("title line: %q\nwant %q", strings.SplitN(page, "\n", 3)[1], want)
 	}
 }

@@ -74,7 +74,7 @@ func writeManTree(c *cobra.Command, dir string, date time.Time, source string) (
 func manPage(c *cobra.Command, date time.Time, source string) []byte {
 	var b bytes.Buffer
 	dashed := strings.ReplaceAll(c.CommandPath(), " ", "-")
-	fmt.Fprintf(&b, ".nh\n.TH \"CKPT\" \"1\" %q %q \"ckpt manual\"\n", date.Format("Jan 2006"), source)
+	fmt.Fprintf(&b, ".nh\n.TH \"CKPT\" \"1\" %s %s \"ckpt manual\"\n", roffQuoted(date.Format("Jan 2006")), roffQuoted(source))
 	fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", roffEscape(dashed), roffEscape(c.Short))
 	fmt.Fprintf(&b, ".SH SYNOPSIS\n\\fB%s\\fP\n", roffEscape(c.UseLine()))
 	long := c.Long
@@ -209,4 +209,9 @@ func roffEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// roffQuoted makes s one quoted argument of a request (\(dq for a quote).
+func roffQuoted(s string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\e`), `"`, `\(dq`) + `"`
 }

@@ -152,6 +152,17 @@ type Options struct {
 	// not reported again, and Result.Files is then -1 (unknown), so only
 	// saves use it, never restores.
 	Unchanged func(rel string) bool
+	// Unvouched lists directories (relative) whose past the watcher
+	// behind Unchanged cannot vouch for: created, moved in or moved away
+	// while it did not watch them. A hard link made in one, written
+	// through and removed again changes a file elsewhere without an
+	// event, so taking directories whole from the cache is only sound
+	// when no save reads any of them: each is, or is below, a directory
+	// left out by a rule (ignored, reserved, excluded, ckpt's own) that
+	// the scan checked in its parent, whether it exists or not. When one
+	// is not, the scan starts over without Unchanged and says why in
+	// Result.Unvouched. Their parents must be dirty (not Unchanged).
+	Unvouched []string
 	// OnStaleCache, if set, is called when Cache turns out to name trees
 	// the store does not have (the store's database was replaced by an
 	// older copy): the scan then starts over without the cache (and with
@@ -227,6 +238,10 @@ type Result struct {
 	// Forced lists the files and symlinks captured only because of
 	// Options.Include (the ignore rules leave them out), sorted.
 	Forced []string
+	// Unvouched, when set, is a directory of Options.Unvouched that a
+	// save reads (or one whose parent the scan did not read): the scan
+	// then read everything, taking no directory whole from the cache.
+	Unvouched string
 }
 
 // PathError is a failure to read a path of the workspace.
@@ -327,6 +342,11 @@ type scanner struct {
 	dirs atomic.Int64
 
 	reused    map[string]bool // directories taken whole from the cache
+	// unvouchedIn: for each directory, the names in it that are
+	// Options.Unvouched directories or lead to one; leftOut: those of
+	// them the rules leave out (see checkUnvouched).
+	unvouchedIn map[string][]string
+	leftOut     map[string]bool
 	rootTotal int64
 	// fromCache lists the directories whose tree id was taken from the
 	// cache (unchanged), to check they are in the store.
@@ -377,6 +397,17 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 	s.res.Untracked = map[string]bool{}
 	s.res.Excluded = opts.Exclude
 	s.reused = map[string]bool{}
+	if opts.Unchanged != nil && len(opts.Unvouched) > 0 {
+		s.unvouchedIn, s.leftOut = map[string][]string{}, map[string]bool{}
+		seen := map[string]bool{}
+		for _, u := range opts.Unvouched {
+			for p := u; p != "" && p != "." && !seen[p]; p = parentDir(p) {
+				seen[p] = true
+				dir := parentDir(p)
+				s.unvouchedIn[dir] = append(s.unvouchedIn[dir], path.Base(p))
+			}
+		}
+	}
 	if opts.Sink == nil {
 		s.res.Trees = map[object.ID][]byte{}
 	}
@@ -384,20 +415,32 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 }
 
 // scanFrom walks the tree below start (whose matcher is its parent's). If
-// the cache names trees the store lacks, it walks again without it.
+// the cache names trees the store lacks, it walks again without it; if a
+// save reads one of Options.Unvouched, again without Options.Unchanged.
 func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 	rel, m := start.rel, start.m
-	res, stale, err := scanOnce(ctx, opts, start)
-	if err != nil || !stale {
-		return res, err
+	unvouched := ""
+	for {
+		res, stale, err := scanOnce(ctx, opts, start)
+		switch {
+		case err != nil:
+			return nil, err
+		case stale:
+			opts.CacheOut.reset()
+			if opts.OnStaleCache != nil {
+				opts.OnStaleCache()
+			}
+			opts.Cache, opts.Unchanged = nil, nil
+		case opts.Unchanged != nil && res.Unvouched != "":
+			unvouched = res.Unvouched
+			opts.CacheOut.reset()
+			opts.Unchanged = nil
+		default:
+			res.Unvouched = unvouched
+			return res, nil
+		}
+		start = &node{rel: rel, m: m}
 	}
-	opts.CacheOut.reset()
-	if opts.OnStaleCache != nil {
-		opts.OnStaleCache()
-	}
-	opts.Cache, opts.Unchanged = nil, nil
-	res, _, err = scanOnce(ctx, opts, &node{rel: rel, m: m})
-	return res, err
 }
 
 // scanOnce is one walk; stale reports that the cache named trees the store
@@ -447,6 +490,10 @@ func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stal
 	if !s.finished {
 		return nil, false, errors.New("scan ended early")
 	}
+	if u, ok := s.checkUnvouched(); !ok {
+		s.res.Unvouched = u
+		return &s.res, false, nil
+	}
 	if stale, err := s.staleCache(); err != nil || stale {
 		return nil, stale, err
 	}
@@ -461,6 +508,62 @@ func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stal
 	sort.Strings(s.res.Nested)
 	sort.Strings(s.res.Forced)
 	return &s.res, false, nil
+}
+
+// noteLeftOut records which of the names in n that are, or lead to,
+// Options.Unvouched directories the rules leave out of a save, as a
+// directory, whether or not it is there now (n's matcher is made).
+func (s *scanner) noteLeftOut(n *node) {
+	names := s.unvouchedIn[n.rel]
+	if len(names) == 0 {
+		return
+	}
+	var out []string
+	for _, name := range names {
+		if s.leftOutDir(n, name) {
+			out = append(out, join(n.rel, name))
+		}
+	}
+	s.rmu.Lock()
+	for _, p := range out {
+		s.leftOut[p] = true
+	}
+	s.rmu.Unlock()
+}
+
+// leftOutDir reports whether readDir leaves out a directory named name in
+// n: reserved, excluded, ckpt's own, or ignored and not included.
+func (s *scanner) leftOutDir(n *node, name string) bool {
+	p := join(n.rel, name)
+	if excludedName(name) || s.exclude[p] || s.opts.own(n.rel, name) {
+		return true
+	}
+	if n.includeAll {
+		return false
+	}
+	if _, listed := s.include[p]; listed {
+		return false
+	}
+	return n.ignored || n.m.IgnoredIn(n.rel, name, true)
+}
+
+// checkUnvouched reports whether every Options.Unvouched directory is, or
+// is below, one the scan found left out; if not, it returns the first
+// that is not.
+func (s *scanner) checkUnvouched() (string, bool) {
+	if s.unvouchedIn == nil {
+		return "", true
+	}
+	for _, u := range s.opts.Unvouched {
+		ok := false
+		for p := u; p != "" && p != "." && !ok; p = parentDir(p) {
+			ok = s.leftOut[p]
+		}
+		if !ok {
+			return u, false
+		}
+	}
+	return "", true
 }
 
 // staleCache reports whether a tree taken from the cache is missing from
@@ -655,6 +758,9 @@ func (s *scanner) readDir(n *node) error {
 	}
 	parentM := n.m
 	n.m = parentM.Child(n.rel, lists[0], lists[1], lists[2])
+	if s.unvouchedIn != nil {
+		s.noteLeftOut(n)
+	}
 	n.cacheTree, n.cached, n.hasCache = s.opts.Cache.block(n.rel)
 
 	dirfd := fd

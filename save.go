@@ -252,6 +252,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			token = ans.Token
 			if accel && !ans.Full && prev == key && r.watchAccelOK(ctx) {
 				o.Unchanged = watch.Unchanged(ans.Dirty)
+				o.Unvouched = ans.Unvouched
 			}
 			full = ans.Full
 			warning = ans.Warning
@@ -282,9 +283,9 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			}
 		}
 	}
-	unchanged := o.Unchanged
+	unchanged, unvouched := o.Unchanged, o.Unvouched
 	o = r.scanOptions(ctx, sink, cache)
-	o.Unchanged = unchanged
+	o.Unchanged, o.Unvouched = unchanged, unvouched
 	o.CacheOut = cw
 	if !rules.plain() {
 		o.Include = rules.include
@@ -299,6 +300,9 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		return nil, scanError(err)
 	}
 	r.noteCapture(res)
+	if res.Unvouched != "" {
+		full = true // a directory created or moved unwatched is one saves read
+	}
 	return &capture{res: res, cw: cw, tracked: tracked, full: full, warning: warning}, nil
 }
 

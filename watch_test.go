@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -85,7 +86,7 @@ func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
 
 func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 	ctx := context.Background()
-	reusedSaves, servedSaves, remembered := 0, 0, 0
+	reusedSaves, servedSaves, remembered, ignoredReused := 0, 0, 0, 0
 	for i := 0; i < testutil.Trials(6); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -100,11 +101,15 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 				t.Fatal(err)
 			}
 			defer r.Close()
+			// Directories named ign* are ignored whatever .gitignore says.
+			if err := os.WriteFile(filepath.Join(ws, ".ckptignore"), []byte("ign*/\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			startWatcherWith(t, r, WatchOptions{NoServe: noServe})
 			if _, err := r.Save(ctx, SaveOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			var log, links []string
+			var log, links, ign []string
 			// Links go to the root or to hl/, never to a directory an
 			// ignore rule may cover (a link there is not seen; see
 			// docs/guarantees.md).
@@ -112,7 +117,8 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 				t.Fatal(err)
 			}
 			for step := 0; step < 25; step++ {
-				switch rnd.IntN(8) {
+				op := rnd.IntN(10)
+				switch op {
 				case 0, 1:
 					if _, err := treegen.Mutate(rnd, ws, snapshot(t, ws), 1+rnd.IntN(4), true); err != nil {
 						t.Fatal(err)
@@ -154,6 +160,32 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 							log = append(log, "edit "+l[len(ws):])
 						}
 					}
+				case 8: // an ignored directory tree made (build output), or one removed
+					if len(ign) > 0 && rnd.IntN(3) == 0 {
+						i := rnd.IntN(len(ign))
+						os.RemoveAll(ign[i])
+						log = append(log, "rm -r "+ign[i][len(ws):])
+						ign = slices.Delete(ign, i, i+1)
+						break
+					}
+					parent := ws
+					if dirs := randomDirs(ws); len(dirs) > 0 && rnd.IntN(2) == 0 {
+						parent = dirs[rnd.IntN(len(dirs))]
+					}
+					d := filepath.Join(parent, fmt.Sprint("ign", step))
+					os.MkdirAll(filepath.Join(d, "obj"), 0o755)
+					os.WriteFile(filepath.Join(d, "obj", "a.o"), []byte(fmt.Sprint(step)), 0o644)
+					ign = append(ign, d)
+					log = append(log, "mkdir "+d[len(ws):])
+				case 9: // an ignored directory renamed, to an ignored name or not
+					if len(ign) > 0 {
+						i := rnd.IntN(len(ign))
+						to := filepath.Join(filepath.Dir(ign[i]), fmt.Sprint([]string{"ign", "out"}[rnd.IntN(2)], "-moved", step))
+						if os.Rename(ign[i], to) == nil {
+							log = append(log, "mv "+ign[i][len(ws):]+" "+to[len(ws):])
+							ign[i] = to
+						}
+					}
 				}
 				res, err := r.Save(ctx, SaveOptions{AllowEmpty: true})
 				if err != nil {
@@ -168,6 +200,9 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 				}
 				if res.Scanned < 0 {
 					reusedSaves++
+					if op == 8 {
+						ignoredReused++
+					}
 				}
 				if res.Served {
 					servedSaves++
@@ -188,6 +223,9 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 	}
 	if reusedSaves == 0 {
 		t.Fatal("no save took unchanged directories from the cache: the watcher was not used")
+	}
+	if ignoredReused == 0 {
+		t.Fatal("no save after an ignored directory was made or removed took directories from the cache")
 	}
 	if noServe && servedSaves > 0 || !noServe && servedSaves == 0 {
 		t.Fatalf("%d saves were served by the watcher (NoServe %v)", servedSaves, noServe)

@@ -57,12 +57,18 @@ type Daemon struct {
 	file    *os.File // fd, read through Go's poller so Close ends a Read
 	started time.Time
 
-	mu        sync.Mutex
-	epoch     string
-	seq       uint64
-	fullSeq   uint64 // the last seq at which the daemon lost track
-	reason    string // why, for the answer
-	dirty     map[string]uint64
+	mu      sync.Mutex
+	epoch   string
+	seq     uint64
+	fullSeq uint64 // the last seq at which the daemon lost track
+	reason  string // why, for the answer
+	dirty   map[string]uint64
+	// fresh: directories created, moved in or moved away since the
+	// daemon last lost track, with the seq of their last such event.
+	// What happened in one before its watch was added is unknown, so an
+	// answer names them (Answer.Unvouched): a save may take directories
+	// from the cache only when no save reads any of them.
+	fresh     map[string]freshDir
 	wds       map[int32]string // watch descriptor -> directory
 	paths     map[string]int32
 	infoWD    int32 // .git/info (its exclude file is an ignore file)
@@ -106,7 +112,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return initError(err)
 	}
-	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, wds: map[int32]string{},
+	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, fresh: map[string]freshDir{}, wds: map[int32]string{},
 		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), lastFull: time.Now(),
 		names: map[nameKey]nameState{}, unwatched: map[string]bool{}}
 	var rb [8]byte
@@ -300,6 +306,28 @@ func (d *Daemon) lose(reason string) {
 	d.reason = reason
 	d.log("full rescan needed: %s", reason)
 	d.forgetNames()
+	// Every answer from now on is "full" or for a token past this point.
+	clear(d.fresh)
+}
+
+// freshDir is an entry of Daemon.fresh: the seq of a directory's last
+// event and what it was.
+type freshDir struct {
+	seq  uint64
+	what string
+}
+
+// maxFresh bounds the directories the daemon keeps in fresh; beyond it,
+// it loses track.
+const maxFresh = 1 << 14
+
+// unvouch records that what happened in directory rel before its watch
+// was added (created, moved in) or while it moved (moved away) is unknown.
+func (d *Daemon) unvouch(rel, what string) {
+	d.fresh[rel] = freshDir{d.seq, what}
+	if len(d.fresh) > maxFresh {
+		d.lose(fmt.Sprintf("more than %d directories were created or moved since the last full scan", maxFresh))
+	}
 }
 
 // forget drops the watches of a directory and everything below it.
@@ -465,7 +493,8 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 			d.lose("the workspace directory was moved or deleted")
 			d.broken = d.reason
 		} else if mask&unix.IN_MOVE_SELF != 0 {
-			d.lose("directory " + rel + " was moved")
+			d.seq++
+			d.unvouch(rel, "moved")
 			d.forget(rel)
 		}
 		return
@@ -491,18 +520,20 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 	case mask&unix.IN_CREATE != 0:
 		// Until its watch is added, nothing done in the new directory is
 		// an event: a hard link made in it, written through and removed
-		// again would change a file elsewhere unseen.
-		d.lose("directory " + child + " was created (what happened in it before it was watched is unknown)")
+		// again would change a file elsewhere unseen. Unless no save
+		// reads the directory (an ignored one: a link from there is not
+		// seen anyway), the next save reads everything.
+		d.unvouch(child, "created")
 		// A watch still registered under the name is the replaced
 		// directory's (kept alive by an open descriptor): drop it.
 		d.forget(child)
 		d.add(child, true)
 	case mask&unix.IN_MOVED_TO != 0:
-		d.lose("directory " + child + " was moved in")
+		d.unvouch(child, "moved in")
 		d.forget(child)
 		d.add(child, true)
 	case mask&unix.IN_MOVED_FROM != 0:
-		d.lose("directory " + child + " was moved away")
+		d.unvouch(child, "moved away")
 		d.forget(child)
 	case mask&unix.IN_DELETE != 0:
 		d.forget(child)
@@ -542,7 +573,7 @@ func (d *Daemon) sync(ctx context.Context) error {
 	}
 }
 
-func (d *Daemon) answer(ctx context.Context, token string) *Answer {
+func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 	if err := d.sync(ctx); err != nil {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -596,6 +627,18 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 		for dir := range d.unwatched {
 			a.RawDirty = append(a.RawDirty, []byte(dir))
 		}
+		for dir, f := range d.fresh {
+			if f.seq > since {
+				a.RawUnvouched = append(a.RawUnvouched, []byte(dir))
+			}
+		}
+		if len(a.RawUnvouched) > 0 && !vouch {
+			// A client from before Unvouched would take directories from
+			// the cache regardless.
+			dir := string(a.RawUnvouched[0])
+			a.Full, a.Reason = true, "directory "+dir+" was "+d.fresh[dir].what
+			a.RawDirty, a.RawUnvouched = nil, nil
+		}
 	}
 	a.Warning = d.limitWarning()
 	return a
@@ -603,12 +646,17 @@ func (d *Daemon) answer(ctx context.Context, token string) *Answer {
 
 // Answer implements Server.
 func (d *Daemon) Answer(ctx context.Context, token string) *Answer {
-	a := d.answer(ctx, token)
+	a := d.answer(ctx, token, true)
 	a.Dirty = make([]string, len(a.RawDirty))
 	for i, b := range a.RawDirty {
 		a.Dirty[i] = string(b)
 	}
 	a.RawDirty = nil
+	a.Unvouched = make([]string, len(a.RawUnvouched))
+	for i, b := range a.RawUnvouched {
+		a.Unvouched[i] = string(b)
+	}
+	a.RawUnvouched = nil
 	return a
 }
 
@@ -732,7 +780,7 @@ func (d *Daemon) serve(ctx context.Context, conn net.Conn, stop func()) {
 	} else {
 		switch req.Op {
 		case "query":
-			resp.Answer = d.answer(ctx, req.Token)
+			resp.Answer = d.answer(ctx, req.Token, req.Unvouched)
 		case "status":
 			resp.Status = d.status()
 		case "stop":

@@ -158,7 +158,7 @@ func TestWatchLimitUnwatched(t *testing.T) {
 	if err := os.Rename(filepath.Join(outside, "new"), filepath.Join(l.root, "lim3/new")); err != nil {
 		t.Fatal(err)
 	}
-	if a = query(t, l.sock, a.Token); !a.Full {
+	if a = query(t, l.sock, a.Token); a.Full || !slices.Equal(a.Unvouched, []string{"lim3/new"}) {
 		t.Fatalf("a directory moved in: %+v", a)
 	}
 	a = query(t, l.sock, a.Token)

@@ -9,8 +9,10 @@
 // when the scan that wrote it began — and gets them with a new token, or
 // "full" when the daemon cannot vouch for the answer: it restarted (the
 // token's epoch differs), its event queue overflowed, an ignore file
-// changed, a directory was renamed or created, or a file with other hard
-// links got a name (see names_linux.go). Before answering, the daemon syncs
+// changed, or a file with other hard links got a name (see
+// names_linux.go). Directories created or moved since the token are named
+// apart (Answer.Unvouched): the save reads everything unless the ignore
+// rules leave every one of them out. Before answering, the daemon syncs
 // with the kernel: it creates a cookie file in the workspace and waits for
 // its event, so every change made before the question is counted.
 //
@@ -55,6 +57,16 @@ type Answer struct {
 	// RawDirty carries Dirty on the wire: names are bytes, not always
 	// UTF-8, which JSON strings would not keep.
 	RawDirty [][]byte `json:"dirty"`
+	// Unvouched are directories created, moved in or moved away since
+	// the token (workspace-relative): what happened in one before the
+	// daemon watched it is unknown (a hard link made there, written
+	// through and removed again changes a file elsewhere without an
+	// event). Dirty names their parents. A save may take directories
+	// from the cache only if no save reads any of them (each is, or is
+	// below, a directory the ignore rules leave out); otherwise it reads
+	// everything (scan.Options.Unvouched).
+	Unvouched    []string `json:"-"`
+	RawUnvouched [][]byte `json:"unvouched,omitempty"`
 	// Warning, when set, is for the user: the inotify watch limit is
 	// reached, so some directories are not watched and every save reads
 	// them in full (what to do is in the text).
@@ -83,9 +95,12 @@ type Status struct {
 }
 
 type request struct {
-	Op    string          `json:"op"` // query, status, stop, serve
-	Token string          `json:"token,omitempty"`
-	Body  json.RawMessage `json:"body,omitempty"`
+	Op    string `json:"op"` // query, status, stop, serve
+	Token string `json:"token,omitempty"`
+	// Unvouched: the client reads Answer.Unvouched (a client that does
+	// not gets "full" instead).
+	Unvouched bool            `json:"unvouched,omitempty"`
+	Body      json.RawMessage `json:"body,omitempty"`
 }
 
 type response struct {
@@ -143,7 +158,7 @@ func call(ctx context.Context, sock string, req request, timeout time.Duration) 
 // Query asks the daemon what changed since token ("" when the stat cache
 // has none). Any failure is an error: the caller then scans everything.
 func Query(ctx context.Context, sock, token string, timeout time.Duration) (*Answer, error) {
-	resp, err := call(ctx, sock, request{Op: "query", Token: token}, timeout)
+	resp, err := call(ctx, sock, request{Op: "query", Token: token, Unvouched: true}, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +171,11 @@ func Query(ctx context.Context, sock, token string, timeout time.Duration) (*Ans
 		a.Dirty[i] = string(d)
 	}
 	a.RawDirty = nil
+	a.Unvouched = make([]string, len(a.RawUnvouched))
+	for i, d := range a.RawUnvouched {
+		a.Unvouched[i] = string(d)
+	}
+	a.RawUnvouched = nil
 	return a, nil
 }
 

@@ -52,6 +52,16 @@ func setup(t *testing.T) (root, sock string) {
 	return
 }
 
+// oldQuery asks as a client from before Answer.Unvouched did.
+func oldQuery(t *testing.T, sock, token string) *Answer {
+	t.Helper()
+	resp, err := call(context.Background(), sock, request{Op: "query", Token: token}, 3*time.Second)
+	if err != nil || resp.Answer == nil {
+		t.Fatal(resp, err)
+	}
+	return resp.Answer
+}
+
 func query(t *testing.T, sock, token string) *Answer {
 	t.Helper()
 	a, err := Query(context.Background(), sock, token, 3*time.Second)
@@ -81,14 +91,22 @@ func TestDaemon(t *testing.T) {
 		t.Fatalf("after an edit: %+v", a)
 	}
 	// A new directory: what happened in it before its watch was added is
-	// unknown (a hard link made and removed there), so the daemon cannot
-	// vouch; it is watched from then on.
+	// unknown (a hard link made and removed there), so the daemon names
+	// it apart, its parent dirty; it is watched from then on.
 	tok = a.Token
 	os.MkdirAll(filepath.Join(root, "c/new/er"), 0o755)
 	os.WriteFile(filepath.Join(root, "c/new/er/g.txt"), []byte("g"), 0o644)
 	a = query(t, sock, tok)
-	if !a.Full || !strings.Contains(a.Reason, "directory c/new") || !strings.Contains(a.Reason, "was created") {
+	if a.Full || !slices.Contains(a.Unvouched, "c/new") || !slices.Contains(a.Dirty, "c") {
 		t.Fatalf("after mkdir -p: %+v", a)
+	}
+	// A client that does not know of Unvouched is told "full" instead.
+	if a := oldQuery(t, sock, tok); !a.Full || !strings.Contains(a.Reason, "directory c/new") || !strings.Contains(a.Reason, "was created") ||
+		len(a.RawDirty)+len(a.RawUnvouched) != 0 {
+		t.Fatalf("after mkdir -p, asked without Unvouched: %+v", a)
+	}
+	if a := query(t, sock, a.Token); a.Full || len(a.Unvouched) != 0 {
+		t.Fatalf("asked again with the new token: %+v", a)
 	}
 	tok = a.Token
 	os.WriteFile(filepath.Join(root, "c/new/er/g.txt"), []byte("g2"), 0o644)
@@ -99,12 +117,17 @@ func TestDaemon(t *testing.T) {
 	if a = query(t, sock, a.Token); len(a.Dirty) != 0 {
 		t.Fatalf("cookie reported: %+v", a)
 	}
-	// A renamed directory, a changed ignore file, another epoch: full.
+	// A renamed directory: both names (and the directory itself, moved).
 	tok = a.Token
 	os.Rename(filepath.Join(root, "a"), filepath.Join(root, "a2"))
-	if a = query(t, sock, tok); !a.Full || !strings.Contains(a.Reason, "moved") {
+	if a = query(t, sock, tok); a.Full || !slices.Contains(a.Unvouched, "a") || !slices.Contains(a.Unvouched, "a2") {
 		t.Fatalf("after a rename: %+v", a)
 	}
+	if a := oldQuery(t, sock, tok); !a.Full || !strings.Contains(a.Reason, "moved") {
+		t.Fatalf("after a rename, asked without Unvouched: %+v", a)
+	}
+	// A changed ignore file, another epoch: full.
+
 	tok = a.Token
 	os.WriteFile(filepath.Join(root, "sub/.gitignore"), []byte("*.o\n"), 0o644)
 	if a = query(t, sock, tok); !a.Full || !strings.Contains(a.Reason, "sub/.gitignore changed") {

@@ -5,8 +5,8 @@ package watch
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,13 +45,13 @@ func appendFile(t *testing.T, p, s string) {
 // through a name in another directory, and only then.
 func TestHardLinkRules(t *testing.T) {
 	type tc struct {
-		name   string
-		do     func(t *testing.T, root string)
-		full   string // the reason's text; "" = the daemon vouches
+		name string
+		do   func(t *testing.T, root string)
+		full string // the reason's text; "" = the daemon vouches
 		// unvouched: the answer names this directory apart (the save
 		// reads everything unless the rules leave it out).
 		unvouched string
-		before func(t *testing.T, root string)
+		before    func(t *testing.T, root string)
 	}
 	must := func(t *testing.T, err error) {
 		t.Helper()

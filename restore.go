@@ -285,6 +285,31 @@ func (r *Repo) dryRun(ctx context.Context, id ID, paths []string) (*RestoreResul
 	return out, nil
 }
 
+// metaRecentStages is the store setting listing the staging directories
+// of the last restores (space-separated, newest last): a watcher saw them
+// made in the workspace, and a save may count them as ckpt's own once
+// they are gone (scan.Options.GoneTemp).
+const metaRecentStages = "recent_stages"
+
+// maxRecentStages bounds that list.
+const maxRecentStages = 8
+
+// rememberStage adds stage to the recent staging directories (in tx, with
+// the journal that names it).
+func rememberStage(ctx context.Context, st store.Store, tx store.Tx, stage string) error {
+	v, err := st.Meta(ctx, metaRecentStages)
+	if err != nil {
+		return err
+	}
+	list := strings.Fields(v)
+	if slices.Contains(list, stage) {
+		return nil
+	}
+	list = append(list, stage)
+	list = list[max(0, len(list)-maxRecentStages):]
+	return tx.SetMeta(metaRecentStages, strings.Join(list, " "))
+}
+
 func newStageName() string {
 	var b [6]byte
 	rand.Read(b[:])
@@ -457,6 +482,9 @@ func (r *Repo) journalRestore(ctx context.Context, j *journalData, recovering bo
 			return nil
 		}
 		data, _ := json.Marshal(j)
+		if err := rememberStage(ctx, r.st, tx, j.Stage); err != nil {
+			return err
+		}
 		return tx.SetJournal(&store.Journal{Kind: string(j.Op), Data: data})
 	})
 	if err != nil {

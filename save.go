@@ -253,6 +253,11 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			if accel && !ans.Full && prev == key && r.watchAccelOK(ctx) {
 				o.Unchanged = watch.Unchanged(ans.Dirty)
 				o.Unvouched = ans.Unvouched
+				if len(ans.Unvouched) > 0 {
+					// A restore's staging directory is one of them.
+					v, _ := r.st.Meta(ctx, metaRecentStages)
+					o.GoneTemp = strings.Fields(v)
+				}
 			}
 			full = ans.Full
 			warning = ans.Warning
@@ -283,9 +288,9 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			}
 		}
 	}
-	unchanged, unvouched := o.Unchanged, o.Unvouched
+	unchanged, unvouched, goneTemp := o.Unchanged, o.Unvouched, o.GoneTemp
 	o = r.scanOptions(ctx, sink, cache)
-	o.Unchanged, o.Unvouched = unchanged, unvouched
+	o.Unchanged, o.Unvouched, o.GoneTemp = unchanged, unvouched, goneTemp
 	o.CacheOut = cw
 	if !rules.plain() {
 		o.Include = rules.include

@@ -4,8 +4,10 @@ package ckpt
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -167,4 +169,50 @@ func TestWatchLinkInNewDirectory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A restore stages its files in a directory it makes in the workspace
+// (.ckpt-tmp-*) and removes: once it is gone, the save after the restore
+// still takes unchanged directories from the cache. The store keeps the
+// names of the last few stages only.
+func TestWatchSaveAfterRestore(t *testing.T) {
+	ctx := context.Background()
+	r, ws := openTest(t, map[string]string{"a/f.txt": "v1\n", "c/g.txt": "g\n", "d/h.txt": "h\n"})
+	startWatcherWith(t, r, WatchOptions{})
+	saveMatchesFull(t, r, "first save")
+	saveMatchesFull(t, r, "second save")
+	first, err := r.Save(ctx, SaveOptions{AllowEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxRecentStages + 2 {
+		if err := os.WriteFile(filepath.Join(ws, "a/f.txt"), []byte(fmt.Sprint("v", i+2, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		saveExpect(t, r, "an edit", true)
+		if i%2 == 0 {
+			if _, err := r.Undo(ctx); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := r.Restore(ctx, first.Checkpoint.ID.String(), RestoreOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		saveExpect(t, r, fmt.Sprint("the save after restore ", i), true)
+	}
+	v, err := r.st.Meta(ctx, metaRecentStages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stages := strings.Fields(v); len(stages) != maxRecentStages {
+		t.Fatalf("recent stages %q: want the last %d", stages, maxRecentStages)
+	}
+	// A directory of the same name made by someone else is read.
+	stage := strings.Fields(v)[maxRecentStages-1]
+	if err := os.MkdirAll(filepath.Join(ws, stage), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, stage, "mine.txt"), []byte("not ckpt's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saveExpect(t, r, "a directory named as the last stage, made by someone else", false)
 }

@@ -163,6 +163,10 @@ type Options struct {
 	// is not, the scan starts over without Unchanged and says why in
 	// Result.Unvouched. Their parents must be dirty (not Unchanged).
 	Unvouched []string
+	// GoneTemp lists the staging directories of ckpt's finished restores
+	// (see Options.Temp): a directory of Unvouched that is one of their
+	// entries (OwnTemp) and is no longer there counts as left out.
+	GoneTemp []string
 	// OnStaleCache, if set, is called when Cache turns out to name trees
 	// the store does not have (the store's database was replaced by an
 	// older copy): the scan then starts over without the cache (and with
@@ -341,13 +345,13 @@ type scanner struct {
 	// toHash is final.
 	dirs atomic.Int64
 
-	reused    map[string]bool // directories taken whole from the cache
+	reused map[string]bool // directories taken whole from the cache
 	// unvouchedIn: for each directory, the names in it that are
 	// Options.Unvouched directories or lead to one; leftOut: those of
 	// them the rules leave out (see checkUnvouched).
 	unvouchedIn map[string][]string
 	leftOut     map[string]bool
-	rootTotal int64
+	rootTotal   int64
 	// fromCache lists the directories whose tree id was taken from the
 	// cache (unchanged), to check they are in the store.
 	fromCache []cachedTree
@@ -512,15 +516,16 @@ func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stal
 
 // noteLeftOut records which of the names in n that are, or lead to,
 // Options.Unvouched directories the rules leave out of a save, as a
-// directory, whether or not it is there now (n's matcher is made).
-func (s *scanner) noteLeftOut(n *node) {
+// directory, whether or not it is there now (n's matcher is made; des is
+// n's listing, sorted).
+func (s *scanner) noteLeftOut(n *node, des []dirent) {
 	names := s.unvouchedIn[n.rel]
 	if len(names) == 0 {
 		return
 	}
 	var out []string
 	for _, name := range names {
-		if s.leftOutDir(n, name) {
+		if s.leftOutDir(n, name) || s.goneTemp(name, des) {
 			out = append(out, join(n.rel, name))
 		}
 	}
@@ -545,6 +550,16 @@ func (s *scanner) leftOutDir(n *node, name string) bool {
 		return false
 	}
 	return n.ignored || n.m.IgnoredIn(n.rel, name, true)
+}
+
+// goneTemp reports whether name is an entry of a finished restore's
+// staging directory (Options.GoneTemp) that is not in des.
+func (s *scanner) goneTemp(name string, des []dirent) bool {
+	if !slices.ContainsFunc(s.opts.GoneTemp, func(stage string) bool { return OwnTemp(stage, name) }) {
+		return false
+	}
+	_, there := slices.BinarySearchFunc(des, name, func(d dirent, name string) int { return strings.Compare(d.name, name) })
+	return !there
 }
 
 // checkUnvouched reports whether every Options.Unvouched directory is, or
@@ -759,7 +774,7 @@ func (s *scanner) readDir(n *node) error {
 	parentM := n.m
 	n.m = parentM.Child(n.rel, lists[0], lists[1], lists[2])
 	if s.unvouchedIn != nil {
-		s.noteLeftOut(n)
+		s.noteLeftOut(n, des)
 	}
 	n.cacheTree, n.cached, n.hasCache = s.opts.Cache.block(n.rel)
 

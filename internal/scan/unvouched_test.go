@@ -31,6 +31,7 @@ func TestUnvouchedLeftOut(t *testing.T) {
 		name      string
 		unvouched []string
 		tracked   []string
+		goneTemp  []string
 		want      string // Result.Unvouched
 	}{
 		{name: "ignored", unvouched: []string{"src/build"}},
@@ -42,6 +43,10 @@ func TestUnvouchedLeftOut(t *testing.T) {
 		{name: "ignored but a path below it tracked", unvouched: []string{"src/build"}, tracked: []string{"src/build/keep.o"}, want: "src/build"},
 		{name: "below a directory not read", unvouched: []string{"other/x.tmp"}, want: "other/x.tmp"},
 		{name: "not a clean path", unvouched: []string{"../src/build"}, want: "../src/build"},
+		{name: "a finished restore's staging directory, gone", unvouched: []string{".ckpt-tmp-0a1b"}, goneTemp: []string{".ckpt-tmp-0a1b"}},
+		{name: "its rollback directory, gone", unvouched: []string{".ckpt-tmp-0a1b-back"}, goneTemp: []string{".ckpt-tmp-99", ".ckpt-tmp-0a1b"}},
+		{name: "a staging name still there", unvouched: []string{"src/.ckpt-tmp-here"}, goneTemp: []string{".ckpt-tmp-here"}, want: "src/.ckpt-tmp-here"},
+		{name: "another restore's staging name", unvouched: []string{".ckpt-tmp-ffff"}, goneTemp: []string{".ckpt-tmp-0a1b"}, want: ".ckpt-tmp-ffff"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,14 +58,15 @@ func TestUnvouchedLeftOut(t *testing.T) {
 			f.write("src/new/n.go", "n\n", 0o644)
 			f.write("other/b.go", "b\n", 0o644)
 			f.write("lib/c.go", "c\n", 0o644)
+			f.write("src/.ckpt-tmp-here/u.txt", "a user's\n", 0o644)
 			f.scan()
 			waitClock(t, f.root)
 			f.scan()
 			if err := os.WriteFile(filepath.Join(f.root, "src/a.go"), []byte("a2\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			full := f.scanUnvouched(t, nil, nil, c.tracked)
-			res := f.scanUnvouched(t, unchangedBut("src"), c.unvouched, c.tracked)
+			full := f.scanUnvouched(t, Options{Tracked: c.tracked})
+			res := f.scanUnvouched(t, Options{Unchanged: unchangedBut("src"), Unvouched: c.unvouched, Tracked: c.tracked, GoneTemp: c.goneTemp})
 			if res.Unvouched != c.want {
 				t.Fatalf("Result.Unvouched %q, want %q", res.Unvouched, c.want)
 			}
@@ -74,9 +80,9 @@ func TestUnvouchedLeftOut(t *testing.T) {
 	}
 }
 
-// scanUnvouched scans with unchanged and unvouched into the fixture's
-// store (its cache stays).
-func (f *fixture) scanUnvouched(t *testing.T, unchanged func(string) bool, unvouched, tracked []string) *Result {
+// scanUnvouched scans with o's Unchanged, Unvouched, Tracked and GoneTemp
+// into the fixture's store (its cache stays).
+func (f *fixture) scanUnvouched(t *testing.T, o Options) *Result {
 	t.Helper()
 	var res *Result
 	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test", "")
@@ -85,8 +91,8 @@ func (f *fixture) scanUnvouched(t *testing.T, unchanged func(string) bool, unvou
 	}
 	err = f.mem.Update(context.Background(), func(tx store.Tx) error {
 		var err error
-		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree,
-			Unchanged: unchanged, Unvouched: unvouched, Tracked: tracked, Workers: 2})
+		o.Root, o.Cache, o.CacheOut, o.Sink, o.LoadTree, o.Workers = f.root, f.cache, cw, tx, tx.ReadTree, 2
+		res, err = Scan(context.Background(), o)
 		return err
 	})
 	if err != nil {

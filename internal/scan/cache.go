@@ -663,6 +663,44 @@ func (w *CacheWriter) copyBlock(from *Cache, dir string, tree object.ID, dev uin
 	w.appendBlock(dir, tree, dev, raw, count, flags, size, from.mem)
 }
 
+// shareBlocks puts into an in-memory writer every block of the in-memory
+// cache from for which keep holds, as it is (its bytes shared: they never
+// change), under one lock. It reports false, doing nothing, unless both
+// are in memory (then copyBlock it is).
+func (w *CacheWriter) shareBlocks(from *Cache, keep func(dir string) bool) bool {
+	if w == nil || from == nil || !from.mem {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mem == nil {
+		return false
+	}
+	if w.err != nil {
+		return true
+	}
+	for dir, ref := range from.dirs {
+		if len(ref.raw) == ref.length+4 && keep(dir) {
+			w.mem[dir] = ref
+		}
+	}
+	return true
+}
+
+// sizeFor makes an empty in-memory writer's map as large as the cache it
+// is made from will make it (growing it block by block was most of the
+// cost of taking unchanged directories from the cache).
+func (w *CacheWriter) sizeFor(from *Cache) {
+	if w == nil || from == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mem != nil && len(w.mem) == 0 && w.err == nil {
+		w.mem = make(map[string]blockRef, len(from.dirs)+len(from.dirs)/8)
+	}
+}
+
 // appendBlock appends a block; owned: b is not changed or unmapped later
 // (an in-memory writer keeps it without copying).
 func (w *CacheWriter) appendBlock(dir string, tree object.ID, dev uint64, b []byte, count int, flags uint8, size int64, owned bool) {

@@ -450,6 +450,7 @@ func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 // scanOnce is one walk; stale reports that the cache named trees the store
 // does not have (the result is then not to be used).
 func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stale bool, err error) {
+	opts.CacheOut.sizeFor(opts.Cache)
 	s := newScanner(ctx, opts)
 	defer s.cancel(nil)
 	if err := s.open(); err != nil {
@@ -1335,19 +1336,29 @@ func (s *scanner) copyReused() {
 	if len(s.reused) == 0 || s.opts.CacheOut == nil {
 		return
 	}
+	// under: dir or a directory above it was reused. From the top: the
+	// reused directories hang off the few read ones along the changes.
+	under := func(dir string) bool {
+		for i := 0; ; {
+			j := strings.IndexByte(dir[i:], '/')
+			if j < 0 {
+				return s.reused[dir]
+			}
+			if s.reused[dir[:i+j]] {
+				return true
+			}
+			i += j + 1
+		}
+	}
+	if s.opts.CacheOut.shareBlocks(s.opts.Cache, under) {
+		return
+	}
 	for dir, ref := range s.opts.Cache.dirs {
-		for d := dir; ; {
-			if s.reused[d] {
-				if raw, count, dev, ok := s.opts.Cache.rawBlock(dir); ok {
-					s.opts.CacheOut.copyBlock(s.opts.Cache, dir, ref.tree, dev, raw, count, ref.flags, ref.size)
-				}
-				break
-			}
-			i := strings.LastIndexByte(d, '/')
-			if i < 0 {
-				break
-			}
-			d = d[:i]
+		if !under(dir) {
+			continue
+		}
+		if raw, count, dev, ok := s.opts.Cache.rawBlock(dir); ok {
+			s.opts.CacheOut.copyBlock(s.opts.Cache, dir, ref.tree, dev, raw, count, ref.flags, ref.size)
 		}
 	}
 }

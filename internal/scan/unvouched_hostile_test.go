@@ -1,0 +1,42 @@
+//go:build unix
+
+package scan
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An Options.Unvouched entry that is not a clean relative path (a watcher
+// answering wrongly, or a hostile one) is never accepted: the scan reads
+// everything and says so in Result.Unvouched, whatever the rules say of
+// the names along it.
+func TestUnvouchedNotCleanReadsEverything(t *testing.T) {
+	for _, u := range []string{"", ".", "..", "/src/build", "src//build", "src/build/", "src/./build",
+		"src/build/../new", "build/../src/new", "src/build/..", "./src/build", "src/build\x00", strings.Repeat("src/", 2000) + "x"} {
+		t.Run(strings.NewReplacer("/", "|", "\x00", "NUL").Replace(u)[:min(len(u), 40)], func(t *testing.T) {
+			f := newFixture(t)
+			f.write(".gitignore", "build/\n", 0o644)
+			f.write("src/a.go", "a\n", 0o644)
+			f.write("src/build/x/a.o", "o\n", 0o644)
+			f.write("src/new/n.go", "n\n", 0o644)
+			f.write("lib/c.go", "c\n", 0o644)
+			f.scan()
+			waitClock(t, f.root)
+			f.scan()
+			if err := os.WriteFile(filepath.Join(f.root, "src/a.go"), []byte("a2\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			full := f.scanUnvouched(t, nil, nil, nil)
+			res := f.scanUnvouched(t, unchangedBut("src"), []string{"src/build", u}, nil)
+			if res.Unvouched == "" {
+				t.Fatalf("%q accepted (Result.Unvouched empty)", u)
+			}
+			if res.Root != full.Root || res.Files != full.Files {
+				t.Fatalf("root %v files %d, want %v %d (a full scan)", res.Root, res.Files, full.Root, full.Files)
+			}
+		})
+	}
+}

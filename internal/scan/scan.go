@@ -571,6 +571,16 @@ func (s *scanner) checkUnvouched() (string, bool) {
 		return "", true
 	}
 	for _, u := range s.opts.Unvouched {
+		if !cleanRel(u) {
+			// Not a directory of the workspace as the scan names them
+			// (empty, absolute, "." or ".." in it, doubled or trailing
+			// slash): never accepted, and never "" (which says all
+			// were).
+			if u == "" {
+				u = "."
+			}
+			return u, false
+		}
 		ok := false
 		for p := u; p != "" && p != "." && !ok; p = parentDir(p) {
 			ok = s.leftOut[p]
@@ -580,6 +590,20 @@ func (s *scanner) checkUnvouched() (string, bool) {
 		}
 	}
 	return "", true
+}
+
+// cleanRel reports whether p is a clean relative slash-separated path:
+// not empty, no empty, "." or ".." component, no NUL.
+func cleanRel(p string) bool {
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // staleCache reports whether a tree taken from the cache is missing from

@@ -160,8 +160,11 @@ type Options struct {
 	// when no save reads any of them: each is, or is below, a directory
 	// left out by a rule (ignored, reserved, excluded, ckpt's own) that
 	// the scan checked in its parent, whether it exists or not. When one
-	// is not, the scan starts over without Unchanged and says why in
-	// Result.Unvouched. Their parents must be dirty (not Unchanged).
+	// is not, or when an ignore file in a directory on the way to one
+	// is not what the cache saw (changed unseen, through a hard link:
+	// the rules may not be the ones when it was made), the scan starts
+	// over without Unchanged and says why in Result.Unvouched. Their
+	// parents must be dirty (not Unchanged).
 	Unvouched []string
 	// GoneTemp lists the staging directories of ckpt's finished restores
 	// (see Options.Temp): a directory of Unvouched that is one of their
@@ -351,7 +354,14 @@ type scanner struct {
 	// them the rules leave out (see checkUnvouched).
 	unvouchedIn map[string][]string
 	leftOut     map[string]bool
-	rootTotal   int64
+	// rulesChanged: an ignore file in a directory on the way to an
+	// unvouched one (rulesDir) is not the one the cache saw. The watcher
+	// loses track when one changes, so it changed unseen (written
+	// through a hard link): the rules that leave an unvouched directory
+	// out now may not be the ones when it was made.
+	rulesChanged bool
+	rulesDir     string
+	rootTotal    int64
 	// fromCache lists the directories whose tree id was taken from the
 	// cache (unchanged), to check they are in the store.
 	fromCache []cachedTree
@@ -563,6 +573,27 @@ func (s *scanner) goneTemp(name string, des []dirent) bool {
 	return !there
 }
 
+// checkRules records whether an ignore file read in n (st, in the order
+// of ignoreFiles; nil where there is none) differs from what the cache
+// has for it (see scanner.rulesChanged).
+func (s *scanner) checkRules(n *node, st [3]*statInfo) {
+	for i, fst := range st {
+		if fst == nil {
+			continue
+		}
+		j, found := slices.BinarySearchFunc(n.cached, ignoreFiles[i], func(c cachedEntry, name string) int { return strings.Compare(c.name, name) })
+		if n.hasCache && found && s.clean(&n.cached[j], *fst, object.ModeFile|fst.mode&0o777) {
+			continue
+		}
+		s.rmu.Lock()
+		if !s.rulesChanged {
+			s.rulesChanged, s.rulesDir = true, n.rel
+		}
+		s.rmu.Unlock()
+		return
+	}
+}
+
 // checkUnvouched reports whether every Options.Unvouched directory is, or
 // is below, one the scan found left out; if not, it returns the first
 // that is not.
@@ -588,6 +619,14 @@ func (s *scanner) checkUnvouched() (string, bool) {
 		if !ok {
 			return u, false
 		}
+	}
+	if s.rulesChanged {
+		for _, u := range s.opts.Unvouched {
+			if s.rulesDir == "" || u == s.rulesDir || strings.HasPrefix(u, s.rulesDir+"/") {
+				return u, false
+			}
+		}
+		return s.opts.Unvouched[0], false
 	}
 	return "", true
 }
@@ -771,6 +810,7 @@ func (s *scanner) readDir(n *node) error {
 	// Ignore files of this directory: .gitignore, .ckptignore,
 	// .decreeignore, from IgnoreFiles or else the disk.
 	var lists [3]*ignore.List
+	var ignSt [3]*statInfo
 	if s.opts.IgnoreFiles != nil {
 		for i, name := range ignoreFiles {
 			if data, ok := s.opts.IgnoreFiles(join(n.rel, name)); ok {
@@ -795,6 +835,7 @@ func (s *scanner) readDir(n *node) error {
 			return &PathError{Op: "read", Path: join(n.rel, de.name), Err: unwrapErr(err)}
 		}
 		lists[i] = ignore.ParseList(n.rel, join(n.rel, de.name), data)
+		ignSt[i] = &st
 	}
 	parentM := n.m
 	n.m = parentM.Child(n.rel, lists[0], lists[1], lists[2])
@@ -802,6 +843,9 @@ func (s *scanner) readDir(n *node) error {
 		s.noteLeftOut(n, des)
 	}
 	n.cacheTree, n.cached, n.hasCache = s.opts.Cache.block(n.rel)
+	if s.unvouchedIn != nil && len(s.unvouchedIn[n.rel]) > 0 {
+		s.checkRules(n, ignSt)
+	}
 
 	dirfd := fd
 	ci2 := 0 // merge cursor into n.cached

@@ -29,8 +29,8 @@ func TestUnvouchedNotCleanReadsEverything(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(f.root, "src/a.go"), []byte("a2\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			full := f.scanUnvouched(t, nil, nil, nil)
-			res := f.scanUnvouched(t, unchangedBut("src"), []string{"src/build", u}, nil)
+			full := f.scanUnvouched(t, Options{})
+			res := f.scanUnvouched(t, Options{Unchanged: unchangedBut("src"), Unvouched: []string{"src/build", u}})
 			if res.Unvouched == "" {
 				t.Fatalf("%q accepted (Result.Unvouched empty)", u)
 			}

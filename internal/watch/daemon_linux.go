@@ -319,7 +319,7 @@ type freshDir struct {
 
 // maxFresh bounds the directories the daemon keeps in fresh; beyond it,
 // it loses track.
-const maxFresh = 1 << 14
+var maxFresh = 1 << 14
 
 // unvouch records that what happened in directory rel before its watch
 // was added (created, moved in) or while it moved (moved away) is unknown.

@@ -1,0 +1,43 @@
+//go:build linux
+
+package watch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A watcher asked after every few directories made keeps answering for
+// them: what it keeps of directories made (Daemon.fresh) is what answers
+// for tokens still in use need, not everything since it last lost track.
+// Otherwise a long-running watcher that sees many distinct directory
+// names (build output with unique names) holds up to maxFresh of them and
+// then answers "full" for a turn that made a handful.
+func TestFreshForgottenOnceAnswered(t *testing.T) {
+	m := maxFresh
+	t.Cleanup(func() { maxFresh = m }) // after the daemon stops
+	maxFresh = 1000
+	root, sock := setup(t)
+	a := query(t, sock, "")
+	const batch = 200
+	for i := 0; i*batch <= maxFresh+batch; i++ {
+		for j := 0; j < batch; j++ {
+			p := filepath.Join(root, "c", fmt.Sprintf("tmp-%d-%d", i, j))
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prev := a.Token
+		if a = query(t, sock, prev); a.Full {
+			t.Fatalf("after %d directories made in all, %d since the last answer: full (%s)", (i+1)*batch, batch, a.Reason)
+		}
+		if len(a.Unvouched) != batch {
+			t.Fatalf("batch %d: %d unvouched, want %d", i, len(a.Unvouched), batch)
+		}
+	}
+}

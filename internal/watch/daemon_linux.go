@@ -95,6 +95,11 @@ type Daemon struct {
 	// looks: what the daemon last saw of each unwatched directory (see
 	// lookUnwatched).
 	looks map[string]dirLook
+	// floor: dirty and fresh no longer hold what is at or before this
+	// seq (an answer for a token at floor or later does not need it); an
+	// older token is answered "full". lastSince: the token of the last
+	// answer that named what changed.
+	floor, lastSince uint64
 }
 
 // MaxTrust is how long the daemon vouches for its answers: after that
@@ -325,6 +330,12 @@ var maxFresh = 1 << 14
 // was added (created, moved in) or while it moved (moved away) is unknown.
 func (d *Daemon) unvouch(rel, what string) {
 	d.fresh[rel] = freshDir{d.seq, what}
+	if len(d.fresh) > maxFresh {
+		// What the last answer's client (the stat cache) no longer
+		// needs goes first: a watcher answering saves loses track only
+		// for that many directories made between two of them.
+		d.prune(d.lastSince)
+	}
 	if len(d.fresh) > maxFresh {
 		d.lose(fmt.Sprintf("more than %d directories were created or moved since the last full scan", maxFresh))
 	}
@@ -614,6 +625,8 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 		a.Full, a.Reason = true, "the watcher started after the stat cache was written"
 	case since < d.fullSeq:
 		a.Full, a.Reason = true, d.reason
+	case since < d.floor:
+		a.Full, a.Reason = true, "the stat cache is older than one the watcher answered for since"
 	case time.Since(d.lastFull) > MaxTrust:
 		// A backstop for what inotify cannot see (a hard link made
 		// elsewhere, writes through mmap): now and then, read everything.
@@ -632,6 +645,7 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 				a.RawUnvouched = append(a.RawUnvouched, []byte(dir))
 			}
 		}
+		d.lastSince = since
 		if len(a.RawUnvouched) > 0 && !vouch {
 			// A client from before Unvouched would take directories from
 			// the cache regardless.
@@ -642,6 +656,25 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 	}
 	a.Warning = d.limitWarning()
 	return a
+}
+
+// prune forgets the dirty and fresh entries no answer for a token at
+// since or later needs; from then on an older token is answered "full".
+func (d *Daemon) prune(since uint64) {
+	if since <= d.floor || since > d.seq {
+		return
+	}
+	d.floor = since
+	for dir, seq := range d.dirty {
+		if seq <= since {
+			delete(d.dirty, dir)
+		}
+	}
+	for dir, f := range d.fresh {
+		if f.seq <= since {
+			delete(d.fresh, dir)
+		}
+	}
 }
 
 // Answer implements Server.

@@ -21,6 +21,7 @@ func TestFreshForgottenOnceAnswered(t *testing.T) {
 	maxFresh = 1000
 	root, sock := setup(t)
 	a := query(t, sock, "")
+	first := a.Token
 	const batch = 200
 	for i := 0; i*batch <= maxFresh+batch; i++ {
 		for j := 0; j < batch; j++ {
@@ -39,5 +40,10 @@ func TestFreshForgottenOnceAnswered(t *testing.T) {
 		if len(a.Unvouched) != batch {
 			t.Fatalf("batch %d: %d unvouched, want %d", i, len(a.Unvouched), batch)
 		}
+	}
+	// A token from before what the watcher forgot: it cannot name what
+	// was made since.
+	if a := query(t, sock, first); !a.Full {
+		t.Fatalf("asked with the first token: %d unvouched, not full", len(a.Unvouched))
 	}
 }

@@ -3,6 +3,7 @@
 package ckpt
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -58,6 +59,79 @@ func TestWatchUnvouchedRulesChangedThroughLink(t *testing.T) {
 				t.Fatal(err)
 			}
 			saveMatchesFull(t, r, "a link made, written through and removed in src/new")
+		})
+	}
+}
+
+// New directories a save reads, each with a hard link to a/f.txt made,
+// written through and removed in it before the watcher watches it (at the
+// moment the watcher handles its creation), then renamed, removed or
+// left: the rules around (negations, directory-only patterns,
+// .git/info/exclude, odd names) never make the save take a/ from the
+// cache. Each save equals a full scan.
+func TestWatchUnvouchedRulesCorners(t *testing.T) {
+	type tc struct {
+		name, mk string          // the directory made (a link made in it at its event)
+		then     func(ws string) // right after the link, at the same event
+	}
+	mv := func(from, to string) func(string) {
+		return func(ws string) { os.Rename(filepath.Join(ws, from), filepath.Join(ws, to)) }
+	}
+	cases := []tc{
+		{name: "renamed to an ignored name", mk: "src/n1", then: mv("src/n1", "src/n1.cache")},
+		{name: "renamed below an ignored directory", mk: "src/n2", then: mv("src/n2", "build/n2")},
+		{name: "removed", mk: "src/n3", then: func(ws string) { os.Remove(filepath.Join(ws, "src/n3")) }},
+		{name: "negated", mk: "keep.cache"},
+		{name: "directory-only negation", mk: "gen"},
+		{name: "non-UTF-8", mk: "src/n\xff"},
+		{name: "newline and spaces", mk: "src/a b\nc "},
+		{name: "parent renamed", mk: "src/p/n4", then: mv("src/p", "src/p2")},
+		{name: "parent renamed to an ignored name", mk: "src/q/n5", then: mv("src/q", "src/q.cache")},
+		{name: "replaced by a file", mk: "src/n6", then: func(ws string) {
+			os.Remove(filepath.Join(ws, "src/n6"))
+			os.WriteFile(filepath.Join(ws, "src/n6"), []byte("now a file\n"), 0o644)
+		}},
+		{name: "replaced by a symlink to an ignored one", mk: "src/n7", then: func(ws string) {
+			os.Remove(filepath.Join(ws, "src/n7"))
+			os.Symlink("build", filepath.Join(ws, "src/n7"))
+		}},
+	}
+	for _, noServe := range []bool{false, true} {
+		t.Run(map[bool]string{false: "served", true: "asked"}[noServe], func(t *testing.T) {
+			r, ws := openTest(t, map[string]string{
+				"a/f.txt":    "v1\n",
+				".gitignore": "*.cache/\n!keep.cache/\nbuild/\ngen\n!gen/\nxfile\n",
+				"src/a.go":   "package a\n", "src/p/x.go": "x\n", "src/q/y.go": "y\n",
+				".git/info/exclude": "excl/\n",
+			})
+			startWatcherWith(t, r, WatchOptions{NoServe: noServe})
+			saveMatchesFull(t, r, "first save")
+			saveMatchesFull(t, r, "second save")
+			saveExpect(t, r, "nothing changed", true)
+			if err := os.Mkdir(filepath.Join(ws, "excl"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			saveExpect(t, r, "a directory .git/info/exclude leaves out", true)
+			os.MkdirAll(filepath.Join(ws, "src/p"), 0o755)
+			os.MkdirAll(filepath.Join(ws, "src/q"), 0o755)
+			for i, c := range cases {
+				var once sync.Once
+				disarm := failpoint.Set("watch/event("+c.mk+")", func(string) error {
+					once.Do(func() {
+						linkWrite(t, ws, "a/f.txt", c.mk+"/l", fmt.Sprintf("written through a link in %q\n", c.mk))
+						if c.then != nil {
+							c.then(ws)
+						}
+					})
+					return nil
+				})
+				if err := os.MkdirAll(filepath.Join(ws, c.mk), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				saveMatchesFull(t, r, fmt.Sprintf("%d %s", i, c.name))
+				disarm()
+				saveExpect(t, r, c.name+": nothing changed since", true)
+			}
 		})
 	}
 }

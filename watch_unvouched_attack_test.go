@@ -3,6 +3,7 @@
 package ckpt
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -134,4 +135,58 @@ func TestWatchUnvouchedRulesCorners(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Directories made, renamed and removed (ignored and not, hard links made
+// to a/f.txt and written through in some) by another goroutine while
+// saves run: no save fails, and once it stops, the next save equals a
+// full scan and the one after it is incremental again.
+func TestWatchUnvouchedConcurrentChurn(t *testing.T) {
+	r, ws := openTest(t, map[string]string{"a/f.txt": "v1\n", ".gitignore": "*.cache/\n", "src/a.go": "package a\n", "lib/b.go": "b\n"})
+	startWatcher(t, r)
+	saveMatchesFull(t, r, "first save")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			names := []string{fmt.Sprintf("src/d%d", i%7), fmt.Sprintf("src/d%d.cache", i%5)}
+			for _, n := range names {
+				p := filepath.Join(ws, n)
+				os.MkdirAll(filepath.Join(p, "sub"), 0o755)
+				if i%3 == 0 {
+					if os.Link(filepath.Join(ws, "a/f.txt"), filepath.Join(p, "l")) == nil {
+						if f, err := os.OpenFile(filepath.Join(p, "l"), os.O_WRONLY|os.O_APPEND, 0); err == nil {
+							f.WriteString("x\n")
+							f.Close()
+						}
+						os.Remove(filepath.Join(p, "l"))
+					}
+				}
+				switch i % 4 {
+				case 1:
+					os.Rename(p, p+"x.cache")
+					os.RemoveAll(p + "x.cache")
+				case 2:
+					os.RemoveAll(p)
+				}
+			}
+		}
+	}()
+	for i := 0; i < 15; i++ {
+		if _, err := r.Save(context.Background(), SaveOptions{AllowEmpty: true}); err != nil {
+			close(stop)
+			<-done
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+	saveMatchesFull(t, r, "after the churn stopped")
+	saveExpect(t, r, "nothing changed since", true)
 }

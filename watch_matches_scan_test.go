@@ -279,3 +279,25 @@ func TestWatchFileInPreexistingEmptyDir(t *testing.T) {
 	writeFile(t, ws, "a/logs/notes.txt", "not ignored\n")
 	saveMatchesFull(t, r, "after writing into directories that held nothing captured")
 }
+
+// An ignore file with another hard link, written through that link: no
+// event in its directory. The scan reads that directory (it holds a file
+// with other links), but its subdirectories, unchanged, were taken from
+// the cache under the old rules.
+func TestWatchIgnoreFileWrittenThroughLink(t *testing.T) {
+	r, ws := openTest(t, map[string]string{"sub/.gitignore": "*.tmp\n", "sub/deep/x.txt": "x\n", "sub/deep/y.txt": "y\n", "other/z.txt": "z\n"})
+	outside := filepath.Join(t.TempDir(), "gitignore")
+	if err := os.Link(filepath.Join(ws, "sub/.gitignore"), outside); err != nil {
+		t.Fatal(err)
+	}
+	startWatcher(t, r)
+	saveMatchesFull(t, r, "first save")
+	saveMatchesFull(t, r, "second save")
+	f, err := os.OpenFile(outside, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("x.txt\n")
+	f.Close()
+	saveMatchesFull(t, r, "after adding a rule through the other link")
+}

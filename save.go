@@ -305,8 +305,10 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		return nil, scanError(err)
 	}
 	r.noteCapture(res)
-	if res.Unvouched != "" {
-		full = true // a directory created or moved unwatched is one saves read
+	if res.Unvouched != "" || res.RulesChanged != "" {
+		// A directory created or moved unwatched is one saves read, or
+		// an ignore file changed unseen: the scan read everything.
+		full = true
 	}
 	return &capture{res: res, cw: cw, tracked: tracked, full: full, warning: warning}, nil
 }

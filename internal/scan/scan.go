@@ -150,7 +150,10 @@ type Options struct {
 	// the cache whole: its tree is the cached tree and its cache blocks are
 	// copied, without reading it. Skipped and untracked entries below it are
 	// not reported again, and Result.Files is then -1 (unknown), so only
-	// saves use it, never restores.
+	// saves use it, never restores. An ignore file of a directory read
+	// that is not what the cache saw changed unseen by the watcher (one
+	// written through a hard link, or in a directory it cannot watch):
+	// the scan then starts over without Unchanged (Result.RulesChanged).
 	Unchanged func(rel string) bool
 	// Unvouched lists directories (relative) whose past the watcher
 	// behind Unchanged cannot vouch for: created, moved in or moved away
@@ -160,11 +163,8 @@ type Options struct {
 	// when no save reads any of them: each is, or is below, a directory
 	// left out by a rule (ignored, reserved, excluded, ckpt's own) that
 	// the scan checked in its parent, whether it exists or not. When one
-	// is not, or when an ignore file in a directory on the way to one
-	// is not what the cache saw (changed unseen, through a hard link:
-	// the rules may not be the ones when it was made), the scan starts
-	// over without Unchanged and says why in Result.Unvouched. Their
-	// parents must be dirty (not Unchanged).
+	// is not, the scan starts over without Unchanged and says why in
+	// Result.Unvouched. Their parents must be dirty (not Unchanged).
 	Unvouched []string
 	// GoneTemp lists the staging directories of ckpt's finished restores
 	// (see Options.Temp): a directory of Unvouched that is one of their
@@ -249,6 +249,10 @@ type Result struct {
 	// save reads (or one whose parent the scan did not read): the scan
 	// then read everything, taking no directory whole from the cache.
 	Unvouched string
+	// RulesChanged, when set, is a directory whose ignore file changed
+	// unseen by the watcher behind Options.Unchanged (see
+	// scanner.rulesChanged): the scan then read everything too.
+	RulesChanged string
 }
 
 // PathError is a failure to read a path of the workspace.
@@ -354,11 +358,13 @@ type scanner struct {
 	// them the rules leave out (see checkUnvouched).
 	unvouchedIn map[string][]string
 	leftOut     map[string]bool
-	// rulesChanged: an ignore file in a directory on the way to an
-	// unvouched one (rulesDir) is not the one the cache saw. The watcher
-	// loses track when one changes, so it changed unseen (written
-	// through a hard link): the rules that leave an unvouched directory
-	// out now may not be the ones when it was made.
+	// rulesChanged: in a scan with Options.Unchanged, an ignore file of
+	// a directory read (rulesDir) is not the one the cache saw. The
+	// watcher loses track when one changes, so it changed unseen
+	// (written through a hard link, or in a directory it cannot watch):
+	// the directories below taken from the cache were made under the old
+	// rules, and the rules that leave an unvouched directory out now may
+	// not be the ones when it was made.
 	rulesChanged bool
 	rulesDir     string
 	rootTotal    int64
@@ -433,7 +439,7 @@ func newScanner(ctx context.Context, opts Options) *scanner {
 // save reads one of Options.Unvouched, again without Options.Unchanged.
 func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 	rel, m := start.rel, start.m
-	unvouched := ""
+	unvouched, rulesChanged := "", ""
 	for {
 		res, stale, err := scanOnce(ctx, opts, start)
 		switch {
@@ -445,12 +451,12 @@ func scanFrom(ctx context.Context, opts Options, start *node) (*Result, error) {
 				opts.OnStaleCache()
 			}
 			opts.Cache, opts.Unchanged = nil, nil
-		case opts.Unchanged != nil && res.Unvouched != "":
-			unvouched = res.Unvouched
+		case opts.Unchanged != nil && (res.Unvouched != "" || res.RulesChanged != ""):
+			unvouched, rulesChanged = res.Unvouched, res.RulesChanged
 			opts.CacheOut.reset()
 			opts.Unchanged = nil
 		default:
-			res.Unvouched = unvouched
+			res.Unvouched, res.RulesChanged = unvouched, rulesChanged
 			return res, nil
 		}
 		start = &node{rel: rel, m: m}
@@ -507,6 +513,10 @@ func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stal
 	}
 	if u, ok := s.checkUnvouched(); !ok {
 		s.res.Unvouched = u
+		return &s.res, false, nil
+	}
+	if s.rulesChanged {
+		s.res.RulesChanged = orDot(s.rulesDir)
 		return &s.res, false, nil
 	}
 	if stale, err := s.staleCache(); err != nil || stale {
@@ -619,14 +629,6 @@ func (s *scanner) checkUnvouched() (string, bool) {
 		if !ok {
 			return u, false
 		}
-	}
-	if s.rulesChanged {
-		for _, u := range s.opts.Unvouched {
-			if s.rulesDir == "" || u == s.rulesDir || strings.HasPrefix(u, s.rulesDir+"/") {
-				return u, false
-			}
-		}
-		return s.opts.Unvouched[0], false
 	}
 	return "", true
 }
@@ -843,7 +845,7 @@ func (s *scanner) readDir(n *node) error {
 		s.noteLeftOut(n, des)
 	}
 	n.cacheTree, n.cached, n.hasCache = s.opts.Cache.block(n.rel)
-	if s.unvouchedIn != nil && len(s.unvouchedIn[n.rel]) > 0 {
+	if s.opts.Unchanged != nil {
 		s.checkRules(n, ignSt)
 	}
 
@@ -1567,4 +1569,11 @@ func InfoExcludePath(root string) string {
 		return ""
 	}
 	return filepath.Join(gitDir, "info", "exclude")
+}
+
+func orDot(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return rel
 }

@@ -3,8 +3,6 @@
 package scan
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,18 +15,7 @@ func TestUnvouchedNotCleanReadsEverything(t *testing.T) {
 	for _, u := range []string{"", ".", "..", "/src/build", "src//build", "src/build/", "src/./build",
 		"src/build/../new", "build/../src/new", "src/build/..", "./src/build", "src/build\x00", strings.Repeat("src/", 2000) + "x"} {
 		t.Run(strings.NewReplacer("/", "|", "\x00", "NUL").Replace(u)[:min(len(u), 40)], func(t *testing.T) {
-			f := newFixture(t)
-			f.write(".gitignore", "build/\n", 0o644)
-			f.write("src/a.go", "a\n", 0o644)
-			f.write("src/build/x/a.o", "o\n", 0o644)
-			f.write("src/new/n.go", "n\n", 0o644)
-			f.write("lib/c.go", "c\n", 0o644)
-			f.scan()
-			waitClock(t, f.root)
-			f.scan()
-			if err := os.WriteFile(filepath.Join(f.root, "src/a.go"), []byte("a2\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			f := unvouchedFixture(t)
 			full := f.scanUnvouched(t, Options{})
 			res := f.scanUnvouched(t, Options{Unchanged: unchangedBut("src"), Unvouched: []string{"src/build", u}})
 			if res.Unvouched == "" {

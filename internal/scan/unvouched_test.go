@@ -50,21 +50,7 @@ func TestUnvouchedLeftOut(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture(t)
-			f.write(".gitignore", "build/\n*.tmp/\n", 0o644)
-			f.write("src/a.go", "a\n", 0o644)
-			f.write("src/build/x/y/a.o", "o\n", 0o644)
-			f.write("src/build/keep.o", "k\n", 0o644)
-			f.write("src/new/n.go", "n\n", 0o644)
-			f.write("other/b.go", "b\n", 0o644)
-			f.write("lib/c.go", "c\n", 0o644)
-			f.write("src/.ckpt-tmp-here/u.txt", "a user's\n", 0o644)
-			f.scan()
-			waitClock(t, f.root)
-			f.scan()
-			if err := os.WriteFile(filepath.Join(f.root, "src/a.go"), []byte("a2\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			f := unvouchedFixture(t)
 			full := f.scanUnvouched(t, Options{Tracked: c.tracked})
 			res := f.scanUnvouched(t, Options{Unchanged: unchangedBut("src"), Unvouched: c.unvouched, Tracked: c.tracked, GoneTemp: c.goneTemp})
 			if res.Unvouched != c.want {
@@ -78,6 +64,27 @@ func TestUnvouchedLeftOut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unvouchedFixture is a tree with ignored directories, scanned twice
+// (its cache trusted), then src/a.go changed.
+func unvouchedFixture(t *testing.T) *fixture {
+	f := newFixture(t)
+	f.write(".gitignore", "build/\n*.tmp/\n", 0o644)
+	f.write("src/a.go", "a\n", 0o644)
+	f.write("src/build/x/y/a.o", "o\n", 0o644)
+	f.write("src/build/keep.o", "k\n", 0o644)
+	f.write("src/new/n.go", "n\n", 0o644)
+	f.write("other/b.go", "b\n", 0o644)
+	f.write("lib/c.go", "c\n", 0o644)
+	f.write("src/.ckpt-tmp-here/u.txt", "a user's\n", 0o644)
+	f.scan()
+	waitClock(t, f.root)
+	f.scan()
+	if err := os.WriteFile(filepath.Join(f.root, "src/a.go"), []byte("a2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // scanUnvouched scans with o's Unchanged, Unvouched, Tracked and GoneTemp

@@ -36,8 +36,10 @@ cache in memory, to save ("served": true in ckpt save --json). Whatever it
 does not do, the save does itself; CKPT_WATCH_SERVE=0 turns this off.
 
 Whenever the watcher cannot vouch for an answer — it just started, its event
-queue overflowed, a directory was renamed or created, a hard link was made, an
-ignore file changed — the save reads everything, exactly as without it.
+queue overflowed, a directory a save reads was renamed or created, a hard link
+was made, an ignore file changed — the save reads everything, exactly as
+without it. New directories the ignore rules leave out (build output,
+node_modules) and a finished restore's staging directory do not count.
 
 Each directory takes one inotify watch. At the kernel's limit
 (fs.inotify.max_user_watches) the directories left unwatched are read by every

@@ -301,13 +301,25 @@ func rememberStage(ctx context.Context, st store.Store, tx store.Tx, stage strin
 	if err != nil {
 		return err
 	}
-	list := strings.Fields(v)
+	list := recentStages(v)
 	if slices.Contains(list, stage) {
 		return nil
 	}
 	list = append(list, stage)
 	list = list[max(0, len(list)-maxRecentStages):]
 	return tx.SetMeta(metaRecentStages, strings.Join(list, " "))
+}
+
+// recentStages parses the recent_stages setting, keeping only names a
+// restore makes (a store value is validated like any other input).
+func recentStages(v string) []string {
+	var out []string
+	for _, f := range strings.Fields(v) {
+		if strings.HasPrefix(f, scan.TempPrefix) && len(f) > len(scan.TempPrefix) && !strings.ContainsAny(f, "/\\") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func newStageName() string {

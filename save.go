@@ -256,7 +256,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 				if len(ans.Unvouched) > 0 {
 					// A restore's staging directory is one of them.
 					v, _ := r.st.Meta(ctx, metaRecentStages)
-					o.GoneTemp = strings.Fields(v)
+					o.GoneTemp = recentStages(v)
 				}
 			}
 			full = ans.Full

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -215,4 +216,13 @@ func TestWatchSaveAfterRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	saveExpect(t, r, "a directory named as the last stage, made by someone else", false)
+}
+
+// The store's list of recent stages is input: only names a restore
+// makes count.
+func TestRecentStagesValidated(t *testing.T) {
+	got := recentStages(" .ckpt-tmp-0a1b  src .ckpt-tmp- .ckpt-tmp-x/.. /etc .ckpt-tmp-a\\b .ckpt-tmp-ff\n")
+	if want := []string{".ckpt-tmp-0a1b", ".ckpt-tmp-ff"}; !slices.Equal(got, want) {
+		t.Fatalf("recentStages = %q, want %q", got, want)
+	}
 }

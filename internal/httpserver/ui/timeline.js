@@ -64,8 +64,15 @@ async function more() {
 function redraw() {
   const box = document.getElementById('graph-box');
   const list = document.getElementById('checkpoints');
-  if (box && list) graph.draw(box, list, cps, !next);
+  if (!box || !list) return;
+  drawnSize = sizeOf(list);
+  graph.draw(box, list, cps, !next);
 }
+
+// The list's size when the graph was last drawn: a ResizeObserver also
+// reports the size it starts with, and that is no reason to draw again.
+let drawnSize = '';
+const sizeOf = (el) => `${el.offsetWidth}x${el.offsetHeight}`;
 
 // watchSize redraws when the rows change height (the list's width, a
 // font): the graph's nodes sit on their rows' first lines.
@@ -74,7 +81,7 @@ function watchSize(box, list) {
   sized?.disconnect();
   let frame = 0;
   sized = new ResizeObserver(() => {
-    if (!box.isConnected) return;
+    if (!box.isConnected || sizeOf(list) === drawnSize) return;
     cancelAnimationFrame(frame);
     frame = requestAnimationFrame(redraw);
   });

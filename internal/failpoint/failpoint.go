@@ -34,6 +34,7 @@
 //	restore/before-replace  a restore is about to replace or delete a path (arg: the path)
 //	restore/placed          a restore put a path in place, before it looks at what it left (arg: the path)
 //	scan/read-dir           a scan is about to open a directory (arg: its path)
+//	scan/dir-opened         a scan opened a directory and is about to list it (arg: its path)
 //	revert/before-change    a run revert computed its target; nothing written yet (arg: the run id)
 //	save/before-tx          a save read HEAD and is about to begin its transaction
 //	restore/before-tx       a restore (undo, redo, switch) read HEAD and is about to begin

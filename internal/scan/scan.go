@@ -797,6 +797,9 @@ func (s *scanner) readDir(n *node) error {
 		return &PathError{Op: "read directory", Path: n.rel, Err: unwrapErr(err)}
 	}
 	defer closeFD(fd)
+	if err := failpoint.Hit("scan/dir-opened", n.rel); err != nil {
+		return err
+	}
 	bp := direntPool.Get().(*[]byte)
 	des, err := readDirents(fd, *bp)
 	direntPool.Put(bp)

@@ -779,6 +779,14 @@ func join(dir, name string) string {
 	return dir + "/" + name
 }
 
+// notThere settles a directory that vanished while the scan read it as
+// empty; the next scan sees it gone.
+func (s *scanner) notThere(n *node) error {
+	n.entries = nil
+	s.finalize(n)
+	return nil
+}
+
 func (s *scanner) readDir(n *node) error {
 	if err := s.ctx.Err(); err != nil {
 		return nil
@@ -790,9 +798,7 @@ func (s *scanner) readDir(n *node) error {
 	if err != nil {
 		if n.parent != nil && vanished(err) {
 			// Vanished or replaced since its parent was read: not there.
-			n.entries = nil
-			s.finalize(n)
-			return nil
+			return s.notThere(n)
 		}
 		return &PathError{Op: "read directory", Path: n.rel, Err: unwrapErr(err)}
 	}
@@ -804,6 +810,11 @@ func (s *scanner) readDir(n *node) error {
 	des, err := readDirents(fd, *bp)
 	direntPool.Put(bp)
 	if err != nil {
+		if n.parent != nil && vanished(err) {
+			// Removed after the open (Linux's getdents then says
+			// ENOENT): not there, as when it is gone before it.
+			return s.notThere(n)
+		}
 		return &PathError{Op: "read directory", Path: n.rel, Err: err}
 	}
 	slices.SortFunc(des, func(a, b dirent) int { return strings.Compare(a.name, b.name) })

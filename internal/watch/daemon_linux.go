@@ -322,6 +322,10 @@ type freshDir struct {
 	what string
 }
 
+// maxDirty is how many directories the daemon keeps in dirty before it
+// drops those no answer still to come needs (see prune).
+var maxDirty = 1 << 12
+
 // maxFresh bounds the directories the daemon keeps in fresh; beyond it,
 // it loses track.
 var maxFresh = 1 << 14
@@ -785,7 +789,7 @@ func (d *Daemon) status() *Status {
 	defer d.mu.Unlock()
 	return &Status{Root: d.opts.Root, PID: os.Getpid(), Started: d.started, Epoch: d.epoch, Seq: d.seq,
 		Watches: len(d.wds), LastQuery: d.lastQuery, Error: d.broken,
-		Unwatched: len(d.unwatched), Warning: d.limitWarning()}
+		Unwatched: len(d.unwatched), Remembered: len(d.dirty) + len(d.fresh), Warning: d.limitWarning()}
 }
 
 // maxRequestLine bounds a request (a served save's carries its message

@@ -3,9 +3,11 @@
 package watch
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -45,5 +47,50 @@ func TestFreshForgottenOnceAnswered(t *testing.T) {
 	// was made since.
 	if a := query(t, sock, first); !a.Full {
 		t.Fatalf("asked with the first token: %d unvouched, not full", len(a.Unvouched))
+	}
+}
+
+// What a watcher keeps of changed directories (Daemon.dirty) stays
+// bounded while it answers: a long-running watcher that sees build
+// output with unique directory names made and removed turn after turn
+// does not grow without end, and still answers for every token in use.
+func TestDirtyForgottenOnceAnswered(t *testing.T) {
+	m := maxDirty
+	t.Cleanup(func() { maxDirty = m })
+	maxDirty = 300
+	root, sock := setup(t)
+	a := query(t, sock, "")
+	first := a.Token
+	const batch = 100
+	for i := 0; i < 10; i++ {
+		for j := 0; j < batch; j++ {
+			p := filepath.Join(root, "c", fmt.Sprintf("out-%d-%d", i, j))
+			if err := os.MkdirAll(filepath.Join(p, "obj"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(root, "a/b/f.txt"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if a = query(t, sock, a.Token); a.Full {
+			t.Fatalf("batch %d: full (%s)", i, a.Reason)
+		}
+		if !slices.Contains(a.Dirty, "a/b") || !slices.Contains(a.Dirty, "c") {
+			t.Fatalf("batch %d: dirty %v does not name a/b and c", i, a.Dirty)
+		}
+		st, err := GetStatus(context.Background(), sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At most maxDirty kept from before, and this batch's.
+		if limit := maxDirty + 4*batch + 10; st.Remembered > limit {
+			t.Fatalf("batch %d: the watcher remembers %d directories, more than %d", i, st.Remembered, limit)
+		}
+	}
+	if a := query(t, sock, first); !a.Full {
+		t.Fatalf("asked with the first token: %d dirty, not full", len(a.Dirty))
 	}
 }

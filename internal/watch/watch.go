@@ -89,6 +89,10 @@ type Status struct {
 	// inotify watch limit reached, a path too long): every save reads
 	// them in full.
 	Unwatched int `json:"unwatched"`
+	// Remembered counts the directories the watcher keeps as changed or
+	// new for the answers still to come (bounded: what no client needs
+	// any more is dropped).
+	Remembered int `json:"remembered"`
 	// Warning says, for the user, that the inotify watch limit is
 	// reached and how to raise it ("" when it is not).
 	Warning string `json:"warning,omitempty"`

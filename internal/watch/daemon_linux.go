@@ -650,6 +650,11 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 			}
 		}
 		d.lastSince = since
+		if len(d.dirty) > maxDirty {
+			// What is at or before since is in no answer for a token
+			// this client holds, now or after its save.
+			d.prune(since)
+		}
 		if len(a.RawUnvouched) > 0 && !vouch {
 			// A client from before Unvouched would take directories from
 			// the cache regardless.

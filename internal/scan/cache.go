@@ -329,6 +329,16 @@ func readIndex(src io.ReaderAt, size int64) (*Cache, error) {
 	return c, nil
 }
 
+// RootTree returns the tree of the workspace's root when the cache was
+// written (false: the cache holds no root).
+func (c *Cache) RootTree() (object.ID, bool) {
+	if c == nil {
+		return object.ZeroID, false
+	}
+	b, ok := c.dirs[""]
+	return b.tree, ok && b.tree != object.ZeroID
+}
+
 // block returns the cached entries of dir, decoded; false if there are
 // none or the block is damaged.
 func (c *Cache) block(dir string) (object.ID, []cachedEntry, bool) {

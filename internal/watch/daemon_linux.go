@@ -78,6 +78,7 @@ type Daemon struct {
 	broken    string // set when watching can no longer be trusted at all
 	exclude   string // identity of .git/info/exclude when last looked at
 	lastFull  time.Time
+	lastCheck time.Time // the end of the last idle check (see Checked)
 	// names: what the events since the daemon last lost track say of each
 	// name that was given, removed or written (see trackName).
 	names        map[nameKey]nameState
@@ -101,10 +102,6 @@ type Daemon struct {
 	// answer that named what changed.
 	floor, lastSince uint64
 }
-
-// MaxTrust is how long the daemon vouches for its answers: after that
-// long without one, the next save reads everything.
-var MaxTrust = 10 * time.Minute
 
 // Run watches until ctx is done, a stop request, the workspace goes away,
 // or Idle passes without a query. It returns an error if the socket is
@@ -702,6 +699,34 @@ func (d *Daemon) Answer(ctx context.Context, token string) *Answer {
 	return a
 }
 
+// LastFull implements Server.
+func (d *Daemon) LastFull() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lastFull
+}
+
+// Quiet implements Server.
+func (d *Daemon) Quiet(token string) bool {
+	epoch, since, ok := parseToken(token)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return ok && epoch == d.epoch && since == d.seq && d.broken == ""
+}
+
+// Checked implements Server.
+func (d *Daemon) Checked(at time.Time, same bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lastCheck = time.Now()
+	if same && at.After(d.lastFull) {
+		d.lastFull = at
+		d.log("idle check: the tree is as the stat cache has it")
+	} else if !same {
+		d.log("idle check: the tree differs from the stat cache (changed since, or unseen)")
+	}
+}
+
 // WatchDirs implements Server.
 func (d *Daemon) WatchDirs(dirs []string) {
 	d.mu.Lock()
@@ -794,7 +819,8 @@ func (d *Daemon) status() *Status {
 	defer d.mu.Unlock()
 	return &Status{Root: d.opts.Root, PID: os.Getpid(), Started: d.started, Epoch: d.epoch, Seq: d.seq,
 		Watches: len(d.wds), LastQuery: d.lastQuery, Error: d.broken,
-		Unwatched: len(d.unwatched), Remembered: len(d.dirty) + len(d.fresh), Warning: d.limitWarning()}
+		Unwatched: len(d.unwatched), Remembered: len(d.dirty) + len(d.fresh), Warning: d.limitWarning(),
+		LastFull: d.lastFull, LastCheck: d.lastCheck}
 }
 
 // maxRequestLine bounds a request (a served save's carries its message

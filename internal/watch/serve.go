@@ -40,6 +40,19 @@ type Server interface {
 	// daemon's process that are not watched yet (as the daemon does for
 	// the stat cache file on every query).
 	WatchDirs(dirs []string)
+	// LastFull is when the daemon last answered "full" (a save then
+	// reads everything) or was told of an idle check that found the
+	// tree as the stat cache has it (Checked). An answer more than
+	// MaxTrust after it is "full".
+	LastFull() time.Time
+	// Quiet reports whether the daemon has seen nothing happen since it
+	// gave token (no event, and it did not lose track).
+	Quiet(token string) bool
+	// Checked reports an idle check: a read of the whole tree, begun at
+	// at, compared with the stat cache the daemon last answered for.
+	// same: it found the tree as that cache has it, so nothing changed
+	// unseen before at, and the periodic full read counts from at.
+	Checked(at time.Time, same bool)
 }
 
 // Call is one served request.

@@ -73,6 +73,11 @@ type Answer struct {
 	Warning string `json:"warning,omitempty"`
 }
 
+// MaxTrust is how long the daemon vouches for its answers: that long
+// after the last full read (or idle check that found nothing unseen, see
+// Server.Checked), the next save reads everything.
+var MaxTrust = 10 * time.Minute
+
 // Status describes a running daemon.
 type Status struct {
 	Root    string    `json:"root"`
@@ -93,6 +98,13 @@ type Status struct {
 	// new for the answers still to come (bounded: what no client needs
 	// any more is dropped).
 	Remembered int `json:"remembered"`
+	// LastFull is when a save last read everything or an idle check
+	// last found the tree as the stat cache has it; saves read
+	// everything again MaxTrust after it (a backstop for what inotify
+	// cannot see). LastCheck is when the last idle check ended (zero:
+	// none yet), whatever it found.
+	LastFull  time.Time `json:"last_full"`
+	LastCheck time.Time `json:"last_check,omitzero"`
 	// Warning says, for the user, that the inotify watch limit is
 	// reached and how to raise it ("" when it is not).
 	Warning string `json:"warning,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -231,6 +232,12 @@ type saveServer struct {
 	r         *Repo
 	lastSave  time.Time
 	unflushed bool
+	// srv is the daemon (known from the first request); checking ends
+	// the idle check under way (see idleCheck); lastCheck is when the
+	// last one ended.
+	srv       watch.Server
+	checking  context.CancelFunc
+	lastCheck time.Time
 }
 
 func (sv *saveServer) logf(format string, a ...any) {
@@ -268,6 +275,10 @@ func (sv *saveServer) repo(ctx context.Context, instance string) (*Repo, error) 
 func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) (json.RawMessage, error) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
+	sv.srv = s
+	if sv.checking != nil {
+		sv.checking() // the save reads what changed; the check waits
+	}
 	refuse := func(why string) (json.RawMessage, error) {
 		sv.logf("save not served: %s", why)
 		return json.Marshal(servedReply{Refused: why})
@@ -433,8 +444,80 @@ func (sv *saveServer) flusher(ctx context.Context, idle time.Duration) {
 			if due {
 				sv.flush()
 			}
+			sv.idleCheck(ctx, idle)
 		}
 	}
+}
+
+// idleCheck reads the whole workspace while saves pause and tells the
+// daemon whether the tree is as the in-memory stat cache has it. The
+// daemon answers "full" MaxTrust after the last full read, a backstop
+// for changes inotify cannot see (a file written through a hard link
+// made outside the workspace, writes through mmap); that save reads
+// everything, seconds at a million files, in the middle of an agent's
+// turn. A check that finds the tree as the cache has it has seen
+// whatever such a change happened before it began, so the backstop
+// counts from there and the turn stays incremental; one that finds a
+// difference (a change since, or one unseen) changes nothing, and the
+// save after MaxTrust reads everything as before. It runs once the last
+// full read is half MaxTrust old, at most every quarter MaxTrust, on
+// one core, and only when the watcher saw nothing happen since the last
+// save; it stores nothing, and a save that comes cancels it.
+func (sv *saveServer) idleCheck(ctx context.Context, idle time.Duration) {
+	sv.mu.Lock()
+	r, srv := sv.r, sv.srv
+	if r == nil || srv == nil || time.Since(sv.lastSave) < idle ||
+		time.Since(srv.LastFull()) < watch.MaxTrust/2 || time.Since(sv.lastCheck) < watch.MaxTrust/4 {
+		sv.mu.Unlock()
+		return
+	}
+	r.mu.Lock()
+	c := r.cache
+	r.mu.Unlock()
+	want, ok := c.RootTree()
+	if token, _, _ := strings.Cut(c.Watch, " "); ok && !srv.Quiet(token) {
+		// Something changed since the last save: the tree would differ
+		// from the cache, and the next save reads what changed anyway.
+		sv.mu.Unlock()
+		return
+	}
+	var headRec *store.Record
+	var err error
+	if ok {
+		_, headRec, err = r.head(ctx)
+	}
+	if !ok || err != nil {
+		sv.lastCheck = time.Now()
+		sv.mu.Unlock()
+		return
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sv.checking = cancel
+	// The options of the served saves' scan (captureTx, with the
+	// ignored paths HEAD tracks), storing nothing.
+	o := r.scanOptions(cctx, nil, c)
+	o.Tracked = trackedOf(headRec)
+	o.Workers = 1
+	o.OnStaleCache = nil
+	sv.mu.Unlock()
+
+	at := time.Now()
+	res, err := scan.Scan(cctx, o)
+
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	sv.checking = nil
+	sv.lastCheck = time.Now()
+	r.mu.Lock()
+	same := sv.r == r && r.cache == c
+	r.mu.Unlock()
+	if err != nil || !same {
+		// A save came (it reads what changed) or the store was opened
+		// again: nothing to report.
+		return
+	}
+	srv.Checked(at, res.Root == want)
 }
 
 func (sv *saveServer) close() {

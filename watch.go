@@ -40,6 +40,12 @@ type WatchOptions struct {
 	NoServe bool
 }
 
+// WatchFullEvery is how long after the whole tree was last read (or found
+// unchanged by the watcher's idle check; WatchStatus.LastFull) a save with
+// the watcher reads everything again: a backstop for changes inotify
+// cannot see.
+func WatchFullEvery() time.Duration { return watch.MaxTrust }
+
 // WatchSupported reports whether this system has watch mode.
 const WatchSupported = watch.Supported
 

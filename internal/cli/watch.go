@@ -41,6 +41,13 @@ was made, an ignore file changed — the save reads everything, exactly as
 without it. New directories the ignore rules leave out (build output,
 node_modules) and a finished restore's staging directory do not count.
 
+Some changes make no inotify event (a write through a shared mmap, through a
+hard link made outside the workspace), so 10 minutes after the whole tree was
+last read a save reads it again. While saves pause and nothing happens, the
+watcher reads the whole tree itself (one core, storing nothing); if it finds
+the tree as the last save left it, the 10 minutes count from then, so that
+read does not fall in the middle of an agent's turn.
+
 Each directory takes one inotify watch. At the kernel's limit
 (fs.inotify.max_user_watches) the directories left unwatched are read by every
 save, the rest still only when changed; --status and the log say so and how to
@@ -114,6 +121,9 @@ func runWatch(e *env, o *watchOptions) error {
 			}{true, st})
 		}
 		e.printf("watching %s: pid %d since %s, %d directories, last asked %s\n", st.Root, st.PID, fmtTime(st.Started), st.Watches, fmtTime(st.LastQuery))
+		if !st.LastFull.IsZero() {
+			e.printf("whole tree last read or checked %s; a save reads it all again %s after\n", fmtTime(st.LastFull), ckpt.WatchFullEvery())
+		}
 		if st.Error != "" {
 			e.printf("not trusted: %s (saves read everything)\n", st.Error)
 		}

@@ -107,6 +107,10 @@ type namedLocker interface {
 // watcher only which directories changed.
 func servedOff() bool { return os.Getenv("CKPT_WATCH_SERVE") == "0" }
 
+// idleCheckOff turns the watcher's idle checks off
+// (CKPT_WATCH_IDLE_CHECK=0 in its environment; see idleCheck).
+func idleCheckOff() bool { return os.Getenv("CKPT_WATCH_IDLE_CHECK") == "0" }
+
 // saveServed asks the workspace's watcher to make the save (the lock is
 // held). ok false: no watcher did it; the caller saves itself.
 func (r *Repo) saveServed(ctx context.Context, opts SaveOptions) (out *SaveResult, ok bool, err error) {
@@ -464,6 +468,9 @@ func (sv *saveServer) flusher(ctx context.Context, idle time.Duration) {
 // one core, and only when the watcher saw nothing happen since the last
 // save; it stores nothing, and a save that comes cancels it.
 func (sv *saveServer) idleCheck(ctx context.Context, idle time.Duration) {
+	if idleCheckOff() {
+		return
+	}
 	sv.mu.Lock()
 	r, srv := sv.r, sv.srv
 	if r == nil || srv == nil || time.Since(sv.lastSave) < idle ||

@@ -86,3 +86,25 @@ func TestWatchIdleCheck(t *testing.T) {
 	time.Sleep(time.Until(st2.LastFull.Add(watch.MaxTrust + 100*time.Millisecond)))
 	saveMatchesFull(t, r, "the save after MaxTrust")
 }
+
+// CKPT_WATCH_IDLE_CHECK=0 in the watcher's environment: no idle check,
+// and the save after MaxTrust reads everything.
+func TestWatchIdleCheckOff(t *testing.T) {
+	t.Setenv("CKPT_WATCH_IDLE_CHECK", "0")
+	m := watch.MaxTrust
+	t.Cleanup(func() { watch.MaxTrust = m })
+	watch.MaxTrust = 2 * time.Second
+	r, ws := watchReady(t, map[string]string{"sub/notes.txt": "v1\n", "top.txt": "t\n"})
+	writeFile(t, ws, "top.txt", "t2\n")
+	saveExpect(t, r, "an edit", true)
+	st, err := r.WatchStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(st.LastFull.Add(watch.MaxTrust + 1500*time.Millisecond)))
+	if st, err = r.WatchStatus(context.Background()); err != nil || !st.LastCheck.IsZero() {
+		t.Fatalf("an idle check ran at %v (%v)", st.LastCheck, err)
+	}
+	writeFile(t, ws, "top.txt", "t3\n")
+	saveExpect(t, r, "the save after MaxTrust", false)
+}

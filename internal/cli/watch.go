@@ -46,7 +46,8 @@ hard link made outside the workspace), so 10 minutes after the whole tree was
 last read a save reads it again. While saves pause and nothing happens, the
 watcher reads the whole tree itself (one core, storing nothing); if it finds
 the tree as the last save left it, the 10 minutes count from then, so that
-read does not fall in the middle of an agent's turn.
+read does not fall in the middle of an agent's turn (CKPT_WATCH_IDLE_CHECK=0
+turns this off).
 
 Each directory takes one inotify watch. At the kernel's limit
 (fs.inotify.max_user_watches) the directories left unwatched are read by every

@@ -721,9 +721,9 @@ func (d *Daemon) Checked(at time.Time, same bool) {
 	d.lastCheck = time.Now()
 	if same && at.After(d.lastFull) {
 		d.lastFull = at
-		d.log("idle check: the tree is as the stat cache has it")
+		d.log("idle check (%v): the tree is as the stat cache has it", time.Since(at).Round(time.Millisecond))
 	} else if !same {
-		d.log("idle check: the tree differs from the stat cache (changed since, or unseen)")
+		d.log("idle check (%v): the tree differs from the stat cache (changed since, or unseen)", time.Since(at).Round(time.Millisecond))
 	}
 }
 

@@ -215,12 +215,16 @@ func TestGenerateAndTurn(t *testing.T) {
 // process (NoServe: it only tells saves what changed) and makes the saves
 // after which unchanged directories come from the cache.
 func watched(b *testing.B, noServe bool) (*ckpt.Repo, string, int) {
+	return watchedWith(b, ckpt.WatchOptions{NoServe: noServe})
+}
+
+func watchedWith(b *testing.B, opts ckpt.WatchOptions) (*ckpt.Repo, string, int) {
 	dir, n := corpus(b)
 	work := copyTree(b, dir)
 	r := open(b, work)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.Watch(ctx, ckpt.WatchOptions{NoServe: noServe}) }()
+	go func() { done <- r.Watch(ctx, opts) }()
 	b.Cleanup(func() { cancel(); <-done })
 	for i := 0; ; i++ {
 		if _, err := r.WatchStatus(context.Background()); err == nil {

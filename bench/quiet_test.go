@@ -5,7 +5,10 @@ package bench
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +30,20 @@ func BenchmarkTurnAfterQuietSpell(b *testing.B) {
 	if s, err := strconv.ParseFloat(os.Getenv("CKPT_BENCH_TRUST"), 64); err == nil && s > 0 {
 		watch.MaxTrust = time.Duration(s * float64(time.Second))
 	}
-	r, work, n := watched(b, false)
+	// The watcher's log says how long each idle check read.
+	var mu sync.Mutex
+	var checks []time.Duration
+	logf := func(line string) {
+		d, ok := strings.CutPrefix(line, "idle check (")
+		if d, _, ok2 := strings.Cut(d, ")"); ok && ok2 {
+			if v, err := time.ParseDuration(d); err == nil {
+				mu.Lock()
+				checks = append(checks, v)
+				mu.Unlock()
+			}
+		}
+	}
+	r, work, n := watchedWith(b, ckpt.WatchOptions{Log: logf})
 	ctx := context.Background()
 	full := 0
 	b.ResetTimer()
@@ -47,4 +63,10 @@ func BenchmarkTurnAfterQuietSpell(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(full)/float64(b.N), "full/op")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(checks) > 0 {
+		slices.Sort(checks)
+		b.ReportMetric(float64(checks[len(checks)/2])/float64(time.Millisecond), "check-ms")
+	}
 }

@@ -465,15 +465,20 @@ func (sv *saveServer) flusher(ctx context.Context, idle time.Duration) {
 // difference (a change since, or one unseen) changes nothing, and the
 // save after MaxTrust reads everything as before. It runs once the last
 // full read is half MaxTrust old, at most every quarter MaxTrust, on
-// one core, and only when the watcher saw nothing happen since the last
-// save; it stores nothing, and a save that comes cancels it.
+// one core, only when the watcher saw nothing happen since the last save
+// and that save is at most three times MaxTrust old; it stores nothing,
+// and a save that comes cancels it.
 func (sv *saveServer) idleCheck(ctx context.Context, idle time.Duration) {
 	if idleCheckOff() {
 		return
 	}
 	sv.mu.Lock()
 	r, srv := sv.r, sv.srv
-	if r == nil || srv == nil || time.Since(sv.lastSave) < idle ||
+	// Only while saves are likely to come: a watcher left running with
+	// no save for three times MaxTrust stops reading the tree, and the
+	// next save, whenever it comes, reads everything once.
+	since := time.Since(sv.lastSave)
+	if r == nil || srv == nil || since < idle || since > 3*watch.MaxTrust ||
 		time.Since(srv.LastFull()) < watch.MaxTrust/2 || time.Since(sv.lastCheck) < watch.MaxTrust/4 {
 		sv.mu.Unlock()
 		return

@@ -108,3 +108,30 @@ func TestWatchIdleCheckOff(t *testing.T) {
 	writeFile(t, ws, "top.txt", "t3\n")
 	saveExpect(t, r, "the save after MaxTrust", false)
 }
+
+// A watcher left running with no save for three times MaxTrust stops its
+// idle checks (the user is away; the next save reads everything once).
+func TestWatchIdleCheckStopsWhenSavesStop(t *testing.T) {
+	m := watch.MaxTrust
+	t.Cleanup(func() { watch.MaxTrust = m })
+	watch.MaxTrust = 2 * time.Second
+	r, ws := watchReady(t, map[string]string{"top.txt": "t\n", "sub/f.txt": "f\n"})
+	writeFile(t, ws, "top.txt", "t2\n")
+	saveExpect(t, r, "an edit", true)
+	saved := time.Now()
+	waitStatus(t, r, "no idle check ran", func(st *WatchStatus) bool { return st.LastCheck.After(saved) })
+	time.Sleep(time.Until(saved.Add(3*watch.MaxTrust + time.Second)))
+	st0, err := r.WatchStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * watch.MaxTrust)
+	st1, err := r.WatchStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st1.LastCheck.Equal(st0.LastCheck) {
+		t.Fatalf("an idle check ended at %v, more than %v after the last save at %v", st1.LastCheck, 3*watch.MaxTrust, saved)
+	}
+	saveMatchesFull(t, r, "the save after the watcher stopped checking")
+}

@@ -486,8 +486,8 @@ func (sv *saveServer) idleCheck(ctx context.Context, idle time.Duration) {
 	r.mu.Lock()
 	c := r.cache
 	r.mu.Unlock()
-	want, ok := c.RootTree()
-	if token, _, _ := strings.Cut(c.Watch, " "); ok && !srv.Quiet(token) {
+	want, ok := c.RootTree() // false for no cache (no save served yet)
+	if ok && !srv.Quiet(watchToken(c)) {
 		// Something changed since the last save: the tree would differ
 		// from the cache, and the next save reads what changed anyway.
 		sv.mu.Unlock()
@@ -530,6 +530,15 @@ func (sv *saveServer) idleCheck(ctx context.Context, idle time.Duration) {
 		return
 	}
 	srv.Checked(at, res.Root == want)
+}
+
+// watchToken is the watcher token a stat cache records (nil: none).
+func watchToken(c *scan.Cache) string {
+	if c == nil {
+		return ""
+	}
+	token, _, _ := strings.Cut(c.Watch, " ")
+	return token
 }
 
 func (sv *saveServer) close() {

@@ -19,6 +19,12 @@ import (
 // starts a daemon on them.
 func setup(t *testing.T) (root, sock string) {
 	t.Helper()
+	return setupWith(t, Options{})
+}
+
+// setupWith is setup with more options (Root, Cache and Socket are set).
+func setupWith(t *testing.T, opts Options) (root, sock string) {
+	t.Helper()
 	root = t.TempDir()
 	for _, d := range []string{"a/b", "c", "sub/deep"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
@@ -40,7 +46,8 @@ func setup(t *testing.T) (root, sock string) {
 	sock = filepath.Join(state, "w.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Options{Root: root, Cache: cache, Socket: sock}) }()
+	opts.Root, opts.Cache, opts.Socket = root, cache, sock
+	go func() { done <- Run(ctx, opts) }()
 	t.Cleanup(func() { cancel(); <-done })
 	for i := 0; i < 200; i++ {
 		if _, err := GetStatus(ctx, sock); err == nil {

@@ -478,16 +478,20 @@ func (sv *saveServer) idleCheck(ctx context.Context, idle time.Duration) {
 	// no save for three times MaxTrust stops reading the tree, and the
 	// next save, whenever it comes, reads everything once.
 	since := time.Since(sv.lastSave)
-	if r == nil || srv == nil || since < idle || since > 3*watch.MaxTrust ||
-		time.Since(srv.LastFull()) < watch.MaxTrust/2 || time.Since(sv.lastCheck) < watch.MaxTrust/4 {
+	if r == nil || srv == nil || since < idle || since > 3*watch.MaxTrust || time.Since(sv.lastCheck) < watch.MaxTrust/4 {
 		sv.mu.Unlock()
 		return
 	}
 	r.mu.Lock()
 	c := r.cache
 	r.mu.Unlock()
+	token := watchToken(c)
+	if time.Since(srv.Trust(token)) < watch.MaxTrust/2 {
+		sv.mu.Unlock()
+		return
+	}
 	want, ok := c.RootTree() // false for no cache (no save served yet)
-	if ok && !srv.Quiet(watchToken(c)) {
+	if ok && !srv.Quiet(token) {
 		// Something changed since the last save: the tree would differ
 		// from the cache, and the next save reads what changed anyway.
 		sv.mu.Unlock()
@@ -529,7 +533,7 @@ func (sv *saveServer) idleCheck(ctx context.Context, idle time.Duration) {
 		// again: nothing to report.
 		return
 	}
-	srv.Checked(at, res.Root == want)
+	srv.Checked(token, at, res.Root == want)
 }
 
 // watchToken is the watcher token a stat cache records (nil: none).

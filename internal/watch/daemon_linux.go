@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,7 +78,14 @@ type Daemon struct {
 	lastQuery time.Time
 	broken    string // set when watching can no longer be trusted at all
 	exclude   string // identity of .git/info/exclude when last looked at
-	lastFull  time.Time
+	// trust: for each token the daemon gave (its seq), since when the
+	// stat cache it was given for is known to hold every change, seen
+	// or not: the full answer its lineage of tokens began with, or the
+	// start of an idle check that found the tree as that cache has it
+	// (Checked). Each answer gives a token of its own, so a token names
+	// one cache and its lineage; issued keeps their order, to bound trust.
+	trust     map[uint64]time.Time
+	issued    []uint64
 	lastCheck time.Time // the end of the last idle check (see Checked)
 	// names: what the events since the daemon last lost track say of each
 	// name that was given, removed or written (see trackName).
@@ -115,7 +123,7 @@ func Run(ctx context.Context, opts Options) error {
 		return initError(err)
 	}
 	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, fresh: map[string]freshDir{}, wds: map[int32]string{},
-		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), lastFull: time.Now(),
+		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), trust: map[uint64]time.Time{},
 		names: map[nameKey]nameState{}, unwatched: map[string]bool{}}
 	var rb [8]byte
 	rand.Read(rb[:])
@@ -590,7 +598,7 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		d.lose(err.Error())
-		return &Answer{Token: d.token(), Full: true, Reason: err.Error()}
+		return &Answer{Token: d.issue(time.Now()), Full: true, Reason: err.Error()}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -609,14 +617,22 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 		// an event yet: the write may have gone through a removed name.
 		d.lose("a file was written while its name was being removed")
 	}
-	a := &Answer{Token: d.token()}
+	a := &Answer{}
+	epoch, since, ok := parseToken(token)
+	trusted, known := time.Time{}, false
+	if ok && epoch == d.epoch {
+		trusted, known = d.trust[since]
+	}
 	defer func() {
 		if a.Full {
-			d.lastFull = time.Now()
-			d.forgetNames() // the save reads everything
+			// The save reads everything: its cache will hold every
+			// change made before now.
+			a.Token = d.issue(time.Now())
+			d.forgetNames()
+		} else {
+			a.Token = d.issue(trusted)
 		}
 	}()
-	epoch, since, ok := parseToken(token)
 	switch {
 	case d.broken != "":
 		a.Full, a.Reason = true, d.broken
@@ -628,7 +644,9 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 		a.Full, a.Reason = true, d.reason
 	case since < d.floor:
 		a.Full, a.Reason = true, "the stat cache is older than one the watcher answered for since"
-	case time.Since(d.lastFull) > MaxTrust:
+	case !known:
+		a.Full, a.Reason = true, "the watcher no longer knows when the stat cache was last read in full"
+	case time.Since(trusted) > MaxTrust:
 		// A backstop for what inotify cannot see (a hard link made
 		// elsewhere, writes through mmap): now and then, read everything.
 		a.Full, a.Reason = true, "periodic full scan"
@@ -699,11 +717,40 @@ func (d *Daemon) Answer(ctx context.Context, token string) *Answer {
 	return a
 }
 
-// LastFull implements Server.
-func (d *Daemon) LastFull() time.Time {
+// maxIssued bounds the tokens whose trust the daemon keeps; an older one
+// is answered "full".
+const maxIssued = 4096
+
+// issue gives a new token, for a stat cache known to hold every change
+// made before trusted (d.mu held).
+func (d *Daemon) issue(trusted time.Time) string {
+	d.seq++
+	d.trust[d.seq] = trusted
+	d.issued = append(d.issued, d.seq)
+	if len(d.issued) > maxIssued {
+		delete(d.trust, d.issued[0])
+		d.issued = slices.Delete(d.issued, 0, 1)
+	}
+	return d.token()
+}
+
+// Trust implements Server.
+func (d *Daemon) Trust(token string) time.Time {
+	epoch, seq, ok := parseToken(token)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.lastFull
+	if !ok || epoch != d.epoch {
+		return time.Time{}
+	}
+	return d.trust[seq]
+}
+
+// lastTrust is the trust of the last token given (d.mu held).
+func (d *Daemon) lastTrust() time.Time {
+	if len(d.issued) == 0 {
+		return time.Time{}
+	}
+	return d.trust[d.issued[len(d.issued)-1]]
 }
 
 // Quiet implements Server.
@@ -715,12 +762,14 @@ func (d *Daemon) Quiet(token string) bool {
 }
 
 // Checked implements Server.
-func (d *Daemon) Checked(at time.Time, same bool) {
+func (d *Daemon) Checked(token string, at time.Time, same bool) {
+	epoch, seq, ok := parseToken(token)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.lastCheck = time.Now()
-	if same && at.After(d.lastFull) {
-		d.lastFull = at
+	trusted, known := d.trust[seq]
+	if same && ok && epoch == d.epoch && known && at.After(trusted) {
+		d.trust[seq] = at
 		d.log("idle check (%v): the tree is as the stat cache has it", time.Since(at).Round(time.Millisecond))
 	} else if !same {
 		d.log("idle check (%v): the tree differs from the stat cache (changed since, or unseen)", time.Since(at).Round(time.Millisecond))
@@ -820,7 +869,7 @@ func (d *Daemon) status() *Status {
 	return &Status{Root: d.opts.Root, PID: os.Getpid(), Started: d.started, Epoch: d.epoch, Seq: d.seq,
 		Watches: len(d.wds), LastQuery: d.lastQuery, Error: d.broken,
 		Unwatched: len(d.unwatched), Remembered: len(d.dirty) + len(d.fresh), Warning: d.limitWarning(),
-		LastFull: d.lastFull, LastCheck: d.lastCheck}
+		LastFull: d.lastTrust(), LastCheck: d.lastCheck}
 }
 
 // maxRequestLine bounds a request (a served save's carries its message

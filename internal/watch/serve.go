@@ -40,19 +40,21 @@ type Server interface {
 	// daemon's process that are not watched yet (as the daemon does for
 	// the stat cache file on every query).
 	WatchDirs(dirs []string)
-	// LastFull is when the daemon last answered "full" (a save then
-	// reads everything) or was told of an idle check that found the
-	// tree as the stat cache has it (Checked). An answer more than
-	// MaxTrust after it is "full".
-	LastFull() time.Time
+	// Trust is since when the stat cache the daemon gave token for is
+	// known to hold every change, seen or not: the full answer its
+	// lineage of tokens began with (a save then reads everything), or
+	// an idle check of it (Checked). An answer for a token whose trust
+	// is more than MaxTrust old is "full"; zero for a token the daemon
+	// does not know.
+	Trust(token string) time.Time
 	// Quiet reports whether the daemon has seen nothing happen since it
-	// gave token (no event, and it did not lose track).
+	// gave token (no event, no other answer, and it did not lose track).
 	Quiet(token string) bool
 	// Checked reports an idle check: a read of the whole tree, begun at
-	// at, compared with the stat cache the daemon last answered for.
-	// same: it found the tree as that cache has it, so nothing changed
-	// unseen before at, and the periodic full read counts from at.
-	Checked(at time.Time, same bool)
+	// at, compared with the stat cache the daemon gave token for. same:
+	// it found the tree as that cache has it, so nothing changed unseen
+	// before at, and that cache's trust counts from at.
+	Checked(token string, at time.Time, same bool)
 }
 
 // Call is one served request.

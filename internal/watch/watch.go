@@ -98,11 +98,11 @@ type Status struct {
 	// new for the answers still to come (bounded: what no client needs
 	// any more is dropped).
 	Remembered int `json:"remembered"`
-	// LastFull is when a save last read everything or an idle check
-	// last found the tree as the stat cache has it; saves read
-	// everything again MaxTrust after it (a backstop for what inotify
-	// cannot see). LastCheck is when the last idle check ended (zero:
-	// none yet), whatever it found.
+	// LastFull is, for the stat cache of the last answer, when a save
+	// last read everything or an idle check last found the tree as that
+	// cache has it; its saves read everything again MaxTrust after it (a
+	// backstop for what inotify cannot see). LastCheck is when the last
+	// idle check ended (zero: none yet), whatever it found.
 	LastFull  time.Time `json:"last_full"`
 	LastCheck time.Time `json:"last_check,omitzero"`
 	// Warning says, for the user, that the inotify watch limit is

@@ -1148,7 +1148,11 @@ func (t *sqliteTx) putObject(table string, done map[object.ID]bool, id object.ID
 	}
 	enc, c, depth := t.encode(table, data, base)
 	t.mu.Lock()
-	done[id] = true
+	if table == "blobs" {
+		t.markBlob(id)
+	} else {
+		done[id] = true
+	}
 	t.mu.Unlock()
 	if !base.IsZero() {
 		// A new version of something: the next one's likely base.
@@ -1158,6 +1162,22 @@ func (t *sqliteTx) putObject(table string, done map[object.ID]bool, id object.ID
 		return t.async("store tree "+id.String(), `INSERT OR IGNORE INTO trees(id, enc, data, depth) VALUES(?, ?, ?, ?)`, len(c), id[:], enc, c, depth)
 	}
 	return t.async("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data, depth) VALUES(?, ?, ?, ?, ?)`, len(c), id[:], len(data), enc, c, depth)
+}
+
+// maxTxBlobs bounds the blobs a transaction remembers putting. The set
+// only spares storing the same content twice in one transaction (HasBlob
+// cannot see its uncommitted rows); forgetting some costs at most storing
+// a duplicate again, which INSERT OR IGNORE drops. Unbounded, it was the
+// largest thing a cold save of a million files held: ~60 bytes a file,
+// twice that in the heap the collector lets grow.
+var maxTxBlobs = 1 << 16
+
+// markBlob records that this transaction put blob id (t.mu held).
+func (t *sqliteTx) markBlob(id object.ID) {
+	if len(t.blobs) >= maxTxBlobs {
+		clear(t.blobs)
+	}
+	t.blobs[id] = true
 }
 
 func (t *sqliteTx) putChunk(data []byte) (object.ID, error) {
@@ -1170,7 +1190,7 @@ func (t *sqliteTx) putChunk(data []byte) (object.ID, error) {
 func (t *sqliteTx) NewBlobWriter() BlobWriter {
 	return &chunkWriter{put: t.putChunk, commit: func(id object.ID, size int64, list []byte) error {
 		t.mu.Lock()
-		t.blobs[id] = true
+		t.markBlob(id)
 		t.mu.Unlock()
 		return t.async("store blob "+id.String(), `INSERT OR IGNORE INTO blobs(id, size, enc, data) VALUES(?, ?, ?, ?)`, len(list), id[:], size, encChunked, list)
 	}}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 	"github.com/seed1cedbf7c/ckpt/internal/session"
 	"github.com/seed1cedbf7c/ckpt/internal/store"
@@ -194,6 +195,9 @@ type gcPlan struct {
 // by size), and every object only they refer to. It reads the store and
 // changes nothing.
 func (r *Repo) planGC(ctx context.Context, ret Retention, loc *time.Location) (*gcPlan, error) {
+	if err := failpoint.Hit("gc/plan", ""); err != nil {
+		return nil, err
+	}
 	now := r.now()
 	p := &gcPlan{out: &GCResult{Retention: ret, Removed: []*Checkpoint{}, KeptCheckpoints: []KeptCheckpoint{},
 		ExpiredSnapshots: []string{}, Sessions: []string{}}, why: map[ID]keepReasons{}}

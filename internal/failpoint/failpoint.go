@@ -40,6 +40,7 @@
 //	restore/before-tx       a restore (undo, redo, switch) read HEAD and is about to begin
 //	                        its first transaction (arg: the op)
 //	fsck/between            fsck read part of the store (arg: the table)
+//	gc/plan                 a gc (asked for, or automatic after a save) starts planning
 //	store/before-commit     a store transaction is about to commit
 //	git/pack-renamed        the git backend renamed a new pack into place; its
 //	                        index is not yet (arg: the pack's name)

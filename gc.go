@@ -682,11 +682,27 @@ func (r *Repo) autoGC(ctx context.Context) {
 	if !over {
 		return
 	}
+	if recs, err := r.st.Checkpoints(ctx, store.ListFilter{Limit: 2}); err != nil || len(recs) < 2 {
+		// The save just made is the only checkpoint, and HEAD: no gc
+		// can remove it, and planning one indexes every object (more
+		// memory than the save itself at a million files). The floor
+		// below makes the next save look again once the store grew.
+		if err == nil {
+			r.setGCFloor(ctx)
+		}
+		return
+	}
 	target := ret
 	target.MaxSize = ret.MaxSize / 10 * 9
 	if _, err := r.gcLocked(ctx, GCOptions{Retention: &target, NoCompact: true}); err != nil {
 		return // the save succeeded; gc will be tried again after the next one
 	}
+	r.setGCFloor(ctx)
+}
+
+// setGCFloor records the store's size after an automatic gc (or one it
+// skipped): the next save runs one only once the store grew past it.
+func (r *Repo) setGCFloor(ctx context.Context) {
 	if u, err := r.st.Usage(ctx); err == nil {
 		r.st.Update(ctx, func(tx store.Tx) error { return tx.SetMeta("gc_floor", fmt.Sprint(u.Used)) })
 	}

@@ -15,21 +15,13 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
 
-// shortTrust makes the watcher's idle checks come within seconds.
-func shortTrust(t *testing.T) {
-	t.Helper()
-	m := watch.MaxTrust
-	t.Cleanup(func() { watch.MaxTrust = m })
-	watch.MaxTrust = 4 * time.Second
-}
-
 // A watcher whose store is open but that holds no stat cache in memory
 // (every save it was asked for was refused: here the client scans with
 // another --max-file-size, so it saves itself) still runs its idle
 // checks; one must not take the missing cache for one and crash the
 // watcher's process.
 func TestWatchIdleCheckWithoutCache(t *testing.T) {
-	shortTrust(t)
+	shortTrust(t, 4*time.Second) // idle checks within seconds
 	ctx := context.Background()
 	ws, store := t.TempDir(), t.TempDir()
 	writeFile(t, ws, "sub/a.txt", "a\n")
@@ -129,7 +121,7 @@ func outsideWrite(t *testing.T, ws, p, s string) {
 // another process (an undo here: a restore is never served) goes ahead
 // beside it. Every save records what a full scan finds.
 func TestWatchIdleCheckSaveDuring(t *testing.T) {
-	shortTrust(t)
+	shortTrust(t, 4*time.Second) // idle checks within seconds
 	files := map[string]string{"a/x.txt": "x\n", "a/b/y.txt": "y\n", "c/z.txt": "z\n", "top.txt": "t\n"}
 	r, ws := watchReady(t, files)
 	ctx := context.Background()
@@ -166,7 +158,7 @@ func TestWatchIdleCheckSaveDuring(t *testing.T) {
 // more than MaxTrust after it: the check vouches for the tree from its
 // start at most.
 func TestWatchIdleCheckUnseenDuring(t *testing.T) {
-	shortTrust(t)
+	shortTrust(t, 4*time.Second) // idle checks within seconds
 	files := map[string]string{"a/x.txt": "x\n", "a/b/y.txt": "y\n", "c/z.txt": "z\n", "top.txt": "t\n"}
 	r, ws := watchReady(t, files)
 	for _, n := range []int{1, 4} {
@@ -183,7 +175,7 @@ func TestWatchIdleCheckUnseenDuring(t *testing.T) {
 // A watcher stopped while its idle check reads stops (the check ends),
 // and writes a stat cache a save without it can use.
 func TestWatchIdleCheckStopped(t *testing.T) {
-	shortTrust(t)
+	shortTrust(t, 4*time.Second) // idle checks within seconds
 	r, ws := openTest(t, map[string]string{"a/x.txt": "x\n", "c/z.txt": "z\n"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -12,6 +12,15 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/watch"
 )
 
+// shortTrust sets the watcher's backstop (watch.MaxTrust) to d for the
+// test; the watcher must be started after it and stop before it is put
+// back (t.Cleanup runs last-in first-out).
+func shortTrust(t *testing.T, d time.Duration) {
+	m := watch.MaxTrust
+	t.Cleanup(func() { watch.MaxTrust = m })
+	watch.MaxTrust = d
+}
+
 // waitStatus polls the watcher's status until ok says yes (a minute at
 // most: the watcher's idle checks run every few seconds here).
 func waitStatus(t *testing.T, r *Repo, what string, ok func(*WatchStatus) bool) *WatchStatus {
@@ -38,9 +47,7 @@ func waitStatus(t *testing.T, r *Repo, what string, ok func(*WatchStatus) bool) 
 // difference: it vouches for nothing, and the save after MaxTrust reads
 // everything and records the change.
 func TestWatchIdleCheck(t *testing.T) {
-	m := watch.MaxTrust
-	t.Cleanup(func() { watch.MaxTrust = m })
-	watch.MaxTrust = 4 * time.Second
+	shortTrust(t, 4*time.Second)
 	r, ws := watchReady(t, map[string]string{"sub/notes.txt": "v1\n", "sub/other.txt": "x\n", "top.txt": "t\n"})
 	writeFile(t, ws, "top.txt", "t2\n")
 	saveExpect(t, r, "an edit", true)
@@ -91,9 +98,7 @@ func TestWatchIdleCheck(t *testing.T) {
 // and the save after MaxTrust reads everything.
 func TestWatchIdleCheckOff(t *testing.T) {
 	t.Setenv("CKPT_WATCH_IDLE_CHECK", "0")
-	m := watch.MaxTrust
-	t.Cleanup(func() { watch.MaxTrust = m })
-	watch.MaxTrust = 2 * time.Second
+	shortTrust(t, 2*time.Second)
 	r, ws := watchReady(t, map[string]string{"sub/notes.txt": "v1\n", "top.txt": "t\n"})
 	writeFile(t, ws, "top.txt", "t2\n")
 	saveExpect(t, r, "an edit", true)
@@ -112,9 +117,7 @@ func TestWatchIdleCheckOff(t *testing.T) {
 // A watcher left running with no save for three times MaxTrust stops its
 // idle checks (the user is away; the next save reads everything once).
 func TestWatchIdleCheckStopsWhenSavesStop(t *testing.T) {
-	m := watch.MaxTrust
-	t.Cleanup(func() { watch.MaxTrust = m })
-	watch.MaxTrust = 2 * time.Second
+	shortTrust(t, 2*time.Second)
 	r, ws := watchReady(t, map[string]string{"top.txt": "t\n", "sub/f.txt": "f\n"})
 	writeFile(t, ws, "top.txt", "t2\n")
 	saveExpect(t, r, "an edit", true)

@@ -144,7 +144,7 @@ func waitFlushed(t *testing.T, r *Repo, since time.Time) {
 // gets its own full read MaxTrust after its last, and every save after
 // a change's MaxTrust records it.
 func TestWatchTrustServedAndClientLineages(t *testing.T) {
-	shortTrust(t)
+	shortTrust(t, 4*time.Second) // idle checks within seconds
 	files := map[string]string{"a/x.txt": "x\n", "c/z.txt": "z\n", "top.txt": "t\n"}
 	r, ws := watchReady(t, files)
 	t0 := time.Now()

@@ -46,6 +46,8 @@
 //	                        index is not yet (arg: the pack's name)
 //	git/before-refs         a git sync's objects are in a pack; no ref is set
 //	                        yet (arg: the pack's name, "" if it wrote none)
+//	watch/read              the watcher read a batch of events and is about to handle
+//	                        them (arg: "")
 //	watch/event             the watcher is about to handle an event (arg: the path it names)
 //	watch/add               the watcher is about to add a directory's watch (arg: the
 //	                        directory, workspace-relative); an error makes it fail as

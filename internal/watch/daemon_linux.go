@@ -458,6 +458,9 @@ func (d *Daemon) readEvents(ctx context.Context) error {
 			d.mu.Unlock()
 			return err
 		}
+		if failpoint.Enabled() {
+			failpoint.Hit("watch/read", "")
+		}
 		d.mu.Lock()
 		base := d.readEnd
 		d.readEnd += uint64(n)

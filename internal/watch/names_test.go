@@ -3,13 +3,16 @@
 package watch
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
@@ -278,6 +281,100 @@ func TestLookDuringRemoval(t *testing.T) {
 	if a = query(t, sock, a.Token); a.Full {
 		t.Fatalf("a plain file written and removed after the look: %s", a.Reason)
 	}
+}
+
+// The race above with another copy of the stat cache answered "full"
+// between the look and the removal's event (its cookie in the same batch
+// of events as the link's, the removal's in the next): that answer must
+// not make the daemon forget, for this copy, that the name it looked at
+// was going away.
+func TestLookDuringRemovalAcrossAFullAnswer(t *testing.T) {
+	var once sync.Once
+	statx = func(dirfd int, path string, flags, mask int, stx *unix.Statx_t) error {
+		err := unix.Statx(dirfd, path, flags, mask, stx)
+		if strings.HasSuffix(path, "/c/g") && err == nil {
+			once.Do(func() {
+				if err := os.Remove(path); err != nil {
+					t.Error(err)
+				}
+				stx.Nlink--
+			})
+		}
+		return err
+	}
+	t.Cleanup(func() { statx = unix.Statx })
+	root, sock := setup(t)
+	g := filepath.Join(root, "c", "g")
+	a := query(t, sock, "")
+	if a = query(t, sock, a.Token); a.Full {
+		t.Fatalf("nothing changed: %+v", a)
+	}
+
+	// Hold the daemon after it read the trigger's event, and queue the
+	// link, a write through it and the other copy's cookie meanwhile;
+	// then hold the batch after theirs (the removal's event) until the
+	// other copy's answer is given.
+	held, release, answered := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var reads atomic.Int32
+	disarm := failpoint.Set("watch/read", func(string) error {
+		switch reads.Add(1) {
+		case 1:
+			close(held)
+			<-release
+		case 3:
+			<-answered
+		}
+		return nil
+	})
+	t.Cleanup(disarm)
+	if err := os.WriteFile(filepath.Join(root, "c", "trigger"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	if err := os.Link(filepath.Join(root, "a/b/f.txt"), g); err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, g, "through the link")
+	other := make(chan *Answer, 1)
+	go func() {
+		b, err := Query(context.Background(), sock, "otherepoch:1", 3*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		close(answered)
+		other <- b
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if cookieIn(t, root) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no cookie file appeared")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if b := <-other; b == nil || !b.Full {
+		t.Fatalf("the other copy: %+v", b)
+	}
+	if a = query(t, sock, a.Token); !a.Full || !strings.Contains(a.Reason, "removed while the watcher looked") {
+		t.Fatalf("a link written through while its removal ran, another copy answered between: %+v", a)
+	}
+}
+
+// cookieIn reports whether a sync file is in the workspace root.
+func cookieIn(t *testing.T, root string) bool {
+	t.Helper()
+	des, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), CookiePrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // The same race with the kernel's own timing: links made, written

@@ -629,9 +629,10 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 	defer func() {
 		if a.Full {
 			// The save reads everything: its cache will hold every
-			// change made before now.
+			// change made before now. What the daemon knows of names
+			// stays: another copy of the stat cache, answered from its
+			// own token, may still need it (only lose forgets).
 			a.Token = d.issue(time.Now())
-			d.forgetNames()
 		} else {
 			a.Token = d.issue(trusted)
 		}

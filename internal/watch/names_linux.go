@@ -268,10 +268,11 @@ func (d *Daemon) setName(key nameKey, st nameState) {
 	}
 }
 
-// forgetNames drops what the daemon knows of names: after it lost track
-// (or answered "full"), the next save reads everything, so a file it did
-// not see while the file held a name was written, if at all, before that
-// save reads it.
+// forgetNames drops what the daemon knows of names: after it lost track,
+// every token's next save reads everything, so a file it did not see
+// while the file held a name was written, if at all, before that save
+// reads it. A full answer to one token does not forget: another copy of
+// the stat cache may still be answered incrementally.
 func (d *Daemon) forgetNames() {
 	clear(d.names)
 	d.absentWrites = 0

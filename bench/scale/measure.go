@@ -190,8 +190,10 @@ func (m *measurer) measure() (sr sizeRun, err error) {
 		m.results.Record(mTurn, d, rss)
 		ckptGrowth = append(ckptGrowth, harness.StoreSize(m.store())-s0)
 
+		progress("[%d] turn %d: %v, peak RSS %d KB", n, t, d.Round(time.Millisecond), rss)
 		d, rss, _ = m.ckptIn(wwork, m.watchStore(), "save", "-q", "--kind", "turn", "-m", fmt.Sprint("turn ", t))
 		m.results.Record(mWatch, d, rss)
+		progress("[%d] turn %d in watch mode: %v, peak RSS %d KB", n, t, d.Round(time.Millisecond), rss)
 
 		g0 := bench.DirSize(m.shadow())
 		m.results.Record(sTurn, m.git(fmt.Sprintf("add -A && %s commit -q -m turn%d", sh, t)), 0)

@@ -66,6 +66,8 @@ type Result struct {
 	Min    time.Duration `json:"min_ns"`
 	Runs   int           `json:"runs"`
 	MaxRSS int64         `json:"max_rss_kb,omitempty"`
+	// RSS is each run's peak RSS (KB), in order, where it was measured.
+	RSS []int64 `json:"rss_kb,omitempty"`
 
 	all []time.Duration
 }
@@ -83,6 +85,9 @@ func (rs Results) Record(name string, d time.Duration, rssKB int64) {
 	r.Runs++
 	r.all = append(r.all, d)
 	r.MaxRSS = max(r.MaxRSS, rssKB)
+	if rssKB > 0 {
+		r.RSS = append(r.RSS, rssKB)
+	}
 	s := slices.Clone(r.all)
 	slices.Sort(s)
 	r.Median, r.Min = s[len(s)/2], s[0]

@@ -634,7 +634,10 @@ func (s *scanner) checkUnvouched() (string, bool) {
 }
 
 // cleanRel reports whether p is a clean relative slash-separated path:
-// not empty, no empty, "." or ".." component, no NUL.
+// not empty, no empty, "." or ".." component, no NUL. Unlike
+// [object.ValidPath] (for paths stored in trees) it accepts reserved
+// names (".git", ".ckpt"): a directory named so, or below one, is one a
+// scan leaves out, which is what checkUnvouched asks of it.
 func cleanRel(p string) bool {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
 		return false

@@ -5,10 +5,10 @@
 package harness
 
 import (
+	"bufio"
 	"bytes"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,9 +67,12 @@ func (r Runner) Sh(env []string, wd string, name string, args ...string) (time.D
 	var rss int64
 	if relayed {
 		reportW.Close()
-		b, _ := io.ReadAll(report)
+		// One line: a daemon the command left running never holds the
+		// pipe (the relay keeps it from its children), but a line needs
+		// no end of file.
+		b, _ := bufio.NewReader(report).ReadString('\n')
 		var ns int64
-		if _, perr := fmt.Sscan(string(b), &ns, &rss); perr == nil {
+		if _, perr := fmt.Sscan(b, &ns, &rss); perr == nil {
 			d = time.Duration(ns)
 		} else if err == nil {
 			err = fmt.Errorf("no report from the relay: %q", b)
@@ -95,6 +98,7 @@ func init() {
 }
 
 func relay(argv []string) int {
+	procstat.CloseOnExec(3)
 	report := os.NewFile(3, "report")
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr

@@ -3,7 +3,10 @@
 package harness
 
 import (
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -36,5 +39,24 @@ func TestShPeakIsTheChilds(t *testing.T) {
 	}
 	if _, _, _, err = r.Sh(nil, t.TempDir(), "/nonexistent/cmd"); err == nil {
 		t.Fatal("a missing command ran")
+	}
+}
+
+// A command that leaves a process running (ckpt watch -d starts its
+// daemon) returns at once, and the process does not hold the relay's
+// report pipe.
+func TestShLeavesNoReportPipe(t *testing.T) {
+	r := Runner{Home: t.TempDir()}
+	_, _, out, err := r.Sh(nil, t.TempDir(), "sh", "-c", "sleep 30 </dev/null >/dev/null 2>&1 & echo $!")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(out)
+	if err != nil {
+		t.Fatalf("pid %q: %v", out, err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if target, err := os.Readlink("/proc/" + out + "/fd/3"); err == nil {
+		t.Fatalf("the process left running holds descriptor 3: %s", target)
 	}
 }

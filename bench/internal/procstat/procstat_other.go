@@ -17,3 +17,6 @@ func MaxRSSKB(*os.ProcessState) int64 { return 0 }
 
 // SyncAll does nothing: there is no unprivileged sync(2) here.
 func SyncAll() {}
+
+// CloseOnExec does nothing here.
+func CloseOnExec(int) {}

@@ -24,3 +24,6 @@ func MaxRSSKB(ps *os.ProcessState) int64 {
 
 // SyncAll flushes every file system's dirty data.
 func SyncAll() { syscall.Sync() }
+
+// CloseOnExec keeps descriptor fd from the processes this one starts.
+func CloseOnExec(fd int) { syscall.CloseOnExec(fd) }

@@ -229,16 +229,13 @@ func TestWriteThroughRemovedLink(t *testing.T) {
 	}
 }
 
-// The kernel drops a file's link count before it takes the removed name
-// out of the directory cache: a look while `rm c/g` runs finds c/g and,
-// in the same statx, a count without c/g. For a link of a/b/f.txt that
-// count is 1, as for a plain file. Here the look is made to fall into that
-// window (the removal completes within it, as the kernel's does within
-// the directory's lock): a link made, written through and removed while
-// the daemon looked must still make it lose track.
-func TestLookDuringRemoval(t *testing.T) {
-	// The stand-in is set before the daemon starts and reset after it
-	// stopped (cleanups run last first).
+// setupRemovalDuringLook starts a daemon whose first look at c/g falls
+// into the window of a removal (see TestLookDuringRemoval) and returns
+// the root, the socket and an answer for a save after which nothing
+// changed. The stand-in is set before the daemon starts and reset after
+// it stopped (cleanups run last first).
+func setupRemovalDuringLook(t *testing.T) (root, sock string, a *Answer) {
+	t.Helper()
 	var once sync.Once
 	statx = func(dirfd int, path string, flags, mask int, stx *unix.Statx_t) error {
 		err := unix.Statx(dirfd, path, flags, mask, stx)
@@ -255,12 +252,24 @@ func TestLookDuringRemoval(t *testing.T) {
 		return err
 	}
 	t.Cleanup(func() { statx = unix.Statx })
-	root, sock := setup(t)
-	g := filepath.Join(root, "c", "g")
-	a := query(t, sock, "")
+	root, sock = setup(t)
+	a = query(t, sock, "")
 	if a = query(t, sock, a.Token); a.Full {
 		t.Fatalf("nothing changed: %+v", a)
 	}
+	return root, sock, a
+}
+
+// The kernel drops a file's link count before it takes the removed name
+// out of the directory cache: a look while `rm c/g` runs finds c/g and,
+// in the same statx, a count without c/g. For a link of a/b/f.txt that
+// count is 1, as for a plain file. Here the look is made to fall into that
+// window (the removal completes within it, as the kernel's does within
+// the directory's lock): a link made, written through and removed while
+// the daemon looked must still make it lose track.
+func TestLookDuringRemoval(t *testing.T) {
+	root, sock, a := setupRemovalDuringLook(t)
+	g := filepath.Join(root, "c", "g")
 	// The write comes after the link's event and before the daemon looks.
 	atEvent(t, "c/g", func() { appendFile(t, g, "through the link") })
 	if err := os.Link(filepath.Join(root, "a/b/f.txt"), g); err != nil {
@@ -292,26 +301,8 @@ func TestLookDuringRemoval(t *testing.T) {
 // not make the daemon forget, for this copy, that the name it looked at
 // was going away.
 func TestLookDuringRemovalAcrossAFullAnswer(t *testing.T) {
-	var once sync.Once
-	statx = func(dirfd int, path string, flags, mask int, stx *unix.Statx_t) error {
-		err := unix.Statx(dirfd, path, flags, mask, stx)
-		if strings.HasSuffix(path, "/c/g") && err == nil {
-			once.Do(func() {
-				if err := os.Remove(path); err != nil {
-					t.Error(err)
-				}
-				stx.Nlink--
-			})
-		}
-		return err
-	}
-	t.Cleanup(func() { statx = unix.Statx })
-	root, sock := setup(t)
+	root, sock, a := setupRemovalDuringLook(t)
 	g := filepath.Join(root, "c", "g")
-	a := query(t, sock, "")
-	if a = query(t, sock, a.Token); a.Full {
-		t.Fatalf("nothing changed: %+v", a)
-	}
 
 	// Hold the daemon after it read the trigger's event, and queue the
 	// link, a write through it and the other copy's cookie meanwhile;

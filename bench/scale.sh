@@ -7,7 +7,7 @@
 # tree size").
 #
 #   bench/scale.sh -sizes 10000,100000 -reps 5
-#   bench/scale.sh -sizes 1000000 -reps 3 -slow-reps 1   # ~15 GB, ~45 minutes
+#   bench/scale.sh -sizes 1000000 -reps 3 -slow-reps 1   # ~15 GB and a copy of the tree, ~45 minutes
 #   bench/scale.sh -sizes 10000,100000 -corpus tiny      # files of 0-200 bytes
 #   bench/scale.sh -render a.json,b.json -out DIR        # one table and chart from several runs
 #

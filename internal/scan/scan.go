@@ -661,11 +661,15 @@ func (s *scanner) staleCache() (bool, error) {
 	for _, t := range s.fromCache {
 		taken[t.rel] = true
 	}
+	batch, _ := s.opts.Sink.(treesLooker)
+	var top []object.ID
 	for _, t := range s.fromCache {
 		if i := strings.LastIndexByte(t.rel, '/'); t.rel != "" && taken[t.rel[:max(i, 0)]] {
 			continue // below another one taken from the cache
 		}
 		switch {
+		case batch != nil:
+			top = append(top, t.id)
 		case s.opts.Sink != nil:
 			ok, err := s.opts.Sink.HasTree(t.id)
 			if err != nil {
@@ -680,7 +684,16 @@ func (s *scanner) staleCache() (bool, error) {
 			}
 		}
 	}
+	if batch != nil {
+		all, err := batch.HasTrees(top)
+		return !all, err
+	}
 	return false, nil
+}
+
+// treesLooker is a Sink that looks up many trees at once.
+type treesLooker interface {
+	HasTrees(ids []object.ID) (bool, error)
 }
 
 // open opens the workspace's root directory.

@@ -446,6 +446,43 @@ func (s *SQLite) HasTree(ctx context.Context, id object.ID) (bool, error) {
 	return s.has(ctx, "trees", id)
 }
 
+// hasBatch bounds the ids one HasTrees query looks up.
+const hasBatch = 500
+
+// HasTrees reports whether the store holds every one of ids. It looks
+// them up a batch per query: a scan that took many directories from its
+// stat cache checks them all, and one query per tree cost more than the
+// lookups themselves.
+func (s *SQLite) HasTrees(ctx context.Context, ids []object.ID) (bool, error) {
+	uniq := make(map[object.ID]bool, len(ids))
+	for _, id := range ids {
+		uniq[id] = true
+	}
+	args := make([]any, 0, min(len(uniq), hasBatch))
+	check := func() (bool, error) {
+		if len(args) == 0 {
+			return true, nil
+		}
+		q := `SELECT count(*) FROM trees WHERE id IN (?` + strings.Repeat(`,?`, len(args)-1) + `)`
+		var n int
+		if err := s.reader().QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+			return false, s.wrap("look up trees", err)
+		}
+		all := n == len(args)
+		args = args[:0]
+		return all, nil
+	}
+	for id := range uniq {
+		args = append(args, id[:])
+		if len(args) == hasBatch {
+			if ok, err := check(); !ok || err != nil {
+				return false, err
+			}
+		}
+	}
+	return check()
+}
+
 func (s *SQLite) has(ctx context.Context, table string, id object.ID) (bool, error) {
 	row, err := s.queryRow(ctx, `SELECT 1 FROM `+table+` WHERE id=?`, id[:])
 	if err != nil {
@@ -1084,6 +1121,20 @@ func (t *sqliteTx) HasTree(id object.ID) (bool, error) {
 	}
 	t.mu.Unlock()
 	return t.s.HasTree(t.ctx, id)
+}
+
+// HasTrees reports whether every one of ids is stored, this
+// transaction's own trees included.
+func (t *sqliteTx) HasTrees(ids []object.ID) (bool, error) {
+	rest := make([]object.ID, 0, len(ids))
+	t.mu.Lock()
+	for _, id := range ids {
+		if !t.trees[id] {
+			rest = append(rest, id)
+		}
+	}
+	t.mu.Unlock()
+	return t.s.HasTrees(t.ctx, rest)
 }
 
 func (t *sqliteTx) PutBlob(id object.ID, data []byte) error {

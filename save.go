@@ -119,6 +119,9 @@ type capture struct {
 	full bool
 	// warning is the watcher's (see SaveResult.Warning).
 	warning string
+	// memo keeps the trees the scan stored until the transaction ends
+	// (see treeMemo.startSave).
+	memo *treeMemo
 }
 
 func (r *Repo) cachePath() string {
@@ -299,9 +302,15 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		}
 	}
 	o.Tracked = tracked
+	var memo *treeMemo
+	if tx != nil {
+		memo = r.trees
+		o.OnTree = memo.startSave()
+	}
 	res, err := scan.Scan(ctx, o)
 	if err != nil {
 		cw.Abort()
+		memo.endSave(false)
 		return nil, scanError(err)
 	}
 	r.noteCapture(res)
@@ -310,12 +319,16 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		// an ignore file changed unseen: the scan read everything.
 		full = true
 	}
-	return &capture{res: res, cw: cw, tracked: tracked, full: full, warning: warning}, nil
+	return &capture{res: res, cw: cw, tracked: tracked, full: full, warning: warning, memo: memo}, nil
 }
 
 // commitCache installs the new stat cache after its transaction committed.
 func (r *Repo) commitCache(c *capture) {
-	if c == nil || c.cw == nil {
+	if c == nil {
+		return
+	}
+	c.memo.endSave(true)
+	if c.cw == nil {
 		return
 	}
 	if err := c.cw.Commit(); err != nil {
@@ -344,7 +357,11 @@ func (r *Repo) commitCache(c *capture) {
 }
 
 func (c *capture) abort() {
-	if c != nil && c.cw != nil {
+	if c == nil {
+		return
+	}
+	c.memo.endSave(false)
+	if c.cw != nil {
 		c.cw.Abort()
 	}
 }

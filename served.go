@@ -570,6 +570,51 @@ type treeMemo struct {
 	mu  sync.Mutex
 	m   map[object.ID]*object.Tree
 	gen int64 // the store's generation the trees were read in
+	// built: the trees the save under way stored (its scan's); loads in
+	// its transaction find them here, and they join m once it commits.
+	built map[object.ID]*object.Tree
+}
+
+// maxBuilt bounds the trees a save keeps decoded for its own reads (a
+// save that reads everything stores them all; such a save is rare, and
+// reads them back from the store).
+const maxBuilt = 1024
+
+// startSave begins keeping the trees a save stores; nil when r keeps no
+// memo.
+func (m *treeMemo) startSave() func(object.ID, *object.Tree) {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	m.built = map[object.ID]*object.Tree{}
+	m.mu.Unlock()
+	return func(id object.ID, t *object.Tree) {
+		m.mu.Lock()
+		if m.built != nil && len(m.built) < maxBuilt {
+			m.built[id] = t
+		}
+		m.mu.Unlock()
+	}
+}
+
+// endSave ends the save's keeping: committed, its trees are in the store
+// and join the memo; otherwise they are dropped.
+func (m *treeMemo) endSave(committed bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if committed {
+		for id, t := range m.built {
+			if len(m.m) >= memoLimit {
+				clear(m.m)
+			}
+			m.m[id] = t
+		}
+	}
+	m.built = nil
 }
 
 // forgetIfNot empties the memo when objects may have been deleted since
@@ -599,6 +644,9 @@ func (r *Repo) memoized(load func(object.ID) (*object.Tree, error)) func(object.
 	return func(id object.ID) (*object.Tree, error) {
 		m.mu.Lock()
 		t, ok := m.m[id]
+		if !ok {
+			t, ok = m.built[id]
+		}
 		m.mu.Unlock()
 		if ok {
 			return t, nil

@@ -170,6 +170,11 @@ type Options struct {
 	// (see Options.Temp): a directory of Unvouched that is one of their
 	// entries (OwnTemp) and is no longer there counts as left out.
 	GoneTemp []string
+	// OnTree, if set, is given every tree the scan stores through Sink,
+	// decoded (a caller that reads them again, to list what changed,
+	// need not decode them). It is called from the scan's workers; the
+	// tree is the caller's.
+	OnTree func(id object.ID, t *object.Tree)
 	// OnStaleCache, if set, is called when Cache turns out to name trees
 	// the store does not have (the store's database was replaced by an
 	// older copy): the scan then starts over without the cache (and with
@@ -1322,6 +1327,9 @@ func (s *scanner) finalize(n *node) {
 			if err != nil {
 				s.fail(err)
 				return
+			}
+			if s.opts.OnTree != nil {
+				s.opts.OnTree(id, &t)
 			}
 		} else {
 			s.rmu.Lock()

@@ -114,6 +114,10 @@ type GCOptions struct {
 	// Location is the time zone the hourly, daily, weekly and monthly
 	// buckets are counted in; nil: local time (time.Local).
 	Location *time.Location
+	// sizeIfReachable: when the checkpoints gc must keep exceed MaxSize
+	// on their own, remove nothing for size (automatic gc; see
+	// GCResult.SizeUnreachable).
+	sizeIfReachable bool
 }
 
 // GCResult reports a garbage collection.
@@ -130,6 +134,13 @@ type GCResult struct {
 	// DroppedForSize is how many of the removed checkpoints a policy
 	// kept but MaxSize had no room for.
 	DroppedForSize int `json:"dropped_for_size"`
+	// SizeUnreachable: what gc must keep (HEAD, branch tips, tags,
+	// snapshots, sessions' turns, the stat cache's trees) takes more
+	// than MaxSize on its own, so the store cannot be brought under it.
+	// An explicit gc still removes every checkpoint the size leaves no
+	// room for; automatic gc then removes none for size, keeping the
+	// history the count and age policies keep.
+	SizeUnreachable bool `json:"size_unreachable,omitempty"`
 	// ExpiredSnapshots are the snapshots whose TTL had passed.
 	ExpiredSnapshots []string `json:"expired_snapshots"`
 	// Sessions are the sessions idle for longer than MaxAge, removed.
@@ -169,7 +180,7 @@ func (r *Repo) gcLocked(ctx context.Context, opts GCOptions) (*GCResult, error) 
 	if loc == nil {
 		loc = time.Local
 	}
-	p, err := r.planGC(ctx, ret, loc)
+	p, err := r.planGC(ctx, ret, loc, opts.sizeIfReachable)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +205,7 @@ type gcPlan struct {
 // by hour, day, week and month in loc, per branch — retentionKeeps — then
 // by size), and every object only they refer to. It reads the store and
 // changes nothing.
-func (r *Repo) planGC(ctx context.Context, ret Retention, loc *time.Location) (*gcPlan, error) {
+func (r *Repo) planGC(ctx context.Context, ret Retention, loc *time.Location, sizeIfReachable bool) (*gcPlan, error) {
 	if err := failpoint.Hit("gc/plan", ""); err != nil {
 		return nil, err
 	}
@@ -224,10 +235,11 @@ func (r *Repo) planGC(ctx context.Context, ret Retention, loc *time.Location) (*
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.markWithin(ctx, idx, usage, ret.MaxSize, recs, protected, candidates)
+	m, unreachable, err := r.markWithin(ctx, idx, usage, ret.MaxSize, recs, protected, candidates, sizeIfReachable)
 	if err != nil {
 		return nil, err
 	}
+	p.out.SizeUnreachable = unreachable
 	plan := m.Plan()
 	plan.OpsBefore = opsCutoff(ops, func(id ID) bool { return id.IsZero() || m.Marked(id) })
 	p.sweep = plan
@@ -427,8 +439,9 @@ func retentionCandidates(recs []*store.Record, kept map[ID]keepReasons, protecte
 // markWithin marks what stays: the protected checkpoints, the trees a
 // trusted stat cache refers to, and the newest candidates — all of them,
 // or with maxSize as many as fit (counting what re-encoding kept objects
-// whose delta bases go will add).
-func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usage, maxSize int64, recs []*store.Record, protected map[ID]bool, candidates []ID) (*store.Marker, error) {
+// whose delta bases go will add). unreachable: the protected ones alone do
+// not fit; then, with sizeIfReachable, every candidate stays.
+func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usage, maxSize int64, recs []*store.Record, protected map[ID]bool, candidates []ID, sizeIfReachable bool) (m *store.Marker, unreachable bool, err error) {
 	// Trees are read once: the size search marks the history several times.
 	trees := map[ID]*object.Tree{}
 	read := func(ctx context.Context, id object.ID) (*object.Tree, error) {
@@ -469,11 +482,12 @@ func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usa
 		return m, nil
 	}
 	if maxSize <= 0 {
-		return markKept(len(candidates))
+		m, err := markKept(len(candidates))
+		return m, false, err
 	}
-	m, err := markKept(0)
+	m, err = markKept(0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// Stored bytes understate the file (pages, indexes): scale the
 	// budget by how the store's used size compares to its objects.
@@ -482,11 +496,19 @@ func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usa
 		factor = float64(usage.Used) / float64(idx.Total)
 	}
 	budget := int64(float64(maxSize) / factor)
+	if m.Live() > budget {
+		// What must stay does not fit on its own.
+		if sizeIfReachable {
+			m, err := markKept(len(candidates))
+			return m, true, err
+		}
+		return m, true, nil
+	}
 	// Add candidates newest first while they fit...
 	keepN := len(candidates)
 	for i, id := range candidates {
 		if _, err := m.Checkpoint(ctx, id); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if m.Live() > budget {
 			keepN = i
@@ -505,14 +527,14 @@ func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usa
 	}
 	m, ok, err := fits(keepN)
 	if err != nil || ok {
-		return m, err
+		return m, false, err
 	}
 	lo, hi := 0, keepN // lo fits (or is the floor), hi does not
 	for lo+1 < hi {
 		mid := (lo + hi) / 2
 		_, ok, err := fits(mid)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if ok {
 			lo = mid
@@ -520,7 +542,8 @@ func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usa
 			hi = mid
 		}
 	}
-	return markKept(lo)
+	m, err = markKept(lo)
+	return m, false, err
 }
 
 // executeGC carries out a plan: expired snapshots and idle sessions are
@@ -652,10 +675,15 @@ func pastRetention(recs []*store.Record, ret Retention, slack int, now time.Time
 	return false
 }
 
-func (r *Repo) autoGC(ctx context.Context) {
+// autoGC runs gc after a save once the store is well past its retention
+// (docs/history.md). It returns a warning for the user when the size limit
+// cannot be met: what gc must keep exceeds it on its own, so gc keeps the
+// history the count and age policies keep, and tries the size again only
+// once the store grew by a whole max_size.
+func (r *Repo) autoGC(ctx context.Context) (warning string) {
 	ret := r.cfg.Retention()
 	if ret.Keep <= 0 && ret.MaxAge <= 0 && ret.MaxSize <= 0 {
-		return
+		return ""
 	}
 	over := false
 	if ret.MaxSize > 0 {
@@ -670,17 +698,17 @@ func (r *Repo) autoGC(ctx context.Context) {
 	slack := max(10, ret.Keep/10)
 	now := r.now()
 	if !over && (ret.Keep > 0 || ret.MaxAge > 0) && !r.pastRetentionMaybe(ctx, ret, slack, now) {
-		return
+		return ""
 	}
 	if !over && (ret.Keep > 0 || ret.MaxAge > 0) {
 		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
 		if err != nil {
-			return
+			return ""
 		}
 		over = pastRetention(recs, ret, slack, now)
 	}
 	if !over {
-		return
+		return ""
 	}
 	if recs, err := r.st.Checkpoints(ctx, store.ListFilter{Limit: 2}); err != nil || len(recs) < 2 {
 		// The save just made is the only checkpoint, and HEAD: no gc
@@ -688,22 +716,30 @@ func (r *Repo) autoGC(ctx context.Context) {
 		// memory than the save itself at a million files). The floor
 		// below makes the next save look again once the store grew.
 		if err == nil {
-			r.setGCFloor(ctx)
+			r.setGCFloor(ctx, 0)
 		}
-		return
+		return ""
 	}
 	target := ret
 	target.MaxSize = ret.MaxSize / 10 * 9
-	if _, err := r.gcLocked(ctx, GCOptions{Retention: &target, NoCompact: true}); err != nil {
-		return // the save succeeded; gc will be tried again after the next one
+	res, err := r.gcLocked(ctx, GCOptions{Retention: &target, NoCompact: true, sizeIfReachable: true})
+	if err != nil {
+		return "" // the save succeeded; gc will be tried again after the next one
 	}
-	r.setGCFloor(ctx)
+	if !res.SizeUnreachable {
+		r.setGCFloor(ctx, 0)
+		return ""
+	}
+	r.setGCFloor(ctx, ret.MaxSize)
+	return fmt.Sprintf("the checkpoints gc must keep (HEAD, branch tips, tags, snapshots, sessions) take more than max_size (%s) on their own, "+
+		"so automatic gc keeps the history by count and age only; raise the limit: ckpt config max_size SIZE (0: none)", FormatSize(ret.MaxSize))
 }
 
 // setGCFloor records the store's size after an automatic gc (or one it
-// skipped): the next save runs one only once the store grew past it.
-func (r *Repo) setGCFloor(ctx context.Context) {
+// skipped), plus extra: the next save runs one for size only once the
+// store grew past it.
+func (r *Repo) setGCFloor(ctx context.Context, extra int64) {
 	if u, err := r.st.Usage(ctx); err == nil {
-		r.st.Update(ctx, func(tx store.Tx) error { return tx.SetMeta("gc_floor", fmt.Sprint(u.Used)) })
+		r.st.Update(ctx, func(tx store.Tx) error { return tx.SetMeta("gc_floor", fmt.Sprint(u.Used+extra)) })
 	}
 }

@@ -94,9 +94,19 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 		return nil, err
 	}
 	if res.Created {
-		r.autoGC(ctx)
+		if w := r.autoGC(ctx); w != "" {
+			res.Warning = joinWarnings(res.Warning, w)
+		}
 	}
 	return res, nil
+}
+
+// joinWarnings joins two warnings for the user, either of them empty.
+func joinWarnings(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 // SaveFiles records a partial checkpoint of paths (kind edit) — call it

@@ -41,7 +41,9 @@ refers to is deleted and the store is compacted. The output counts what
 each policy kept; --json says why each kept checkpoint stays (kept_by).
 
 Gc also runs by itself after a save once the store is well over its limits
-(without compacting, so it stays quick).
+(without compacting, so it stays quick). When what it must keep takes more
+than max_size on its own (a large tree), it removes nothing for size, keeps
+the history by count and age, and the save warns: raise max_size.
 
 With --remote NAME it cleans a remote instead: packs no ref and no session
 reaches are marked, and deleted by a later gc --remote once --grace (default
@@ -220,5 +222,8 @@ func printKeptBy(e *env, res *ckpt.GCResult) {
 			verb = "would remove"
 		}
 		e.printf("  %s %d checkpoint(s) a policy keeps, to fit in --max-size %s\n", verb, res.DroppedForSize, ckpt.HumanSize(ret.MaxSize))
+	}
+	if res.SizeUnreachable {
+		e.printf("  what gc must keep (HEAD, branch tips, tags, snapshots, sessions) takes more than --max-size %s on its own\n", ckpt.HumanSize(ret.MaxSize))
 	}
 }

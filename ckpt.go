@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -322,7 +323,29 @@ func (r *Repo) now() time.Time {
 
 // lock takes the store's operation lock.
 func (r *Repo) lock(ctx context.Context) (func(), error) {
+	if r.served == nil && r.storeDir != "" && watch.Supported {
+		// Held: perhaps by the watcher's automatic gc, which stops for a
+		// client that asks (see saveServer.yield).
+		unlock, err := r.st.Lock(ctx, 0, nil)
+		if err == nil || !errors.Is(err, store.ErrLocked) {
+			return unlock, err
+		}
+		r.yieldWatcher(ctx)
+	}
 	return r.st.Lock(ctx, r.opts.LockTimeout, r.opts.Waiting)
+}
+
+// yieldWatcher asks the workspace's watcher, if one runs, to stop its
+// automatic gc (which holds the store's lock).
+func (r *Repo) yieldWatcher(ctx context.Context) {
+	sock := r.WatchSocket()
+	if _, err := os.Stat(sock); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	body, _ := json.Marshal(yieldRequest{Op: "yield"})
+	watch.Serve(ctx, sock, body, nil, nil)
 }
 
 // begin starts a mutating operation: it takes the lock and first finishes

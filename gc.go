@@ -680,8 +680,15 @@ func pastRetention(recs []*store.Record, ret Retention, slack int, now time.Time
 // cannot be met: what gc must keep exceeds it on its own, so gc keeps the
 // history the count and age policies keep, and tries the size again only
 // once the store grew by a whole max_size.
-func (r *Repo) autoGC(ctx context.Context) (warning string) {
-	ret := r.cfg.Retention()
+//
+// lag > 1 runs it only when the store is that many times further past its
+// limits (a client whose save the watcher served: see gcLag).
+func (r *Repo) autoGC(ctx context.Context, lag int) (warning string) {
+	return r.autoGCWith(ctx, r.cfg.Retention(), lag)
+}
+
+// autoGCWith is autoGC under the retention ret.
+func (r *Repo) autoGCWith(ctx context.Context, ret Retention, lag int) (warning string) {
 	if ret.Keep <= 0 && ret.MaxAge <= 0 && ret.MaxSize <= 0 {
 		return ""
 	}
@@ -692,11 +699,12 @@ func (r *Repo) autoGC(ctx context.Context) (warning string) {
 			if v, err := r.st.Meta(ctx, "gc_floor"); err == nil && v != "" {
 				fmt.Sscan(v, &floor)
 			}
-			over = u.Used > floor+max(ret.MaxSize/10, 1<<20)
+			over = u.Used > floor+max(ret.MaxSize/10, 1<<20)*int64(lag)
 		}
 	}
-	slack := max(10, ret.Keep/10)
-	now := r.now()
+	slack := max(10, ret.Keep/10) * lag
+	// The age grace is a day; with lag, lag days (as if it were earlier).
+	now := r.now().Add(-time.Duration(lag-1) * 24 * time.Hour)
 	if !over && (ret.Keep > 0 || ret.MaxAge > 0) && !r.pastRetentionMaybe(ctx, ret, slack, now) {
 		return ""
 	}

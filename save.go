@@ -94,7 +94,11 @@ func (r *Repo) Save(ctx context.Context, opts SaveOptions) (*SaveResult, error) 
 		return nil, err
 	}
 	if res.Created {
-		if w := r.autoGC(ctx); w != "" {
+		lag := 1
+		if res.Served {
+			lag = gcLag // the watcher runs it when saves pause
+		}
+		if w := r.autoGC(ctx, lag); w != "" {
 			res.Warning = joinWarnings(res.Warning, w)
 		}
 	}

@@ -242,6 +242,14 @@ type saveServer struct {
 	srv       watch.Server
 	checking  context.CancelFunc
 	lastCheck time.Time
+	// gcDue: a served save made a checkpoint since the last automatic gc
+	// the watcher ran (see idleGC).
+	gcDue bool
+
+	// gcMu guards gcCancel, which ends the automatic gc under way (a
+	// client asked for the store's lock: see yield).
+	gcMu     sync.Mutex
+	gcCancel context.CancelFunc
 }
 
 func (sv *saveServer) logf(format string, a ...any) {
@@ -277,6 +285,9 @@ func (sv *saveServer) repo(ctx context.Context, instance string) (*Repo, error) 
 }
 
 func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) (json.RawMessage, error) {
+	if isYield(c.Body) {
+		return sv.yield()
+	}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	sv.srv = s
@@ -361,6 +372,9 @@ func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) 
 		return refuse("save: " + err.Error())
 	}
 	sv.lastSave, sv.unflushed = time.Now(), true
+	if res.Created {
+		sv.gcDue = true
+	}
 	rep := servedReply{Checkpoint: res.Checkpoint.ID.String(), Created: res.Created, Scanned: res.Scanned, Hashed: res.Hashed, Warning: res.Warning}
 	for _, s := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, servedSkip{Path: []byte(s.Path), Reason: s.Reason, Size: s.Size})
@@ -448,8 +462,104 @@ func (sv *saveServer) flusher(ctx context.Context, idle time.Duration) {
 			if due {
 				sv.flush()
 			}
+			sv.idleGC(ctx, idle)
 			sv.idleCheck(ctx, idle)
 		}
+	}
+}
+
+// # Automatic gc in the watcher
+//
+// After a save the client runs gc once the store is well past its
+// retention (autoGC). At a million files a gc reads every object's id and
+// the kept checkpoints' trees, 4-8 s, and with the default retention it
+// came every tenth turn: an agent's hook waited that long. A client whose
+// save the watcher served leaves it to the watcher (it runs gc itself only
+// when the store is four times as far past its retention, so a watcher
+// that never gets to it does not let the store grow unbounded). The
+// watcher runs it once saves pause (idleGC), holding the store's lock as
+// any gc does. A client that then wants the lock asks the watcher to
+// yield first (Repo.lock): the gc stops where it is, each of its steps
+// being one transaction, so nothing is left half done, and it runs again
+// at the next pause.
+
+// gcLag is how many times further past its retention a store must be
+// for a client whose save the watcher served to run gc itself.
+const gcLag = 4
+
+// yieldRequest asks the watcher to stop the automatic gc under way.
+type yieldRequest struct {
+	Op string `json:"op"` // "yield"
+}
+
+func isYield(body json.RawMessage) bool {
+	var req yieldRequest
+	return json.Unmarshal(body, &req) == nil && req.Op == "yield"
+}
+
+// yield stops the watcher's automatic gc under way, if any.
+func (sv *saveServer) yield() (json.RawMessage, error) {
+	if failpoint.Enabled() {
+		failpoint.Hit("serve/yield", "")
+	}
+	sv.gcMu.Lock()
+	cancel := sv.gcCancel
+	sv.gcMu.Unlock()
+	if cancel != nil {
+		cancel()
+		sv.logf("automatic gc stopped: a client wants the store")
+	}
+	return json.Marshal(struct {
+		Stopped bool `json:"stopped"`
+	}{cancel != nil})
+}
+
+// idleGC runs the automatic gc the served saves left to the watcher, once
+// saves pause for idle, if the store's lock is free (and no interrupted
+// operation waits to be finished: the next command does that first).
+func (sv *saveServer) idleGC(ctx context.Context, idle time.Duration) {
+	sv.mu.Lock()
+	r := sv.r
+	due := r != nil && sv.gcDue && time.Since(sv.lastSave) >= idle
+	sv.mu.Unlock()
+	if !due {
+		return
+	}
+	unlock, err := r.st.Lock(ctx, 0, nil)
+	if err != nil {
+		return // a client's: it may be saving; try at the next pause
+	}
+	defer unlock()
+	if j, err := r.st.Journal(ctx); err != nil || j != nil {
+		return
+	}
+	// The settings as they are now (ckpt config may have changed them
+	// since the watcher opened the store): a keep raised since must hold.
+	cfg, err := LoadConfig(r.storeDir)
+	if err != nil {
+		sv.logf("automatic gc: %v", err)
+		return
+	}
+	if failpoint.Enabled() {
+		failpoint.Hit("serve/gc", "")
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sv.gcMu.Lock()
+	sv.gcCancel = cancel
+	sv.gcMu.Unlock()
+	warning := r.autoGCWith(gctx, cfg.Retention(), 1)
+	sv.gcMu.Lock()
+	sv.gcCancel = nil
+	sv.gcMu.Unlock()
+	if gctx.Err() != nil {
+		return // yielded: due still
+	}
+	sv.mu.Lock()
+	sv.gcDue = false
+	sv.mu.Unlock()
+	if warning != "" {
+		sv.logf("automatic gc: %s", warning)
 	}
 }
 

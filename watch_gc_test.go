@@ -1,0 +1,220 @@
+//go:build linux
+
+package ckpt
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+)
+
+// gcTestRepo opens a workspace whose store keeps 2 checkpoints per branch
+// (no age or size limit), with a watcher whose log is returned.
+func gcTestRepo(t *testing.T) (*Repo, string, func() string) {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range map[string]string{"keep": "2", "max_age": "0", "max_size": "0"} {
+		if err := WriteConfig(dir, k, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := t.TempDir()
+	writeFile(t, ws, "a.txt", "0")
+	r, err := Open(context.Background(), ws, Options{Store: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	var mu sync.Mutex
+	var log strings.Builder
+	startWatcherWith(t, r, WatchOptions{Log: func(s string) { mu.Lock(); log.WriteString(s + "\n"); mu.Unlock() }})
+	return r, ws, func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
+}
+
+func countCheckpoints(t *testing.T, r *Repo) int {
+	t.Helper()
+	list, err := r.List(context.Background(), ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list)
+}
+
+// waitCheckpoints waits until the store holds n checkpoints (the
+// watcher's gc runs once saves pause for two seconds).
+func waitCheckpoints(t *testing.T, r *Repo, n int) {
+	t.Helper()
+	for i := 0; countCheckpoints(t, r) != n; i++ {
+		if i > 600 {
+			t.Fatalf("the store holds %d checkpoints after a minute, want %d", countCheckpoints(t, r), n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A client whose save the watcher served leaves the automatic gc to the
+// watcher, which runs it once saves pause: the hook of an agent's turn
+// does not wait for a gc (seconds at a million files).
+func TestWatcherRunsTheAutomaticGC(t *testing.T) {
+	r, ws, _ := gcTestRepo(t)
+	ctx := context.Background()
+	// Every gc plans; the watcher's also passes serve/gc first.
+	var plans, watcherGCs atomic.Int32
+	defer failpoint.Set("gc/plan", func(string) error { plans.Add(1); return nil })()
+	defer failpoint.Set("serve/gc", func(string) error { watcherGCs.Add(1); return nil })()
+	for i := range 15 {
+		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
+		res, err := r.Save(ctx, SaveOptions{Kind: KindTurn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Served {
+			t.Fatalf("save %d was not served by the watcher", i)
+		}
+	}
+	waitCheckpoints(t, r, 2)
+	if n := plans.Load() - watcherGCs.Load(); n != 0 {
+		t.Fatalf("the client ran %d automatic gc(s) after saves the watcher served", n)
+	}
+	if fr, err := r.Fsck(ctx); err != nil || len(fr.Problems) != 0 {
+		t.Fatalf("fsck: %+v %v", fr, err)
+	}
+}
+
+// The client's own check: a served save runs gc only once the store is
+// gcLag times further past its retention (the watcher never got to it).
+func TestServedSaveGCLag(t *testing.T) {
+	dir := t.TempDir()
+	for k, v := range map[string]string{"keep": "2", "max_age": "0", "max_size": "0"} {
+		if err := WriteConfig(dir, k, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := t.TempDir()
+	r, err := Open(context.Background(), ws, Options{Store: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	for i := range 20 { // past keep+slack (12), not past keep+4*slack (42)
+		writeFile(t, ws, "a.txt", fmt.Sprint(i))
+		if _, err := r.saveLocked(ctx, SaveOptions{Kind: KindManual}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.autoGC(ctx, gcLag)
+	if n := countCheckpoints(t, r); n != 20 {
+		t.Fatalf("with lag %d gc ran at 20 checkpoints: %d left", gcLag, n)
+	}
+	r.autoGC(ctx, 1)
+	if n := countCheckpoints(t, r); n != 2 {
+		t.Fatalf("without lag gc left %d checkpoints, want 2", n)
+	}
+}
+
+// A client that wants the store's lock while the watcher's gc holds it
+// asks the watcher to yield: the gc stops (its steps are transactions:
+// nothing half done), the client goes on, and the gc runs again at the
+// next pause.
+func TestWatcherGCYieldsToAClient(t *testing.T) {
+	r, ws, log := gcTestRepo(t)
+	ctx := context.Background()
+	for i := range 15 {
+		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
+		if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := make(chan struct{})
+	var yielded atomic.Bool
+	var once sync.Once
+	disarm := failpoint.Set("gc/plan", func(string) error {
+		first := false
+		once.Do(func() { first = true; close(started) })
+		// Until the client asks (a minute at most: the test then fails).
+		for i := 0; first && !yielded.Load() && i < 12000; i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	})
+	defer disarm()
+	disarmYield := failpoint.Set("serve/yield", func(string) error { yielded.Store(true); return nil })
+	defer disarmYield()
+	<-started // the watcher's gc holds the store's lock
+	writeFile(t, ws, "a.txt", "during the gc")
+	res, err := r.Save(ctx, SaveOptions{Kind: KindTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !yielded.Load() || !res.Served {
+		t.Fatalf("the save went through without asking the watcher to yield (yielded %v, served %v)", yielded.Load(), res.Served)
+	}
+	if !strings.Contains(log(), "automatic gc stopped") {
+		t.Fatalf("the watcher's log does not say the gc stopped:\n%s", log())
+	}
+	waitCheckpoints(t, r, 2)
+	if fr, err := r.Fsck(ctx); err != nil || len(fr.Problems) != 0 {
+		t.Fatalf("fsck: %+v %v", fr, err)
+	}
+	if got := readWS(t, r, "a.txt"); got != "during the gc" {
+		t.Fatalf("HEAD's a.txt = %q", got)
+	}
+}
+
+// readWS reads a file of HEAD's tree.
+func readWS(t *testing.T, r *Repo, p string) string {
+	t.Helper()
+	rc, _, err := r.OpenFile(context.Background(), "HEAD", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The watcher opened the store with keep 2; the user then raised it
+// (ckpt config keep 100). The watcher's gc follows the settings as they
+// are when it runs, not as they were when it opened the store: it must
+// not remove the history the user now keeps.
+func TestWatcherGCReadsTheSettingsAgain(t *testing.T) {
+	r, ws, _ := gcTestRepo(t)
+	ctx := context.Background()
+	writeFile(t, ws, "a.txt", "first")
+	if res, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil || !res.Served {
+		t.Fatalf("first save: %v (served %v)", err, res != nil && res.Served)
+	}
+	v := "100"
+	if err := WriteConfig(r.StoreDir(), "keep", &v); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	var once sync.Once
+	defer failpoint.Set("serve/gc", func(string) error { once.Do(func() { close(ran) }); return nil })()
+	for i := range 15 {
+		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
+		if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-ran                                           // the watcher's gc started; the store's lock is free once it is done
+	unlock, err := r.st.Lock(ctx, time.Minute, nil) // not r.lock: that asks the gc to yield
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if n := countCheckpoints(t, r); n != 16 {
+		t.Fatalf("the watcher's gc left %d of 16 checkpoints under keep 100", n)
+	}
+}

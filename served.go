@@ -243,8 +243,10 @@ type saveServer struct {
 	checking  context.CancelFunc
 	lastCheck time.Time
 	// gcDue: a served save made a checkpoint since the last automatic gc
-	// the watcher ran (see idleGC).
-	gcDue bool
+	// the watcher ran (see idleGC); gcWarning is that gc's warning, for
+	// the reply to the next save.
+	gcDue     bool
+	gcWarning string
 
 	// gcMu guards gcCancel, which ends the automatic gc under way (a
 	// client asked for the store's lock: see yield).
@@ -375,7 +377,9 @@ func (sv *saveServer) serve(ctx context.Context, s watch.Server, c *watch.Call) 
 	if res.Created {
 		sv.gcDue = true
 	}
-	rep := servedReply{Checkpoint: res.Checkpoint.ID.String(), Created: res.Created, Scanned: res.Scanned, Hashed: res.Hashed, Warning: res.Warning}
+	rep := servedReply{Checkpoint: res.Checkpoint.ID.String(), Created: res.Created, Scanned: res.Scanned, Hashed: res.Hashed,
+		Warning: joinWarnings(res.Warning, sv.gcWarning)}
+	sv.gcWarning = ""
 	for _, s := range res.Skipped {
 		rep.Skipped = append(rep.Skipped, servedSkip{Path: []byte(s.Path), Reason: s.Reason, Size: s.Size})
 	}
@@ -556,7 +560,7 @@ func (sv *saveServer) idleGC(ctx context.Context, idle time.Duration) {
 		return // yielded: due still
 	}
 	sv.mu.Lock()
-	sv.gcDue = false
+	sv.gcDue, sv.gcWarning = false, warning
 	sv.mu.Unlock()
 	if warning != "" {
 		sv.logf("automatic gc: %s", warning)

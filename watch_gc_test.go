@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -217,4 +218,52 @@ func TestWatcherGCReadsTheSettingsAgain(t *testing.T) {
 	if n := countCheckpoints(t, r); n != 16 {
 		t.Fatalf("the watcher's gc left %d of 16 checkpoints under keep 100", n)
 	}
+}
+
+// When the watcher's gc finds max_size out of reach (HEAD alone exceeds
+// it), the user hears of it: the reply to the next save carries the
+// warning, as a save that ran the gc itself would.
+func TestWatcherGCWarningReachesTheNextSave(t *testing.T) {
+	r, ws, _ := gcTestRepo(t)
+	ctx := context.Background()
+	v := "64KiB"
+	if err := WriteConfig(r.StoreDir(), "max_size", &v); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 15 { // 256 KiB of random letters a turn: HEAD alone is over 64 KiB
+		writeFile(t, ws, "big.bin", fmt.Sprint(i)+randomText(256<<10, uint64(i)))
+		if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ran := make(chan struct{})
+	var once sync.Once
+	defer failpoint.Set("serve/gc", func(string) error { once.Do(func() { close(ran) }); return nil })()
+	<-ran
+	unlock, err := r.st.Lock(ctx, time.Minute, nil) // the gc is done once the lock is free
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	writeFile(t, ws, "a.txt", "after the gc")
+	res, err := r.Save(ctx, SaveOptions{Kind: KindTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Served || !strings.Contains(res.Warning, "max_size") {
+		t.Fatalf("the save after the watcher's gc: served %v, warning %q", res.Served, res.Warning)
+	}
+	if n := countCheckpoints(t, r); n < 2 {
+		t.Fatalf("%d checkpoints left", n)
+	}
+}
+
+// randomText is n bytes of incompressible text from seed.
+func randomText(n int, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 'a' + byte(rng.IntN(26))
+	}
+	return string(b)
 }

@@ -496,8 +496,9 @@ func (r *Repo) markWithin(ctx context.Context, idx *store.Index, usage store.Usa
 		factor = float64(usage.Used) / float64(idx.Total)
 	}
 	budget := int64(float64(maxSize) / factor)
-	if m.Live() > budget {
-		// What must stay does not fit on its own.
+	if m.Live() > budget || m.Live()+m.ReencodeCost(m.Plan()) > budget {
+		// What must stay does not fit on its own (stored as deltas, it
+		// may fit only until the bases that go are counted).
 		if sizeIfReachable {
 			m, err := markKept(len(candidates))
 			return m, true, err

@@ -249,9 +249,11 @@ type saveServer struct {
 	gcWarning string
 
 	// gcMu guards gcCancel, which ends the automatic gc under way (a
-	// client asked for the store's lock: see yield).
+	// client asked for the store's lock: see yield), and yielded, when a
+	// client last asked: no gc starts for idle after it.
 	gcMu     sync.Mutex
 	gcCancel context.CancelFunc
+	yielded  time.Time
 }
 
 func (sv *saveServer) logf(format string, a ...any) {
@@ -508,6 +510,7 @@ func (sv *saveServer) yield() (json.RawMessage, error) {
 	}
 	sv.gcMu.Lock()
 	cancel := sv.gcCancel
+	sv.yielded = time.Now()
 	sv.gcMu.Unlock()
 	if cancel != nil {
 		cancel()
@@ -529,7 +532,26 @@ func (sv *saveServer) idleGC(ctx context.Context, idle time.Duration) {
 	if !due {
 		return
 	}
-	unlock, err := r.st.Lock(ctx, 0, nil)
+	// The gc can be stopped from here on, before it holds the lock: a
+	// client that asks while the watcher takes it is heard. One that
+	// asked lately is waiting for the lock, or about to: leave it be.
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sv.gcMu.Lock()
+	recent := time.Since(sv.yielded) < idle
+	if !recent {
+		sv.gcCancel = cancel
+	}
+	sv.gcMu.Unlock()
+	if recent {
+		return
+	}
+	defer func() {
+		sv.gcMu.Lock()
+		sv.gcCancel = nil
+		sv.gcMu.Unlock()
+	}()
+	unlock, err := r.st.Lock(gctx, 0, nil)
 	if err != nil {
 		return // a client's: it may be saving; try at the next pause
 	}
@@ -547,15 +569,10 @@ func (sv *saveServer) idleGC(ctx context.Context, idle time.Duration) {
 	if failpoint.Enabled() {
 		failpoint.Hit("serve/gc", "")
 	}
-	gctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sv.gcMu.Lock()
-	sv.gcCancel = cancel
-	sv.gcMu.Unlock()
+	if gctx.Err() != nil {
+		return // a client asked already: due still
+	}
 	warning := r.autoGCWith(gctx, cfg.Retention(), 1)
-	sv.gcMu.Lock()
-	sv.gcCancel = nil
-	sv.gcMu.Unlock()
 	if gctx.Err() != nil {
 		return // yielded: due still
 	}

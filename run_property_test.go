@@ -20,10 +20,14 @@ import (
 )
 
 // TestMain lets the test binary act as a random routine (see
-// randomRoutine) when a run started by a test runs it.
+// randomRoutine) when a run started by a test runs it, or as another
+// process talking to a watcher's socket (sockSend).
 func TestMain(m *testing.M) {
 	if seed := os.Getenv("CKPT_TEST_ROUTINE"); seed != "" {
 		os.Exit(randomRoutine(seed))
+	}
+	if sock := os.Getenv("CKPT_TEST_SOCKSEND"); sock != "" {
+		os.Exit(sockSend(sock))
 	}
 	os.Exit(m.Run())
 }

@@ -481,8 +481,9 @@ func (sv *saveServer) flusher(ctx context.Context, idle time.Duration) {
 // the kept checkpoints' trees, 4-8 s, and with the default retention it
 // came every tenth turn: an agent's hook waited that long. A client whose
 // save the watcher served leaves it to the watcher (it runs gc itself only
-// when the store is four times as far past its retention, so a watcher
-// that never gets to it does not let the store grow unbounded). The
+// when the store is ten times as far past its retention, so a watcher
+// that never gets to it, turns coming back to back, does not let the
+// store grow unbounded: at keep 100, every hundred turns instead of ten). The
 // watcher runs it once saves pause (idleGC), holding the store's lock as
 // any gc does. A client that then wants the lock asks the watcher to
 // yield first (Repo.lock): the gc stops where it is, each of its steps
@@ -491,7 +492,7 @@ func (sv *saveServer) flusher(ctx context.Context, idle time.Duration) {
 
 // gcLag is how many times further past its retention a store must be
 // for a client whose save the watcher served to run gc itself.
-const gcLag = 4
+const gcLag = 10
 
 // yieldRequest asks the watcher to stop the automatic gc under way.
 type yieldRequest struct {

@@ -47,7 +47,11 @@ func main() {
 	if *watch {
 		wctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- r.Watch(wctx, ckpt.WatchOptions{}) }()
+		go func() {
+			done <- r.Watch(wctx, ckpt.WatchOptions{Log: func(s string) {
+				fmt.Fprintln(os.Stderr, time.Now().Format("15:04:05.000"), "watcher:", s)
+			}})
+		}()
 		defer func() { cancel(); <-done }()
 		for i := 0; ; i++ {
 			if _, err := r.WatchStatus(ctx); err == nil {
@@ -93,6 +97,10 @@ func main() {
 		if *watch {
 			if !res.Served {
 				log.Fatalf("turn %d: the save was not served by the watcher", t)
+			}
+			if d := time.Since(start); d > time.Second {
+				// Scanned -1: the watcher vouched for what it did not read.
+				fmt.Fprintf(os.Stderr, "turn %d took %v: scanned %d, hashed %d\n", t, d.Round(time.Millisecond), res.Scanned, res.Hashed)
 			}
 			continue
 		}

@@ -76,9 +76,7 @@ func TestAttackAutoGCDeltaHeadWipesHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fr, err := r.Fsck(ctx); err != nil || len(fr.Problems) != 0 {
-		t.Fatalf("fsck: %+v %v", fr, err)
-	}
+	fsckClean(t, r)
 	u, _ := r.st.Usage(ctx)
 	if len(list) != n {
 		t.Fatalf("automatic gc left %d of %d checkpoints (store now %d bytes used, max_size 512 KiB; warning %q): "+
@@ -98,12 +96,7 @@ func TestAttackAutoGCDeltaHeadWipesHistory(t *testing.T) {
 func TestAttackYieldLostBeforeGCCancelIsSet(t *testing.T) {
 	r, ws, log := gcTestRepo(t)
 	ctx := context.Background()
-	for i := range 15 {
-		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
-		if res, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil || !res.Served {
-			t.Fatalf("save %d: %v", i, err)
-		}
-	}
+	servedTurns(t, r, ws, 15)
 	var yields atomic.Int32
 	var gcStarted atomic.Bool
 	var yieldDuringGC atomic.Bool
@@ -361,12 +354,7 @@ func TestAttackRaceSoupWithWatcherGC(t *testing.T) {
 func TestAttackYieldedGCRestartsBeforeClient(t *testing.T) {
 	r, ws, log := gcTestRepo(t)
 	ctx := context.Background()
-	for i := range 15 {
-		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
-		if res, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil || !res.Served {
-			t.Fatalf("save %d: %v", i, err)
-		}
-	}
+	servedTurns(t, r, ws, 15)
 	var yields, plans atomic.Int32
 	running := make(chan struct{})
 	defer failpoint.Set("serve/yield", func(string) error { yields.Add(1); return nil })()
@@ -444,12 +432,7 @@ func TestAttackWatcherGCConfigChanges(t *testing.T) {
 			}
 			var gcs atomic.Int32
 			defer failpoint.Set("serve/gc", func(string) error { gcs.Add(1); return nil })()
-			for i := range 15 {
-				writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
-				if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			servedTurns(t, r, ws, 15)
 			if tc.name == "max_age turned off" {
 				time.Sleep(1100 * time.Millisecond) // past the old max_age (and its day of grace does not matter: lag 1 adds none)
 			}
@@ -459,11 +442,7 @@ func TestAttackWatcherGCConfigChanges(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			unlock, err := r.st.Lock(ctx, time.Minute, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			unlock()
+			waitWatcherGC(t, r)
 			if n := countCheckpoints(t, r); n != tc.want {
 				t.Fatalf("after the watcher's gc: %d checkpoints, want %d", n, tc.want)
 			}
@@ -589,9 +568,7 @@ func TestAttackHostileServeBodies(t *testing.T) {
 	if res, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil || !res.Served {
 		t.Fatalf("a save after the hostile requests: %v (served %v)", err, res != nil && res.Served)
 	}
-	if fr, err := r.Fsck(ctx); err != nil || len(fr.Problems) != 0 {
-		t.Fatalf("fsck: %+v %v", fr, err)
-	}
+	fsckClean(t, r)
 }
 
 // A separate `ckpt watch -d` process, killed -9 at its gc (paused at

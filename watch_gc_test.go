@@ -39,6 +39,40 @@ func gcTestRepo(t *testing.T) (*Repo, string, func() string) {
 	return r, ws, func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
 }
 
+// servedTurns makes n served saves, each after an edit of a.txt.
+func servedTurns(t *testing.T, r *Repo, ws string, n int) {
+	t.Helper()
+	for i := range n {
+		writeFile(t, ws, "a.txt", fmt.Sprint("turn ", i+1))
+		res, err := r.Save(context.Background(), SaveOptions{Kind: KindTurn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Served {
+			t.Fatalf("save %d was not served by the watcher", i)
+		}
+	}
+}
+
+// fsckClean fails the test if fsck finds a problem.
+func fsckClean(t *testing.T, r *Repo) {
+	t.Helper()
+	if fr, err := r.Fsck(context.Background()); err != nil || len(fr.Problems) != 0 {
+		t.Fatalf("fsck: %+v %v", fr, err)
+	}
+}
+
+// waitWatcherGC waits until the watcher's gc under way, if any, is done
+// (it holds the store's lock; not r.lock, which asks it to yield).
+func waitWatcherGC(t *testing.T, r *Repo) {
+	t.Helper()
+	unlock, err := r.st.Lock(context.Background(), time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+}
+
 func countCheckpoints(t *testing.T, r *Repo) int {
 	t.Helper()
 	list, err := r.List(context.Background(), ListOptions{})
@@ -65,28 +99,16 @@ func waitCheckpoints(t *testing.T, r *Repo, n int) {
 // does not wait for a gc (seconds at a million files).
 func TestWatcherRunsTheAutomaticGC(t *testing.T) {
 	r, ws, _ := gcTestRepo(t)
-	ctx := context.Background()
 	// Every gc plans; the watcher's also passes serve/gc first.
 	var plans, watcherGCs atomic.Int32
 	defer failpoint.Set("gc/plan", func(string) error { plans.Add(1); return nil })()
 	defer failpoint.Set("serve/gc", func(string) error { watcherGCs.Add(1); return nil })()
-	for i := range 15 {
-		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
-		res, err := r.Save(ctx, SaveOptions{Kind: KindTurn})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Served {
-			t.Fatalf("save %d was not served by the watcher", i)
-		}
-	}
+	servedTurns(t, r, ws, 15)
 	waitCheckpoints(t, r, 2)
 	if n := plans.Load() - watcherGCs.Load(); n != 0 {
 		t.Fatalf("the client ran %d automatic gc(s) after saves the watcher served", n)
 	}
-	if fr, err := r.Fsck(ctx); err != nil || len(fr.Problems) != 0 {
-		t.Fatalf("fsck: %+v %v", fr, err)
-	}
+	fsckClean(t, r)
 }
 
 // The client's own check: a served save runs gc only once the store is
@@ -128,12 +150,7 @@ func TestServedSaveGCLag(t *testing.T) {
 func TestWatcherGCYieldsToAClient(t *testing.T) {
 	r, ws, log := gcTestRepo(t)
 	ctx := context.Background()
-	for i := range 15 {
-		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
-		if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	servedTurns(t, r, ws, 15)
 	started := make(chan struct{})
 	var yielded atomic.Bool
 	var once sync.Once
@@ -162,9 +179,7 @@ func TestWatcherGCYieldsToAClient(t *testing.T) {
 		t.Fatalf("the watcher's log does not say the gc stopped:\n%s", log())
 	}
 	waitCheckpoints(t, r, 2)
-	if fr, err := r.Fsck(ctx); err != nil || len(fr.Problems) != 0 {
-		t.Fatalf("fsck: %+v %v", fr, err)
-	}
+	fsckClean(t, r)
 	if got := readWS(t, r, "a.txt"); got != "during the gc" {
 		t.Fatalf("HEAD's a.txt = %q", got)
 	}
@@ -203,18 +218,9 @@ func TestWatcherGCReadsTheSettingsAgain(t *testing.T) {
 	ran := make(chan struct{})
 	var once sync.Once
 	defer failpoint.Set("serve/gc", func(string) error { once.Do(func() { close(ran) }); return nil })()
-	for i := range 15 {
-		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
-		if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	<-ran                                           // the watcher's gc started; the store's lock is free once it is done
-	unlock, err := r.st.Lock(ctx, time.Minute, nil) // not r.lock: that asks the gc to yield
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock()
+	servedTurns(t, r, ws, 15)
+	<-ran // the watcher's gc started; the store's lock is free once it is done
+	waitWatcherGC(t, r)
 	if n := countCheckpoints(t, r); n != 16 {
 		t.Fatalf("the watcher's gc left %d of 16 checkpoints under keep 100", n)
 	}
@@ -240,11 +246,7 @@ func TestWatcherGCWarningReachesTheNextSave(t *testing.T) {
 	var once sync.Once
 	defer failpoint.Set("serve/gc", func(string) error { once.Do(func() { close(ran) }); return nil })()
 	<-ran
-	unlock, err := r.st.Lock(ctx, time.Minute, nil) // the gc is done once the lock is free
-	if err != nil {
-		t.Fatal(err)
-	}
-	unlock()
+	waitWatcherGC(t, r)
 	writeFile(t, ws, "a.txt", "after the gc")
 	res, err := r.Save(ctx, SaveOptions{Kind: KindTurn})
 	if err != nil {

@@ -43,11 +43,7 @@ func TestAttackAutoGCDeltaHeadWipesHistory(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(5, 6))
 	dir, ws := t.TempDir(), t.TempDir()
-	for k, v := range map[string]string{"keep": "100", "max_age": "0", "max_size": "512KiB"} {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeConfigs(t, dir, map[string]string{"keep": "100", "max_age": "0", "max_size": "512KiB"})
 	big := attackJunk(rng, 1<<20) // 1 MiB: twice max_size, under ChunkThreshold
 	writeFile(t, ws, "big.bin", string(big))
 	r, err := Open(ctx, ws, Options{Store: dir})
@@ -215,11 +211,7 @@ func TestAttackRaceSoupWithWatcherGC(t *testing.T) {
 		t.Skip("slow")
 	}
 	dir := t.TempDir()
-	for k, v := range map[string]string{"keep": "3", "max_age": "0", "max_size": "0"} {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeConfigs(t, dir, map[string]string{"keep": "3", "max_age": "0", "max_size": "0"})
 	ws := t.TempDir()
 	for d := range 4 {
 		for f := range 5 {
@@ -407,29 +399,13 @@ func TestAttackWatcherGCConfigChanges(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			dir := t.TempDir()
-			for k, v := range tc.before {
-				if err := WriteConfig(dir, k, &v); err != nil {
-					t.Fatal(err)
-				}
-			}
-			ws := t.TempDir()
-			writeFile(t, ws, "a.txt", "0")
-			r, err := Open(ctx, ws, Options{Store: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			startWatcherWith(t, r, WatchOptions{})
+			r, ws, _ := gcTestRepoWith(t, tc.before)
+			dir := r.StoreDir()
 			writeFile(t, ws, "a.txt", "first")
 			if res, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil || !res.Served {
 				t.Fatalf("first save: %v", err)
 			}
-			for k, v := range tc.after {
-				if err := WriteConfig(dir, k, &v); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeConfigs(t, dir, tc.after)
 			var gcs atomic.Int32
 			defer failpoint.Set("serve/gc", func(string) error { gcs.Add(1); return nil })()
 			servedTurns(t, r, ws, 15)
@@ -499,20 +475,7 @@ func attackSend(t *testing.T, sock string, lines []string) string {
 // in the store may change, and the watcher keeps serving.
 func TestAttackHostileServeBodies(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	for k, v := range map[string]string{"keep": "100", "max_age": "0", "max_size": "0"} {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ws := t.TempDir()
-	writeFile(t, ws, "a.txt", "0")
-	r, err := Open(ctx, ws, Options{Store: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	startWatcherWith(t, r, WatchOptions{})
+	r, ws, _ := gcTestRepoWith(t, map[string]string{"keep": "100", "max_age": "0", "max_size": "0"})
 	for i := range 3 {
 		writeFile(t, ws, "a.txt", fmt.Sprint(i+1))
 		if res, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil || !res.Served {
@@ -588,11 +551,7 @@ func TestAttackCLIKillWatcherDuringGC(t *testing.T) {
 	for _, d := range []string{ws, st, fp} {
 		os.MkdirAll(d, 0o755)
 	}
-	for k, v := range map[string]string{"keep": "3", "max_age": "0", "max_size": "0"} {
-		if err := WriteConfig(st, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeConfigs(t, st, map[string]string{"keep": "3", "max_age": "0", "max_size": "0"})
 	rng := rand.New(rand.NewPCG(11, 12))
 	for d := range 20 {
 		for f := range 50 {
@@ -739,11 +698,7 @@ func TestAttackExplicitGCSizeUnreachable(t *testing.T) {
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(9, 10))
 			dir, ws := t.TempDir(), t.TempDir()
-			for k, v := range map[string]string{"keep": "100", "max_age": "0", "max_size": "0"} {
-				if err := WriteConfig(dir, k, &v); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeConfigs(t, dir, map[string]string{"keep": "100", "max_age": "0", "max_size": "0"})
 			big := attackJunk(rng, 1<<20)
 			writeFile(t, ws, "big.bin", string(big))
 			r, err := Open(ctx, ws, Options{Store: dir})
@@ -993,11 +948,7 @@ func TestAttackServedSavesLoseSizeWarning(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
 	dir, ws := t.TempDir(), t.TempDir()
-	for k, v := range map[string]string{"keep": "100", "max_age": "0", "max_size": "64KiB"} {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeConfigs(t, dir, map[string]string{"keep": "100", "max_age": "0", "max_size": "64KiB"})
 	writeFile(t, ws, "big.bin", string(attackJunk(rng, 256<<10))) // HEAD alone is 4x max_size
 	r, err := Open(ctx, ws, Options{Store: dir})
 	if err != nil {

@@ -20,12 +20,25 @@ import (
 // (no age or size limit), with a watcher whose log is returned.
 func gcTestRepo(t *testing.T) (*Repo, string, func() string) {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range map[string]string{"keep": "2", "max_age": "0", "max_size": "0"} {
+	return gcTestRepoWith(t, map[string]string{"keep": "2", "max_age": "0", "max_size": "0"})
+}
+
+// writeConfigs writes store settings (ckpt config KEY VALUE) into dir.
+func writeConfigs(t *testing.T, dir string, cfg map[string]string) {
+	t.Helper()
+	for k, v := range cfg {
 		if err := WriteConfig(dir, k, &v); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// gcTestRepoWith opens a workspace (a.txt) whose store has the settings
+// cfg, with a watcher whose log is returned.
+func gcTestRepoWith(t *testing.T, cfg map[string]string) (*Repo, string, func() string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeConfigs(t, dir, cfg)
 	ws := t.TempDir()
 	writeFile(t, ws, "a.txt", "0")
 	r, err := Open(context.Background(), ws, Options{Store: dir})
@@ -115,11 +128,7 @@ func TestWatcherRunsTheAutomaticGC(t *testing.T) {
 // gcLag times further past its retention (the watcher never got to it).
 func TestServedSaveGCLag(t *testing.T) {
 	dir := t.TempDir()
-	for k, v := range map[string]string{"keep": "2", "max_age": "0", "max_size": "0"} {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeConfigs(t, dir, map[string]string{"keep": "2", "max_age": "0", "max_size": "0"})
 	ws := t.TempDir()
 	r, err := Open(context.Background(), ws, Options{Store: dir})
 	if err != nil {

@@ -193,7 +193,13 @@ func storeUnharmed(t *testing.T, r *Repo) {
 	if res, err := r.Fsck(ctx); err != nil {
 		t.Errorf("fsck after a refused pull: %v (%+v)", err, res)
 	}
-	refs, err := r.st.Refs(ctx, "")
+	refsStored(t, r)
+}
+
+// refsStored reports every ref that names a checkpoint the store lacks.
+func refsStored(t *testing.T, r *Repo) {
+	t.Helper()
+	refs, err := r.st.Refs(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +207,7 @@ func storeUnharmed(t *testing.T, r *Repo) {
 		if ref.ID.IsZero() {
 			continue
 		}
-		if _, err := r.st.Checkpoint(ctx, ref.ID); err != nil {
+		if _, err := r.st.Checkpoint(context.Background(), ref.ID); err != nil {
 			t.Errorf("ref %s names %s, which the store lacks: %v", ref.Name, ref.ID.Short(), err)
 		}
 	}

@@ -150,17 +150,8 @@ func attackVerify(t *testing.T, r *Repo, ws string) {
 	} else if len(fr.Warnings) > 0 {
 		t.Logf("fsck warnings: %v", fr.Warnings)
 	}
-	refs, err := r.st.Refs(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ref := range refs {
-		if ref.ID.IsZero() {
-			continue
-		}
-		if _, err := r.st.Checkpoint(ctx, ref.ID); err != nil {
-			t.Fatalf("ref %s names %s, which the store lacks: %v", ref.Name, ref.ID, err)
-		}
+	if refsStored(t, r); t.Failed() {
+		t.FailNow()
 	}
 	if _, err := r.Timeline(ctx); err != nil {
 		t.Fatalf("timeline: %v", err)

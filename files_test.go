@@ -28,19 +28,7 @@ func TestFilesAtRevision(t *testing.T) {
 	writeFile(t, ws, "a.txt", "two\n")
 	mustSave(t, r, "second")
 
-	read := func(rev, p string) string {
-		t.Helper()
-		rc, _, err := r.OpenFile(ctx, rev, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := func(rev, p string) string { t.Helper(); return readRev(t, r, rev, p) }
 	for _, c := range []struct{ rev, path, want string }{
 		{"HEAD", "a.txt", "two\n"},
 		{"HEAD~1", "a.txt", "one\n"},
@@ -117,4 +105,19 @@ func TestFilesAtRevision(t *testing.T) {
 	if _, err := r.Stat(ctx, part, "a.txt"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("outside a partial checkpoint's paths: %v, want ErrNotFound", err)
 	}
+}
+
+// readRev reads file p of revision rev through Repo.OpenFile.
+func readRev(t *testing.T, r *Repo, rev, p string) string {
+	t.Helper()
+	rc, _, err := r.OpenFile(context.Background(), rev, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

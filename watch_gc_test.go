@@ -5,7 +5,6 @@ package ckpt
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -189,24 +188,9 @@ func TestWatcherGCYieldsToAClient(t *testing.T) {
 	}
 	waitCheckpoints(t, r, 2)
 	fsckClean(t, r)
-	if got := readWS(t, r, "a.txt"); got != "during the gc" {
+	if got := readRev(t, r, "HEAD", "a.txt"); got != "during the gc" {
 		t.Fatalf("HEAD's a.txt = %q", got)
 	}
-}
-
-// readWS reads a file of HEAD's tree.
-func readWS(t *testing.T, r *Repo, p string) string {
-	t.Helper()
-	rc, _, err := r.OpenFile(context.Background(), "HEAD", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // The watcher opened the store with keep 2; the user then raised it

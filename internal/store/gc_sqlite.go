@@ -233,14 +233,12 @@ func (s *SQLite) Usage(ctx context.Context) (Usage, error) {
 			u.File += fi.Size()
 		}
 	}
+	// One statement, so one read of the database: counted apart, a
+	// compaction committed in between gave its free pages as in use.
 	var pages, free, size int64
-	if err := s.db.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
-		return u, s.wrap("read store size", err)
-	}
-	if err := s.db.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
-		return u, s.wrap("read store size", err)
-	}
-	if err := s.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
+	err := s.db.QueryRowContext(ctx, `SELECT p.page_count, f.freelist_count, z.page_size
+		FROM pragma_page_count() p, pragma_freelist_count() f, pragma_page_size() z`).Scan(&pages, &free, &size)
+	if err != nil {
 		return u, s.wrap("read store size", err)
 	}
 	u.Used = (pages - free) * size

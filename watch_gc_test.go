@@ -4,7 +4,12 @@ package ckpt
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -13,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
+	"github.com/seed1cedbf7c/ckpt/internal/flock"
 )
 
 // gcTestRepo opens a workspace whose store keeps 2 checkpoints per branch
@@ -261,4 +267,58 @@ func randomText(n int, seed uint64) string {
 		b[i] = 'a' + byte(rng.IntN(26))
 	}
 	return string(b)
+}
+
+// A client that finds the store's lock taken asks the watcher to yield;
+// a watcher that takes the request and never answers must not add its
+// wait to the client's lock budget (a hook waits 2 s in all: it would
+// wait 2 s for the yield, then its whole budget again).
+func TestYieldToAHungWatcherStaysInTheLockBudget(t *testing.T) {
+	ws := t.TempDir()
+	writeFile(t, ws, "a.txt", "one")
+	ctx := context.Background()
+	const budget = 300 * time.Millisecond
+	r, err := Open(ctx, ws, Options{Store: t.TempDir(), LockTimeout: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The lock held by "another process" (its own open file description).
+	f, err := os.OpenFile(filepath.Join(r.StoreDir(), "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := flock.Lock(f); err != nil {
+		t.Fatal(err)
+	}
+	// A watcher that reads the request and never answers.
+	ln, err := net.Listen("unix", r.WatchSocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	heard := make(chan time.Duration, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		start := time.Now()
+		io.Copy(io.Discard, c) // until the client hangs up
+		heard <- time.Since(start)
+	}()
+	start := time.Now()
+	_, err = r.Save(ctx, SaveOptions{})
+	took := time.Since(start)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("save with the lock held: %v, want ErrLocked", err)
+	}
+	// The yield alone waits 2 s when it is not bounded by the budget;
+	// bounded, the whole save gives up after about 300 ms.
+	held := <-heard
+	if held >= 2*time.Second || took >= 2*time.Second {
+		t.Fatalf("with a %v lock budget the yield held the connection %v and the save took %v", budget, held, took)
+	}
 }

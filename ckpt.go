@@ -323,26 +323,39 @@ func (r *Repo) now() time.Time {
 
 // lock takes the store's operation lock.
 func (r *Repo) lock(ctx context.Context) (func(), error) {
+	timeout := r.opts.LockTimeout
 	if r.served == nil && r.storeDir != "" && watch.Supported {
 		// Held: perhaps by the watcher's automatic gc, which stops for a
-		// client that asks (see saveServer.yield).
+		// client that asks (see saveServer.yield). The asking counts
+		// against the lock's timeout: a watcher that does not answer
+		// must not make a hook wait longer than its budget.
 		unlock, err := r.st.Lock(ctx, 0, nil)
 		if err == nil || !errors.Is(err, store.ErrLocked) {
 			return unlock, err
 		}
-		r.yieldWatcher(ctx)
+		start := time.Now()
+		r.yieldWatcher(ctx, min(yieldTimeout, timeout))
+		timeout = max(0, timeout-time.Since(start))
 	}
-	return r.st.Lock(ctx, r.opts.LockTimeout, r.opts.Waiting)
+	unlock, err := r.st.Lock(ctx, timeout, r.opts.Waiting)
+	if le := (*store.LockedError)(nil); errors.As(err, &le) {
+		le.Waited = r.opts.LockTimeout
+	}
+	return unlock, err
 }
 
+// yieldTimeout bounds the wait for the watcher's answer to a yield.
+const yieldTimeout = 2 * time.Second
+
 // yieldWatcher asks the workspace's watcher, if one runs, to stop its
-// automatic gc (which holds the store's lock).
-func (r *Repo) yieldWatcher(ctx context.Context) {
+// automatic gc (which holds the store's lock), waiting at most timeout
+// for its answer.
+func (r *Repo) yieldWatcher(ctx context.Context, timeout time.Duration) {
 	sock := r.WatchSocket()
 	if _, err := os.Stat(sock); err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	body, _ := json.Marshal(yieldRequest{Op: "yield"})
 	watch.Serve(ctx, sock, body, nil, nil)

@@ -891,7 +891,7 @@ func TestAttackYieldAtRandomMomentsOfWatcherGC(t *testing.T) {
 		if round%2 == 1 {
 			delay = time.Duration(rng.Int64N(int64(dur)*13/10 + 1))
 			time.Sleep(time.Until(at.Add(delay)))
-			r.yieldWatcher(ctx)
+			r.yieldWatcher(ctx, yieldTimeout)
 		}
 		unlock, err := r.st.Lock(ctx, time.Minute, nil)
 		if err != nil {

@@ -637,9 +637,9 @@ type checkpointSpanner interface {
 // pastRetentionMaybe reports whether some checkpoint may be past ret:
 // false only when none can be, because no branch holds more than
 // Keep+slack checkpoints (the store holds no more than that) and none is
-// older than MaxAge and a day. Then autoGC need not read them all, which
+// older than MaxAge and grace. Then autoGC need not read them all, which
 // it would otherwise do after every save.
-func (r *Repo) pastRetentionMaybe(ctx context.Context, ret Retention, slack int, now time.Time) bool {
+func (r *Repo) pastRetentionMaybe(ctx context.Context, ret Retention, slack int, grace time.Duration, now time.Time) bool {
 	sp, ok := r.st.(checkpointSpanner)
 	if !ok {
 		return true
@@ -651,22 +651,22 @@ func (r *Repo) pastRetentionMaybe(ctx context.Context, ret Retention, slack int,
 	if ret.Keep > 0 && n > ret.Keep+slack {
 		return true
 	}
-	if ret.MaxAge > 0 && n > 0 && now.Sub(oldest) > ret.MaxAge+24*time.Hour {
+	if ret.MaxAge > 0 && n > 0 && now.Sub(oldest) > ret.MaxAge+grace {
 		return true
 	}
 	return false
 }
 
 // pastRetention reports whether, in some branch, more checkpoints than
-// the bucket settings keep are past Keep+slack or older than MaxAge and a
-// day (recs newest first): enough to run gc for.
-func pastRetention(recs []*store.Record, ret Retention, slack int, now time.Time) bool {
+// the bucket settings keep are past Keep+slack or older than MaxAge and
+// grace (recs newest first): enough to run gc for.
+func pastRetention(recs []*store.Record, ret Retention, slack int, grace time.Duration, now time.Time) bool {
 	buckets := ret.KeepHourly + ret.KeepDaily + ret.KeepWeekly + ret.KeepMonthly
 	perBranch, past := map[string]int{}, map[string]int{}
 	for _, rec := range recs {
 		perBranch[rec.Branch]++
 		if (ret.Keep > 0 && perBranch[rec.Branch] > ret.Keep+slack) ||
-			(ret.MaxAge > 0 && now.Sub(rec.Time) > ret.MaxAge+24*time.Hour) {
+			(ret.MaxAge > 0 && now.Sub(rec.Time) > ret.MaxAge+grace) {
 			past[rec.Branch]++
 			if past[rec.Branch] > buckets {
 				return true
@@ -704,9 +704,9 @@ func (r *Repo) autoGCWith(ctx context.Context, ret Retention, lag int) (warning 
 		}
 	}
 	slack := max(10, ret.Keep/10) * lag
-	// The age grace is a day; with lag, lag days (as if it were earlier).
-	now := r.now().Add(-time.Duration(lag-1) * 24 * time.Hour)
-	if !over && (ret.Keep > 0 || ret.MaxAge > 0) && !r.pastRetentionMaybe(ctx, ret, slack, now) {
+	// The slack past max_age is a day; with lag, lag days.
+	grace, now := time.Duration(lag)*24*time.Hour, r.now()
+	if !over && (ret.Keep > 0 || ret.MaxAge > 0) && !r.pastRetentionMaybe(ctx, ret, slack, grace, now) {
 		return ""
 	}
 	if !over && (ret.Keep > 0 || ret.MaxAge > 0) {
@@ -714,7 +714,7 @@ func (r *Repo) autoGCWith(ctx context.Context, ret Retention, lag int) (warning 
 		if err != nil {
 			return ""
 		}
-		over = pastRetention(recs, ret, slack, now)
+		over = pastRetention(recs, ret, slack, grace, now)
 	}
 	if !over {
 		return ""

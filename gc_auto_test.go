@@ -67,8 +67,8 @@ func TestAutoGCPrecheckSound(t *testing.T) {
 			}
 			slack := max(10, ret.Keep/10)
 			at := base.Add(time.Duration(rng.IntN(24*30)) * time.Hour)
-			full := pastRetention(recs, ret, slack, at)
-			maybe := r.pastRetentionMaybe(ctx, ret, slack, at)
+			full := pastRetention(recs, ret, slack, 24*time.Hour, at)
+			maybe := r.pastRetentionMaybe(ctx, ret, slack, 24*time.Hour, at)
 			if full && !maybe {
 				t.Fatalf("%d checkpoints, %+v at %v: past retention, but the count says none can be", len(recs), ret, at)
 			}
@@ -80,5 +80,47 @@ func TestAutoGCPrecheckSound(t *testing.T) {
 	}
 	if skipped == 0 || skipped == checked {
 		t.Fatalf("the count ruled out %d of %d checks: it must decide both ways", skipped, checked)
+	}
+}
+
+// With lag (a client whose save the watcher served), automatic gc waits
+// until checkpoints are lag days past max_age, not one: five days past
+// it, lag 1 removes them and gcLag does not.
+func TestAutoGCAgeGraceUnderLag(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		lag     int
+		removes bool
+	}{{1, true}, {gcLag, false}} {
+		dir, ws := t.TempDir(), t.TempDir()
+		for k, v := range map[string]string{"keep": "0", "max_age": "1d", "max_size": "0"} {
+			if err := WriteConfig(dir, k, &v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeFile(t, ws, "a.txt", "0")
+		r, err := Open(ctx, ws, Options{Store: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+		now := base
+		r.opts.Now = func() time.Time { return now }
+		for i := range 3 {
+			writeFile(t, ws, "a.txt", fmt.Sprint(i))
+			mustSave(t, r, fmt.Sprint(i))
+		}
+		now = base.Add(6 * 24 * time.Hour)
+		if w := r.autoGC(ctx, c.lag); w != "" {
+			t.Fatalf("lag %d: warning %q", c.lag, w)
+		}
+		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if removed := len(recs) < 3; removed != c.removes {
+			t.Errorf("lag %d, five days past max_age: %d of 3 checkpoints left, want removed %v", c.lag, len(recs), c.removes)
+		}
 	}
 }

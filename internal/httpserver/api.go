@@ -600,7 +600,7 @@ func (s *Server) summarize(r *http.Request) (any, error) {
 }
 
 func (s *Server) stats(r *http.Request) (any, error) {
-	return s.repo.Stats(r.Context())
+	return s.statsRun.do(r.Context())
 }
 
 // GCRequest is POST /api/gc's body: the store's retention applies.

@@ -81,14 +81,15 @@ type Server struct {
 	// not again as another process's.
 	opMu sync.Mutex
 
-	events  *broker
-	streams atomic.Int64     // open event streams (at most maxStreams)
-	tell    func(ckpt.Event) // the watcher's: an engine event was published
-	watch   *watcher
-	sizes   *sizeLog // the store's size and gc runs since the start
-	closing chan struct{}
-	once    sync.Once
-	cancel  func()
+	events   *broker
+	streams  atomic.Int64     // open event streams (at most maxStreams)
+	tell     func(ckpt.Event) // the watcher's: an engine event was published
+	watch    *watcher
+	sizes    *sizeLog                     // the store's size and gc runs since the start
+	statsRun *coalesced[*ckpt.StoreStats] // GET /api/stats, one run at a time
+	closing  chan struct{}
+	once     sync.Once
+	cancel   func()
 
 	mcp *mcpserver.Server
 }
@@ -130,6 +131,7 @@ func newServer(opts Options, g *gate, base string) *Server {
 		closing: make(chan struct{}), done: make(chan struct{})}
 	s.events = newBroker(opts.Ring)
 	s.sizes = newSizeLog(s.repo)
+	s.statsRun = newCoalesced(s.repo.Stats)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	w := newWatcher(s)

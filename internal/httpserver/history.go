@@ -114,7 +114,7 @@ func (l *sizeLog) gcRan(e ckpt.Event, source string, before int64) {
 }
 
 func (s *Server) storeHistory(r *http.Request) (any, error) {
-	g, err := s.repo.Growth(r.Context())
+	g, err := s.growthRun.do(r.Context())
 	if err != nil {
 		return nil, err
 	}

@@ -81,15 +81,16 @@ type Server struct {
 	// not again as another process's.
 	opMu sync.Mutex
 
-	events   *broker
-	streams  atomic.Int64     // open event streams (at most maxStreams)
-	tell     func(ckpt.Event) // the watcher's: an engine event was published
-	watch    *watcher
-	sizes    *sizeLog                     // the store's size and gc runs since the start
-	statsRun *coalesced[*ckpt.StoreStats] // GET /api/stats, one run at a time
-	closing  chan struct{}
-	once     sync.Once
-	cancel   func()
+	events    *broker
+	streams   atomic.Int64     // open event streams (at most maxStreams)
+	tell      func(ckpt.Event) // the watcher's: an engine event was published
+	watch     *watcher
+	sizes     *sizeLog                       // the store's size and gc runs since the start
+	statsRun  *coalesced[*ckpt.StoreStats]   // GET /api/stats, one run at a time
+	growthRun *coalesced[[]ckpt.GrowthPoint] // GET /api/stats/history's growth, the same
+	closing   chan struct{}
+	once      sync.Once
+	cancel    func()
 
 	mcp *mcpserver.Server
 }
@@ -132,6 +133,7 @@ func newServer(opts Options, g *gate, base string) *Server {
 	s.events = newBroker(opts.Ring)
 	s.sizes = newSizeLog(s.repo)
 	s.statsRun = newCoalesced(s.repo.Stats)
+	s.growthRun = newCoalesced(s.repo.Growth)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	w := newWatcher(s)

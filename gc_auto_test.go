@@ -10,6 +10,34 @@ import (
 	"github.com/seed1cedbf7c/ckpt/internal/store"
 )
 
+// writeConfigs writes store settings (ckpt config KEY VALUE) into dir.
+func writeConfigs(t *testing.T, dir string, cfg map[string]string) {
+	t.Helper()
+	for k, v := range cfg {
+		if err := WriteConfig(dir, k, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// clockedRepo opens a workspace holding a.txt ("0") whose store has the
+// settings cfg; the repository reads the time from *now, which the test
+// sets. It is closed when the test ends.
+func clockedRepo(t *testing.T, cfg map[string]string) (r *Repo, ws string, now *time.Time) {
+	t.Helper()
+	dir, ws := t.TempDir(), t.TempDir()
+	writeConfigs(t, dir, cfg)
+	writeFile(t, ws, "a.txt", "0")
+	r, err := Open(context.Background(), ws, Options{Store: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	now = new(time.Time)
+	r.opts.Now = func() time.Time { return *now }
+	return r, ws, now
+}
+
 // The count automatic gc looks at first (pastRetentionMaybe) never hides
 // a history that reading every checkpoint (pastRetention) finds past its
 // retention: random saves on two branches at random times, checked
@@ -17,22 +45,9 @@ import (
 func TestAutoGCPrecheckSound(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))
-	dir, ws := t.TempDir(), t.TempDir()
-	for k, v := range map[string]string{"keep": "0", "max_age": "0", "max_size": "0"} {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeFile(t, ws, "a.txt", "0")
-	r, err := Open(ctx, ws, Options{Store: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, ws, now := clockedRepo(t, map[string]string{"keep": "0", "max_age": "0", "max_size": "0"})
 	base := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	var now time.Time
-	r.opts.Now = func() time.Time { return now }
-	now = base
+	*now = base
 	mustSave(t, r, "first")
 	if _, err := r.CreateBranch(ctx, "side", "HEAD"); err != nil {
 		t.Fatal(err)
@@ -53,7 +68,7 @@ func TestAutoGCPrecheckSound(t *testing.T) {
 				}
 			}
 		}
-		now = base.Add(time.Duration(rng.IntN(24*20)) * time.Hour)
+		*now = base.Add(time.Duration(rng.IntN(24*20)) * time.Hour)
 		writeFile(t, ws, "a.txt", fmt.Sprint(i))
 		mustSave(t, r, fmt.Sprint(i))
 		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
@@ -92,30 +107,18 @@ func TestAutoGCAgeGraceUnderLag(t *testing.T) {
 		lag     int
 		removes bool
 	}{{1, true}, {gcLag, false}} {
-		dir, ws := t.TempDir(), t.TempDir()
-		for k, v := range map[string]string{"keep": "0", "max_age": "1d", "max_size": "0"} {
-			if err := WriteConfig(dir, k, &v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		writeFile(t, ws, "a.txt", "0")
-		r, err := Open(ctx, ws, Options{Store: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, ws, now := clockedRepo(t, map[string]string{"keep": "0", "max_age": "1d", "max_size": "0"})
 		base := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-		now := base
-		r.opts.Now = func() time.Time { return now }
+		*now = base
 		for i := range 3 {
 			writeFile(t, ws, "a.txt", fmt.Sprint(i))
 			mustSave(t, r, fmt.Sprint(i))
 		}
-		now = base.Add(6 * 24 * time.Hour)
+		*now = base.Add(6 * 24 * time.Hour)
 		if w := r.autoGC(ctx, c.lag); w != "" {
 			t.Fatalf("lag %d: warning %q", c.lag, w)
 		}
 		recs, err := r.st.Checkpoints(ctx, store.ListFilter{})
-		r.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -303,20 +303,7 @@ func mustParseClock(t *testing.T, hm string) time.Duration {
 // fourth save, and a gc then leaves the five newest days.
 func TestAutoGCBuckets(t *testing.T) {
 	ctx := context.Background()
-	dir, ws := t.TempDir(), t.TempDir()
-	for k, v := range map[string]string{"keep": "2", "max_age": "1d", "keep_daily": "5"} {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeFile(t, ws, "a.txt", "0")
-	r, err := Open(ctx, ws, Options{Store: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var now time.Time
-	r.opts.Now = func() time.Time { return now }
+	r, ws, now := clockedRepo(t, map[string]string{"keep": "2", "max_age": "1d", "keep_daily": "5"})
 	runs := 0
 	defer r.Subscribe(func(e Event) {
 		if e.Kind == EventGC {
@@ -326,7 +313,7 @@ func TestAutoGCBuckets(t *testing.T) {
 	var ids []ID
 	for d := 0; d < 20; d++ {
 		// Noon UTC: a different local day each time in every zone.
-		now = time.Date(2026, 6, 1+d, 12, 0, 0, 0, time.UTC)
+		*now = time.Date(2026, 6, 1+d, 12, 0, 0, 0, time.UTC)
 		writeFile(t, ws, "a.txt", fmt.Sprint(d))
 		ids = append(ids, mustSave(t, r, fmt.Sprint(d)).ID)
 	}

@@ -28,16 +28,6 @@ func gcTestRepo(t *testing.T) (*Repo, string, func() string) {
 	return gcTestRepoWith(t, map[string]string{"keep": "2", "max_age": "0", "max_size": "0"})
 }
 
-// writeConfigs writes store settings (ckpt config KEY VALUE) into dir.
-func writeConfigs(t *testing.T, dir string, cfg map[string]string) {
-	t.Helper()
-	for k, v := range cfg {
-		if err := WriteConfig(dir, k, &v); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // gcTestRepoWith opens a workspace (a.txt) whose store has the settings
 // cfg, with a watcher whose log is returned.
 func gcTestRepoWith(t *testing.T, cfg map[string]string) (*Repo, string, func() string) {

@@ -147,6 +147,26 @@ func TestPropertyServedSavesWithOtherWriters(t *testing.T) {
 	}
 }
 
+// servedSaveRequest is the request a client sends r's watcher for a save
+// of its workspace on top of HEAD, for a test to change and send.
+func servedSaveRequest(t *testing.T, r *Repo) servedRequest {
+	t.Helper()
+	ctx := context.Background()
+	info, err := r.st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, head, err := r.head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := servedRequest{Op: "save", Instance: info.Instance, Backend: BackendSQLite, Settings: r.scanSettings(), Exclude: r.exclude}
+	if head != nil {
+		req.Head = head.ID.String()
+	}
+	return req
+}
+
 // A process holding the store's lock may send the watcher any request;
 // what the watcher records must still be a checkpoint ckpt would make:
 // a kind the client would have refused is refused by the watcher too.
@@ -161,16 +181,9 @@ func TestServedRequestWithUnknownKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := r.st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, head, err := r.head(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(servedRequest{Op: "save", Instance: info.Instance, Backend: BackendSQLite,
-		Settings: r.scanSettings(), Exclude: r.exclude, Head: head.ID.String(), Kind: "no such kind", AllowEmpty: true})
+	req := servedSaveRequest(t, r)
+	req.Kind, req.AllowEmpty = "no such kind", true
+	body, _ := json.Marshal(req)
 	raw, err := watch.Serve(ctx, r.WatchSocket(), body, nil, nil)
 	unlock()
 	if err != nil {

@@ -83,6 +83,19 @@ func TestAttackAutoGCDeltaHeadWipesHistory(t *testing.T) {
 	}
 }
 
+// openHookClient opens the workspace as a hook's process does: waiting
+// 2 s for the store's lock (hooks.DefaultLockTimeout). It is closed when
+// the test ends.
+func openHookClient(t *testing.T, r *Repo, ws string) *Repo {
+	t.Helper()
+	hook, err := Open(context.Background(), ws, Options{Store: r.StoreDir(), LockTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hook.Close() })
+	return hook
+}
+
 // A yield that arrives after the watcher's idleGC took the store's lock
 // but before it installed gcCancel (Journal, LoadConfig, serve/gc) finds
 // nothing to cancel; the client then waits for the whole gc. The failpoint
@@ -123,11 +136,7 @@ func TestAttackYieldLostBeforeGCCancelIsSet(t *testing.T) {
 	})()
 	<-locked
 	// A hook's client: it waits 2 s for the lock.
-	hook, err := Open(ctx, ws, Options{Store: r.StoreDir(), LockTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hook.Close()
+	hook := openHookClient(t, r, ws)
 	writeFile(t, ws, "a.txt", "hook's turn")
 	start := time.Now()
 	res, err := hook.Save(ctx, SaveOptions{Kind: KindTurn})
@@ -355,11 +364,7 @@ func TestAttackYieldedGCRestartsBeforeClient(t *testing.T) {
 	})()
 	<-running
 	time.Sleep(1300 * time.Millisecond) // the gc has run past a tick
-	hook, err := Open(ctx, ws, Options{Store: r.StoreDir(), LockTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hook.Close()
+	hook := openHookClient(t, r, ws)
 	writeFile(t, ws, "a.txt", "hook's turn")
 	start := time.Now()
 	if _, err := hook.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
@@ -473,24 +478,18 @@ func TestAttackHostileServeBodies(t *testing.T) {
 			t.Fatalf("save %d: %v", i, err)
 		}
 	}
-	info, err := r.st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, head, err := r.head(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	atHead := servedSaveRequest(t, r)
 	writeFile(t, ws, "a.txt", "changed by nobody's save")
 	save := func(headID string) string {
-		b, _ := json.Marshal(servedRequest{Op: "save", Instance: info.Instance, Backend: BackendSQLite, Settings: r.scanSettings(),
-			Exclude: r.exclude, Head: headID, Kind: KindTurn, Message: "hostile"})
+		req := atHead
+		req.Head, req.Kind, req.Message = headID, KindTurn, "hostile"
+		b, _ := json.Marshal(req)
 		return string(b)
 	}
 	bodies := []string{
 		`{"op":"yield"}`, `{"op":"yield","instance":"x","head":"y"}`, `"yield"`, `{"OP":"yield"}`, `{"op":"yield","op":"save"}`,
 		`{"op":"save","op":"yield"}`, `null`, `[]`, `{"op":"yield"`, `{"op":{"yield":1}}`, `{"op":"yield\u0000"}`,
-		save(head.ID.String()), save(""), `{"op":"save","kind":"turn","backend":"sqlite","instance":"` + info.Instance + `"}`,
+		save(atHead.Head), save(""), `{"op":"save","kind":"turn","backend":"sqlite","instance":"` + atHead.Instance + `"}`,
 	}
 	var lines []string
 	for _, b := range bodies {

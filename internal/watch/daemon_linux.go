@@ -64,6 +64,12 @@ type Daemon struct {
 	fullSeq uint64 // the last seq at which the daemon lost track
 	reason  string // why, for the answer
 	dirty   map[string]uint64
+	// changed: which entries of the dirty directories changed (see
+	// changed_linux.go); nameCount counts them, namesFloor is the seq
+	// from which they are complete.
+	changed    map[string]*dirNames
+	nameCount  int
+	namesFloor uint64
 	// fresh: directories created, moved in or moved away since the
 	// daemon last lost track, with the seq of their last such event.
 	// What happened in one before its watch was added is unknown, so an
@@ -122,7 +128,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return initError(err)
 	}
-	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, fresh: map[string]freshDir{}, wds: map[int32]string{},
+	d := &Daemon{opts: opts, fd: fd, file: os.NewFile(uintptr(fd), "inotify"), started: time.Now(), dirty: map[string]uint64{}, changed: map[string]*dirNames{}, fresh: map[string]freshDir{}, wds: map[int32]string{},
 		paths: map[string]int32{}, infoWD: -1, cookies: map[string]chan struct{}{}, lastQuery: time.Now(), trust: map[uint64]time.Time{},
 		names: map[nameKey]nameState{}, unwatched: map[string]bool{}}
 	var rb [8]byte
@@ -277,8 +283,7 @@ func (d *Daemon) add(rel string, walk bool) error {
 	if !walk {
 		return err
 	}
-	d.seq++
-	d.dirty[rel] = d.seq
+	d.changeWhole(rel)
 	des, rerr := os.ReadDir(d.abs(rel))
 	if rerr != nil {
 		return err // gone again, or unreadable: the scan will say
@@ -525,8 +530,11 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 	if failpoint.Enabled() {
 		failpoint.Hit("watch/event", join(rel, name))
 	}
-	d.seq++
-	d.dirty[rel] = d.seq
+	if name == "" {
+		d.changeWhole(rel) // about the directory itself
+	} else {
+		d.changeName(rel, name)
+	}
 	switch name {
 	case ".gitignore", ".ckptignore", ".decreeignore":
 		d.lose(join(rel, name) + " changed")
@@ -656,12 +664,22 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 		a.Full, a.Reason = true, "periodic full scan"
 	default:
 		for dir, seq := range d.dirty {
-			if seq > since {
+			if seq > since && !d.unwatched[dir] {
 				a.RawDirty = append(a.RawDirty, []byte(dir))
+				names, ok := d.changedNames(dir, since)
+				raw := make([][]byte, len(names)) // none: any entry
+				for i, n := range names {
+					raw[i] = []byte(n)
+				}
+				if !ok {
+					raw = [][]byte{}
+				}
+				a.RawNames = append(a.RawNames, raw)
 			}
 		}
 		for dir := range d.unwatched {
 			a.RawDirty = append(a.RawDirty, []byte(dir))
+			a.RawNames = append(a.RawNames, [][]byte{})
 		}
 		for dir, f := range d.fresh {
 			if f.seq > since {
@@ -679,7 +697,7 @@ func (d *Daemon) answer(ctx context.Context, token string, vouch bool) *Answer {
 			// the cache regardless.
 			dir := string(a.RawUnvouched[0])
 			a.Full, a.Reason = true, "directory "+dir+" was "+d.fresh[dir].what
-			a.RawDirty, a.RawUnvouched = nil, nil
+			a.RawDirty, a.RawNames, a.RawUnvouched = nil, nil, nil
 		}
 	}
 	a.Warning = d.limitWarning()
@@ -698,6 +716,7 @@ func (d *Daemon) prune(since uint64) {
 			delete(d.dirty, dir)
 		}
 	}
+	d.pruneNames(since)
 	for dir, f := range d.fresh {
 		if f.seq <= since {
 			delete(d.fresh, dir)
@@ -708,16 +727,7 @@ func (d *Daemon) prune(since uint64) {
 // Answer implements Server.
 func (d *Daemon) Answer(ctx context.Context, token string) *Answer {
 	a := d.answer(ctx, token, true)
-	a.Dirty = make([]string, len(a.RawDirty))
-	for i, b := range a.RawDirty {
-		a.Dirty[i] = string(b)
-	}
-	a.RawDirty = nil
-	a.Unvouched = make([]string, len(a.RawUnvouched))
-	for i, b := range a.RawUnvouched {
-		a.Unvouched[i] = string(b)
-	}
-	a.RawUnvouched = nil
+	a.decode()
 	return a
 }
 

@@ -73,7 +73,9 @@ import (
 // was removed and then given to another file (the write is an event of the
 // name, like a write to the new file), and links made from outside the
 // workspace or from directories no save reads. The scan's flag catches
-// those links once the directory of the other link is read.
+// those links once a save stats the file: after an event of it, since a
+// save stats only the entries of a directory an event named (see
+// changed_linux.go), or at the periodic full read.
 
 // maxNames bounds the names the daemon keeps; beyond it, it loses track.
 const maxNames = 1 << 16

@@ -10,7 +10,9 @@
 // "full" when the daemon cannot vouch for the answer: it restarted (the
 // token's epoch differs), its event queue overflowed, an ignore file
 // changed, or a file with other hard links got a name (see
-// names_linux.go). Directories created or moved since the token are named
+// names_linux.go). With each changed directory it names the entries an
+// event was about, so a save stats only those (see changed_linux.go).
+// Directories created or moved since the token are named
 // apart (Answer.Unvouched): the save reads everything unless the ignore
 // rules leave every one of them out. Before answering, the daemon syncs
 // with the kernel: it creates a cookie file in the workspace and waits for
@@ -31,6 +33,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,6 +60,14 @@ type Answer struct {
 	// RawDirty carries Dirty on the wire: names are bytes, not always
 	// UTF-8, which JSON strings would not keep.
 	RawDirty [][]byte `json:"dirty"`
+	// Names, for a directory of Dirty it holds, are the only entries of
+	// it that may have changed since the token (sorted): an event named
+	// each, and the others have the stat data they had then. A directory
+	// of Dirty it does not hold may have any entry changed.
+	Names map[string][]string `json:"-"`
+	// RawNames carries Names on the wire, one list per entry of RawDirty
+	// (an empty one: any entry).
+	RawNames [][][]byte `json:"names,omitempty"`
 	// Unvouched are directories created, moved in or moved away since
 	// the token (workspace-relative): what happened in one before the
 	// daemon watched it is unknown (a hard link made there, written
@@ -182,17 +193,42 @@ func Query(ctx context.Context, sock, token string, timeout time.Duration) (*Ans
 		return nil, errors.New("watcher: empty answer")
 	}
 	a := resp.Answer
+	a.decode()
+	return a, nil
+}
+
+// decode fills Dirty, Names and Unvouched from their wire forms. Names
+// go with Dirty one list per directory; a daemon from before them sends
+// none, and then any entry of a dirty directory may have changed.
+func (a *Answer) decode() {
 	a.Dirty = make([]string, len(a.RawDirty))
 	for i, d := range a.RawDirty {
 		a.Dirty[i] = string(d)
 	}
-	a.RawDirty = nil
+	if len(a.RawNames) == len(a.RawDirty) {
+		for i, raw := range a.RawNames {
+			if len(raw) == 0 {
+				continue
+			}
+			names := make([]string, len(raw))
+			for j, n := range raw {
+				names[j] = string(n)
+			}
+			if !slices.IsSorted(names) {
+				slices.Sort(names)
+			}
+			if a.Names == nil {
+				a.Names = map[string][]string{}
+			}
+			a.Names[a.Dirty[i]] = names
+		}
+	}
+	a.RawDirty, a.RawNames = nil, nil
 	a.Unvouched = make([]string, len(a.RawUnvouched))
 	for i, d := range a.RawUnvouched {
 		a.Unvouched[i] = string(d)
 	}
 	a.RawUnvouched = nil
-	return a, nil
 }
 
 // GetStatus returns a running daemon's status.
@@ -266,6 +302,35 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // the stat cache: a directory is unchanged when neither it nor anything
 // below it is dirty.
 func Unchanged(dirty []string) func(rel string) bool {
+	touched := touchedDirs(dirty)
+	return func(rel string) bool { return !touched[rel] }
+}
+
+// Changed returns the test a scan uses to stat only the entries of a
+// directory it reads that may have changed (scan.Options.Changed): those
+// the answer names for a dirty directory, none for a directory read only
+// because something below it is dirty, and any (false) for a dirty
+// directory the answer names none of, or one it does not know.
+func Changed(a *Answer) func(rel string) ([]string, bool) {
+	touched := touchedDirs(a.Dirty)
+	dirty := make(map[string]bool, len(a.Dirty))
+	for _, d := range a.Dirty {
+		dirty[d] = true
+	}
+	return func(rel string) ([]string, bool) {
+		switch {
+		case dirty[rel]:
+			names, ok := a.Names[rel]
+			return names, ok
+		case touched[rel]:
+			return nil, true
+		}
+		return nil, false
+	}
+}
+
+// touchedDirs is the set of the dirty directories and their ancestors.
+func touchedDirs(dirty []string) map[string]bool {
 	touched := map[string]bool{}
 	for _, d := range dirty {
 		for {
@@ -284,7 +349,7 @@ func Unchanged(dirty []string) func(rel string) bool {
 			}
 		}
 	}
-	return func(rel string) bool { return !touched[rel] }
+	return touched
 }
 
 // parseToken splits "epoch:seq".

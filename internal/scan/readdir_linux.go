@@ -12,6 +12,8 @@ type dirent struct {
 	name      string
 	isDir     bool
 	typeKnown bool
+	// isReg, isLink: a regular file, a symlink (when typeKnown).
+	isReg, isLink bool
 }
 
 // readDirents reads every entry of the open directory fd with getdents64.
@@ -54,7 +56,8 @@ func readDirents(fd int, buf []byte) ([]dirent, error) {
 	all := string(arena)
 	out := make([]dirent, len(raws))
 	for i, r := range raws {
-		out[i] = dirent{name: all[r.off : r.off+r.n], isDir: r.typ == unix.DT_DIR, typeKnown: r.typ != unix.DT_UNKNOWN}
+		out[i] = dirent{name: all[r.off : r.off+r.n], isDir: r.typ == unix.DT_DIR, typeKnown: r.typ != unix.DT_UNKNOWN,
+			isReg: r.typ == unix.DT_REG, isLink: r.typ == unix.DT_LNK}
 	}
 	return out, nil
 }

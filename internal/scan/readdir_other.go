@@ -10,6 +10,8 @@ type dirent struct {
 	name      string
 	isDir     bool
 	typeKnown bool
+	// isReg, isLink: a regular file, a symlink (when typeKnown).
+	isReg, isLink bool
 }
 
 func readDirents(fd int, buf []byte) ([]dirent, error) {
@@ -20,7 +22,8 @@ func readDirents(fd int, buf []byte) ([]dirent, error) {
 	}
 	out := make([]dirent, len(des))
 	for i, de := range des {
-		out[i] = dirent{name: de.Name(), isDir: de.IsDir(), typeKnown: true}
+		out[i] = dirent{name: de.Name(), isDir: de.IsDir(), typeKnown: true,
+			isReg: de.Type().IsRegular(), isLink: de.Type()&os.ModeSymlink != 0}
 	}
 	return out, nil
 }

@@ -155,6 +155,15 @@ type Options struct {
 	// written through a hard link, or in a directory it cannot watch):
 	// the scan then starts over without Unchanged (Result.RulesChanged).
 	Unchanged func(rel string) bool
+	// Changed, if set (with Unchanged), reports for a directory the scan
+	// reads which of its entries may have changed since Cache was
+	// written: the listed names (sorted), and no others when ok. The
+	// others' stat data is taken from the cache without a stat, unless
+	// the cache has none for them, saw them racily clean, flags the
+	// directory (a hard-linked file, a nested repository), or a rule or
+	// Include touches them. The directory itself is still listed (its
+	// entries' names and types come from the disk).
+	Changed func(rel string) (names []string, ok bool)
 	// Unvouched lists directories (relative) whose past the watcher
 	// behind Unchanged cannot vouch for: created, moved in or moved away
 	// while it did not watch them. A hard link made in one, written
@@ -228,12 +237,15 @@ type Skipped struct {
 
 // Result is what a scan found.
 type Result struct {
-	Root    object.ID
-	Files   int64 // regular files and symlinks captured
-	Bytes   int64
-	Hashed  int64
-	HBytes  int64
-	Skipped []Skipped
+	Root   object.ID
+	Files  int64 // regular files and symlinks captured
+	Bytes  int64
+	Hashed int64
+	HBytes int64
+	// FromCache counts the entries of directories read whose stat data
+	// came from the cache without a stat (see Options.Changed).
+	FromCache int64
+	Skipped   []Skipped
 	// Trees holds the encodings of trees computed by a scan without a Sink
 	// that may not be in the store.
 	Trees map[object.ID][]byte
@@ -347,8 +359,11 @@ type scanner struct {
 	bytes  atomic.Int64
 	hashed atomic.Int64
 	hbytes atomic.Int64
-	toHash atomic.Int64
-	toHB   atomic.Int64
+	// unstated counts the entries taken from the cache without a stat
+	// (Options.Changed).
+	unstated atomic.Int64
+	toHash   atomic.Int64
+	toHB     atomic.Int64
 	// settled counts the hash jobs over (of toHash), settledB their
 	// listed sizes.
 	settled  atomic.Int64
@@ -533,6 +548,7 @@ func scanOnce(ctx context.Context, opts Options, start *node) (res *Result, stal
 		s.res.Files, s.res.Bytes = -1, s.rootTotal
 	}
 	s.res.Hashed, s.res.HBytes = s.hashed.Load(), s.hbytes.Load()
+	s.res.FromCache = s.unstated.Load()
 	sort.Slice(s.res.Skipped, func(i, j int) bool { return s.res.Skipped[i].Path < s.res.Skipped[j].Path })
 	sort.Strings(s.res.Temp)
 	sort.Strings(s.res.Nested)
@@ -886,6 +902,13 @@ func (s *scanner) readDir(n *node) error {
 
 	dirfd := fd
 	ci2 := 0 // merge cursor into n.cached
+	// The watcher's list of the entries that may have changed: the
+	// others need no stat (Options.Changed).
+	var changed []string
+	known := false
+	if s.opts.Changed != nil && s.opts.Unchanged != nil && n.hasCache && s.opts.Cache.blockFlags(n.rel) == 0 {
+		changed, known = s.opts.Changed(n.rel)
+	}
 	n.unchanged = n.hasCache
 	var hashJobs []job
 	var dirJobs []job
@@ -919,12 +942,24 @@ func (s *scanner) readDir(n *node) error {
 			s.markUntracked(n.rel)
 			continue
 		}
-		st, err := lstatAt(dirfd, name)
-		if err != nil {
-			if err == syscall.ENOENT {
-				continue // vanished
+		var st statInfo
+		if known && !ignored && !all && !listed && de.typeKnown && !slices.Contains(changed, name) {
+			if de.isDir {
+				st.mode = sIFDIR // a directory's stat data is never compared
+			} else if c, ok := s.lookup(n, &ci2, name); ok && s.unchangedEntry(c, de) {
+				n.entries = append(n.entries, s.cachedEnt(c))
+				continue
 			}
-			return &PathError{Op: "stat", Path: join(n.rel, name), Err: err}
+		}
+		if st.mode == 0 {
+			var err error
+			st, err = lstatAt(dirfd, name)
+			if err != nil {
+				if err == syscall.ENOENT {
+					continue // vanished
+				}
+				return &PathError{Op: "stat", Path: join(n.rel, name), Err: err}
+			}
 		}
 		if isDir := st.mode&sIFMT == sIFDIR; !n.ignored && (!de.typeKnown || isDir != de.isDir) {
 			// Type unknown to readdir, or replaced since.
@@ -1088,6 +1123,35 @@ func (s *scanner) previousID(n *node, name string) object.ID {
 	}
 	e, _ := n.oldTree.Find(name)
 	return e.ID
+}
+
+// unchangedEntry reports whether a cached entry whose name the watcher
+// saw no event for can stand for the entry readdir found: the same type,
+// clean when the cache was written (not racy), and within the size limit.
+func (s *scanner) unchangedEntry(c *cachedEntry, de dirent) bool {
+	switch {
+	case c.mtime >= s.opts.Cache.Clock || c.size > s.max:
+		return false
+	case object.IsFile(c.mode):
+		return de.isReg
+	case object.IsSymlink(c.mode):
+		return de.isLink
+	}
+	return false
+}
+
+// cachedEnt is the entry of an unchanged file or symlink, from the cache:
+// clean, its id filled from the previous tree like any clean entry's.
+func (s *scanner) cachedEnt(c *cachedEntry) ent {
+	s.files.Add(1)
+	s.bytes.Add(c.size)
+	s.unstated.Add(1)
+	mode := uint32(sIFREG)
+	if object.IsSymlink(c.mode) {
+		mode = sIFLNK
+	}
+	return ent{name: c.name, mode: c.mode, size: c.size, clean: true,
+		st: statInfo{mode: mode | c.mode&0o777, size: c.size, mtime: c.mtime, ctime: c.ctime, ino: c.ino, dev: c.dev, nlink: 1}}
 }
 
 func (s *scanner) clean(c *cachedEntry, st statInfo, mode uint32) bool {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/seed1cedbf7c/ckpt/internal/failpoint"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -269,6 +270,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			token = ans.Token
 			if accel && !ans.Full && prev == key && r.watchAccelOK(ctx) {
 				o.Unchanged = watch.Unchanged(ans.Dirty)
+				o.Changed = watch.Changed(ans)
 				o.Unvouched = ans.Unvouched
 				if len(ans.Unvouched) > 0 {
 					// A restore's staging directory is one of them.
@@ -305,9 +307,9 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 			}
 		}
 	}
-	unchanged, unvouched, goneTemp := o.Unchanged, o.Unvouched, o.GoneTemp
+	unchanged, changed, unvouched, goneTemp := o.Unchanged, o.Changed, o.Unvouched, o.GoneTemp
 	o = r.scanOptions(ctx, sink, cache)
-	o.Unchanged, o.Unvouched, o.GoneTemp = unchanged, unvouched, goneTemp
+	o.Unchanged, o.Changed, o.Unvouched, o.GoneTemp = unchanged, changed, unvouched, goneTemp
 	o.CacheOut = cw
 	if !rules.plain() {
 		o.Include = rules.include
@@ -328,6 +330,7 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 		return nil, scanError(err)
 	}
 	r.noteCapture(res)
+	unstatedEntries.Add(res.FromCache)
 	if res.Unvouched != "" || res.RulesChanged != "" {
 		// A directory created or moved unwatched is one saves read, or
 		// an ignore file changed unseen: the scan read everything.
@@ -335,6 +338,11 @@ func (r *Repo) captureTx(ctx context.Context, tx store.Tx, accel bool, rules *ca
 	}
 	return &capture{res: res, cw: cw, tracked: tracked, full: full, warning: warning, memo: memo}, nil
 }
+
+// unstatedEntries counts the entries of directories read that saves in
+// this process took from the stat cache without a stat, on the watcher's
+// word (scan.Options.Changed); tests check that it is used.
+var unstatedEntries atomic.Int64
 
 // commitCache installs the new stat cache after its transaction committed.
 func (r *Repo) commitCache(c *capture) {

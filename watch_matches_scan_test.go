@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/testutil"
 )
@@ -86,8 +87,11 @@ func TestWatchInfoExcludeOfWorktree(t *testing.T) {
 
 // inotify reports a change to a directory's entry only when it is made
 // through a path in that directory. A directory whose scan saw a file with
-// other hard links is never taken from the cache, so a change made through
-// the other link (inside or outside the workspace) is seen.
+// other hard links is never taken from the cache, nor any of its entries,
+// so a change made through the other link (inside or outside the
+// workspace) is seen. A scan sees the link when it stats the file: after
+// an event of the file (a save stats only the entries of a directory the
+// watcher saw an event for, see docs/guarantees.md).
 func TestWatchHardLinkEditedElsewhere(t *testing.T) {
 	r, ws := watchReady(t, map[string]string{"sub/notes.txt": "v1\n", "sub/other.txt": "x\n", "other.txt": "o\n"})
 	outside := filepath.Join(t.TempDir(), "notes.txt")
@@ -95,8 +99,12 @@ func TestWatchHardLinkEditedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The link itself is not an event in sub (a limit of inotify); the
-	// next change in sub makes the scan read it and see the link.
+	// next event of sub/notes.txt makes the scan stat it and see the link.
 	writeFile(t, ws, "sub/other.txt", "y\n")
+	later := time.Now().Add(time.Second)
+	if err := os.Chtimes(filepath.Join(ws, "sub/notes.txt"), later, later); err != nil {
+		t.Fatal(err)
+	}
 	saveMatchesFull(t, r, "after linking")
 	saveMatchesFull(t, r, "again")
 	f, err := os.OpenFile(outside, os.O_WRONLY|os.O_TRUNC, 0)

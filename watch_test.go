@@ -87,6 +87,7 @@ func TestPropertyWatchSaveMatchesFullScan(t *testing.T) {
 func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 	ctx := context.Background()
 	reusedSaves, servedSaves, remembered, ignoredReused := 0, 0, 0, 0
+	unstated := unstatedEntries.Load()
 	for i := 0; i < testutil.Trials(6); i++ {
 		seed := uint64(i + 1)
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -223,6 +224,9 @@ func testWatchSaveMatchesFullScan(t *testing.T, noServe bool) {
 	}
 	if reusedSaves == 0 {
 		t.Fatal("no save took unchanged directories from the cache: the watcher was not used")
+	}
+	if unstatedEntries.Load() == unstated {
+		t.Fatal("no save took an entry of a directory it read from the cache: the watcher's list of changed entries was not used")
 	}
 	if ignoredReused == 0 {
 		t.Fatal("no save after an ignored directory was made or removed took directories from the cache")

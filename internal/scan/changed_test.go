@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
@@ -142,5 +144,72 @@ func TestChangedNamesTakeStatFromCache(t *testing.T) {
 	res = f.scanChanged(t, Options{}, []string{"d"}, map[string][]string{"d": {"zz"}})
 	if idOf(res, "d/b") != sum("through the link") {
 		t.Fatal("a write through a hard link in a flagged directory was not seen")
+	}
+}
+
+// TestChangedNamesOutliveTheCache: an entry taken from a cache file (mapped
+// into memory) has a name of its own, so the trees a scan hands out stay
+// valid once the cache is closed and unmapped.
+func TestChangedNamesOutliveTheCache(t *testing.T) {
+	f := newFixture(t)
+	for _, n := range []string{"a", "b", "c"} {
+		f.write("d/"+n, n, 0o644)
+	}
+	path := filepath.Join(t.TempDir(), "statcache")
+	writeCache := func() {
+		t.Helper()
+		cw, err := NewCacheWriter(path, FSClock(f.root), 1, "test", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = f.mem.Update(context.Background(), func(tx store.Tx) error {
+			_, err := Scan(context.Background(), Options{Root: f.root, CacheOut: cw, Sink: tx, LoadTree: tx.ReadTree})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cw.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitClock(t, f.root)
+	writeCache()
+	waitClock(t, f.root)
+	cache, err := LoadCache(path)
+	if err != nil || cache == nil {
+		t.Fatal(cache, err)
+	}
+	f.write("d/b", "B", 0o644)
+	var trees []*object.Tree
+	err = f.mem.Update(context.Background(), func(tx store.Tx) error {
+		o := Options{Root: f.root, Cache: cache, Sink: tx, LoadTree: tx.ReadTree,
+			Unchanged: func(rel string) bool { return rel != "" && rel != "d" },
+			Changed: func(rel string) ([]string, bool) {
+				if rel == "d" {
+					return []string{"b"}, true
+				}
+				return nil, true
+			},
+			OnTree: func(_ object.ID, t *object.Tree) { trees = append(trees, t) }}
+		res, err := Scan(context.Background(), o)
+		if err == nil && res.FromCache != 2 {
+			t.Errorf("%d entries from the cache, want 2", res.FromCache)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache.Close()
+	var names []string
+	for _, tr := range trees {
+		for _, e := range tr.Entries {
+			names = append(names, strings.Clone(e.Name))
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"a", "b", "c", "d"}) {
+		t.Fatalf("names after the cache was closed: %q", names)
 	}
 }

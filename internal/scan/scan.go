@@ -947,7 +947,7 @@ func (s *scanner) readDir(n *node) error {
 			if de.isDir {
 				st.mode = sIFDIR // a directory's stat data is never compared
 			} else if c, ok := s.lookup(n, &ci2, name); ok && s.unchangedEntry(c, de) {
-				n.entries = append(n.entries, s.cachedEnt(c))
+				n.entries = append(n.entries, s.cachedEnt(c, name))
 				continue
 			}
 		}
@@ -1141,8 +1141,10 @@ func (s *scanner) unchangedEntry(c *cachedEntry, de dirent) bool {
 }
 
 // cachedEnt is the entry of an unchanged file or symlink, from the cache:
-// clean, its id filled from the previous tree like any clean entry's.
-func (s *scanner) cachedEnt(c *cachedEntry) ent {
+// clean, its id filled from the previous tree like any clean entry's. Its
+// name is readdir's: c.name points into the cache, which may be unmapped
+// once the scan is over, while the entry's name lives on in trees.
+func (s *scanner) cachedEnt(c *cachedEntry, name string) ent {
 	s.files.Add(1)
 	s.bytes.Add(c.size)
 	s.unstated.Add(1)
@@ -1150,7 +1152,7 @@ func (s *scanner) cachedEnt(c *cachedEntry) ent {
 	if object.IsSymlink(c.mode) {
 		mode = sIFLNK
 	}
-	return ent{name: c.name, mode: c.mode, size: c.size, clean: true,
+	return ent{name: name, mode: c.mode, size: c.size, clean: true,
 		st: statInfo{mode: mode | c.mode&0o777, size: c.size, mtime: c.mtime, ctime: c.ctime, ino: c.ino, dev: c.dev, nlink: 1}}
 }
 

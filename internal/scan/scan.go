@@ -943,7 +943,7 @@ func (s *scanner) readDir(n *node) error {
 			continue
 		}
 		var st statInfo
-		if known && !ignored && !all && !listed && de.typeKnown && !slices.Contains(changed, name) {
+		if known && !ignored && !all && !listed && de.typeKnown && !listedIn(changed, name) {
 			if de.isDir {
 				st.mode = sIFDIR // a directory's stat data is never compared
 			} else if c, ok := s.lookup(n, &ci2, name); ok && s.unchangedEntry(c, de) {
@@ -1123,6 +1123,12 @@ func (s *scanner) previousID(n *node, name string) object.ID {
 	}
 	e, _ := n.oldTree.Find(name)
 	return e.ID
+}
+
+// listedIn reports whether name is in the sorted list names.
+func listedIn(names []string, name string) bool {
+	_, found := slices.BinarySearch(names, name)
+	return found
 }
 
 // unchangedEntry reports whether a cached entry whose name the watcher

@@ -535,6 +535,9 @@ func (d *Daemon) handle(wd int32, mask uint32, name string) {
 	} else {
 		d.changeName(rel, name)
 	}
+	if mask&unix.IN_ISDIR == 0 && mask&(unix.IN_MODIFY|unix.IN_ATTRIB|unix.IN_CLOSE_WRITE) != 0 && unnamedName(name) {
+		d.lose(join(rel, name) + " was written: the name of an unnamed (O_TMPFILE) file, which may have been linked under any name")
+	}
 	switch name {
 	case ".gitignore", ".ckptignore", ".decreeignore":
 		d.lose(join(rel, name) + " changed")

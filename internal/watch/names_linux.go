@@ -77,6 +77,30 @@ import (
 // save stats only the entries of a directory an event named (see
 // changed_linux.go), or at the periodic full read.
 
+// # Unnamed files
+//
+// A file opened with O_TMPFILE has no name; linkat(2) can give it one later,
+// in any directory, and the descriptor keeps writing to it. Such writes are
+// events of the kernel's name for the unnamed file, "#<inode>", in the
+// directory it was opened in — not of the name it was given, and maybe not
+// in that name's directory. A write event of a name of that form (which
+// an entry of the same name may hold, to mislead a look) makes the daemon
+// lose track: the next save reads everything.
+
+// unnamedName reports whether name has the form the kernel gives an
+// unnamed (O_TMPFILE) file: '#' and decimal digits.
+func unnamedName(name string) bool {
+	if len(name) < 2 || name[0] != '#' {
+		return false
+	}
+	for _, c := range name[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // maxNames bounds the names the daemon keeps; beyond it, it loses track.
 const maxNames = 1 << 16
 

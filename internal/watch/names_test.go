@@ -392,3 +392,13 @@ func TestLinkWrittenAndRemovedAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// The kernel names an unnamed (O_TMPFILE) file "#<inode>"; nothing else
+// looks like that.
+func TestUnnamedName(t *testing.T) {
+	for name, want := range map[string]bool{"#1": true, "#1234567890123": true, "#": false, "#a1": false, "#1#": false, "1": false, "#12 ": false, "x#1": false} {
+		if unnamedName(name) != want {
+			t.Errorf("unnamedName(%q) = %v", name, !want)
+		}
+	}
+}

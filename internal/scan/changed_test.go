@@ -41,26 +41,10 @@ func (f *fixture) scanChanged(t *testing.T, o Options, dirty []string, names map
 		}
 		return nil, false
 	}
-	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res *Result
-	err = f.mem.Update(context.Background(), func(tx store.Tx) error {
-		o.Root, o.Cache, o.CacheOut, o.Sink, o.LoadTree, o.Workers = f.root, f.cache, cw, tx, tx.ReadTree, 2
-		res, err = Scan(context.Background(), o)
-		return err
+	return f.scanTx(func(tx store.Tx) Options {
+		o.Sink, o.LoadTree, o.Workers = tx, tx.ReadTree, 2
+		return o
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cw.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if f.cache, err = cw.Cache(); err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 // TestChangedNamesTakeStatFromCache: in a directory read with the

@@ -58,15 +58,26 @@ func (f *fixture) write(p, data string, perm fs.FileMode) {
 func (f *fixture) scan() *Result {
 	f.t.Helper()
 	f.treeReads, f.encoded = 0, 0
-	var res *Result
+	return f.scanTx(func(tx store.Tx) Options {
+		load := func(id object.ID) (*object.Tree, error) { f.treeReads++; return tx.ReadTree(id) }
+		return Options{Sink: countingSink{tx, &f.encoded}, LoadTree: load, Workers: 1}
+	})
+}
+
+// scanTx scans f.root in a transaction of f.mem with the options opts
+// gives for it, from f.cache, and makes the new stat cache f.cache.
+func (f *fixture) scanTx(opts func(tx store.Tx) Options) *Result {
+	f.t.Helper()
 	cw, err := NewCacheWriter("", FSClock(f.root), 1, "test", "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	var res *Result
 	err = f.mem.Update(context.Background(), func(tx store.Tx) error {
+		o := opts(tx)
+		o.Root, o.Cache, o.CacheOut = f.root, f.cache, cw
 		var err error
-		load := func(id object.ID) (*object.Tree, error) { f.treeReads++; return tx.ReadTree(id) }
-		res, err = Scan(context.Background(), Options{Root: f.root, Cache: f.cache, CacheOut: cw, Sink: countingSink{tx, &f.encoded}, LoadTree: load, Workers: 1})
+		res, err = Scan(context.Background(), o)
 		return err
 	})
 	if err != nil {

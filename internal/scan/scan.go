@@ -1388,12 +1388,21 @@ func (s *scanner) finalize(n *node) {
 		data := t.Encode()
 		id = object.Sum(data)
 		if s.opts.Sink != nil {
-			ok, err := s.opts.Sink.HasTree(id)
+			base := object.ZeroID
+			if n.hasCache {
+				base = n.cacheTree
+			}
+			// A changed directory's new tree is new, unless the directory
+			// went back to an earlier state: storing it then costs an
+			// encoding and an insert the store ignores, less than a
+			// lookup for every changed directory of every save. A new
+			// directory (no base) may well be stored already (moved, or
+			// made again): look it up first.
+			ok, err := false, error(nil)
+			if base.IsZero() || base == id {
+				ok, err = s.opts.Sink.HasTree(id)
+			}
 			if err == nil && !ok {
-				base := object.ZeroID
-				if n.hasCache {
-					base = n.cacheTree
-				}
 				err = s.opts.Sink.PutTreeFrom(id, data, base)
 			}
 			if err != nil {

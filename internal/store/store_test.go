@@ -518,6 +518,65 @@ func TestTreeDeltas(t *testing.T) {
 	})
 }
 
+// A directory back to an earlier state puts a tree the store holds, with
+// the version it replaced as base (a scan no longer looks a changed
+// directory's tree up first): the stored row stays as it was, so no delta
+// chain can loop back on itself.
+func TestPutTreeAgainKeepsItsRow(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	var es []object.Entry
+	for i := 0; i < 300; i++ {
+		es = append(es, object.Entry{Name: fmt.Sprintf("file%04d.go", i), Mode: object.ModeFile | 0o644, Size: int64(i), ID: object.Sum([]byte{byte(i), byte(i >> 8)})})
+	}
+	d1 := (&object.Tree{Entries: es}).Encode()
+	es[150].ID = object.Sum([]byte("changed"))
+	d2 := (&object.Tree{Entries: es}).Encode()
+	id1, id2 := object.Sum(d1), object.Sum(d2)
+	row := func(id object.ID) (enc int, data []byte) {
+		t.Helper()
+		if err := s.db.QueryRow(`SELECT enc, data FROM trees WHERE id=?`, id[:]).Scan(&enc, &data); err != nil {
+			t.Fatal(err)
+		}
+		return enc, data
+	}
+	for _, put := range []func(tx Tx) error{
+		func(tx Tx) error { return tx.PutTree(id1, d1) },
+		func(tx Tx) error { return tx.PutTreeFrom(id2, d2, id1) },
+	} {
+		if err := s.Update(ctx, put); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc1, data1 := row(id1)
+	if enc, _ := row(id2); enc != encDelta {
+		t.Fatalf("the second version is stored with encoding %d, want a delta", enc)
+	}
+	// Back to the first version, twice: in its own transaction, and in one
+	// that also stores the second again.
+	for _, put := range []func(tx Tx) error{
+		func(tx Tx) error { return tx.PutTreeFrom(id1, d1, id2) },
+		func(tx Tx) error {
+			if err := tx.PutTreeFrom(id2, d2, id1); err != nil {
+				return err
+			}
+			return tx.PutTreeFrom(id1, d1, id2)
+		},
+	} {
+		if err := s.Update(ctx, put); err != nil {
+			t.Fatal(err)
+		}
+		if enc, data := row(id1); enc != enc1 || !bytes.Equal(data, data1) {
+			t.Fatalf("putting a stored tree again changed its row (encoding %d, was %d)", enc, enc1)
+		}
+	}
+	for _, id := range []object.ID{id1, id2} {
+		if _, err := s.ReadTree(ctx, id); err != nil {
+			t.Fatalf("read %s: %v", id, err)
+		}
+	}
+}
+
 // A version given a base it shares nothing with is stored on its own, not
 // as a delta no smaller than the data; one close to its base is a delta.
 func TestDeltaOnlyWhenSmaller(t *testing.T) {

@@ -349,7 +349,19 @@ func (s *SQLite) reader() querier {
 
 // queryRow runs a one-row query: in the read transaction of a snapshot
 // view, else through a statement prepared on the pool.
+//
+// A cancelled ctx stops it before it starts; once started it runs to its
+// end (a lookup by key, a count of checkpoints: it cannot take long).
+// Given a context that can be cancelled, the driver starts two
+// goroutines for every statement (one to interrupt SQLite, one to close
+// the rows) and has SQLite call back into Go every thousand steps: a
+// save makes a few hundred lookups, and on two busy cores those
+// goroutines waited to be scheduled longer than the lookups took.
 func (s *SQLite) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx)
 	if s.rd != nil {
 		return s.rd.QueryRowContext(ctx, q, args...), nil
 	}
@@ -935,7 +947,7 @@ func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
 	if err != nil {
 		return s.wrap("begin transaction", err)
 	}
-	t := &sqliteTx{s: s, tx: tx, ctx: ctx, blobs: map[object.ID]bool{}, trees: map[object.ID]bool{},
+	t := &sqliteTx{s: s, tx: tx, ctx: ctx, wctx: context.WithoutCancel(ctx), blobs: map[object.ID]bool{}, trees: map[object.ID]bool{},
 		queue: make(chan txOp, 256), done: make(chan struct{})}
 	t.budget = sync.NewCond(&t.bmu)
 	go t.writer()
@@ -975,9 +987,10 @@ type txOp struct {
 const queueBudget = 4 << 20
 
 type sqliteTx struct {
-	s   *SQLite
-	tx  *sql.Tx
-	ctx context.Context
+	s    *SQLite
+	tx   *sql.Tx
+	ctx  context.Context
+	wctx context.Context // ctx without its cancellation, for the writer's inserts
 
 	queue chan txOp
 	done  chan struct{}
@@ -1006,8 +1019,16 @@ func (t *sqliteTx) writer() {
 				var st *sql.Stmt
 				st, err = t.stmt(op.q)
 				if err == nil {
-					_, err = st.ExecContext(t.ctx, op.args...)
+					// Without cancellation (see queryRow): a cancelled
+					// ctx rolls the whole transaction back (database/sql
+					// watches it), and each insert is short.
+					_, err = st.ExecContext(t.wctx, op.args...)
 				}
+			}
+			if err != nil && t.ctx.Err() != nil {
+				// Cancelled: database/sql rolled the transaction back,
+				// and the statement failed for that.
+				err = t.ctx.Err()
 			}
 			if err != nil {
 				err = t.s.wrap(op.op, err)

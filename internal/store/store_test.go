@@ -618,3 +618,44 @@ func TestDeltaOnlyWhenSmaller(t *testing.T) {
 		}
 	}
 }
+
+// A cancelled context still stops a transaction and a lookup, though the
+// store runs their statements without one (see queryRow): the
+// transaction commits nothing and says why, and a lookup asked with it
+// fails.
+func TestCancelledContextStopsTheStore(t *testing.T) {
+	s := openTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	blob := func(i int) ([]byte, object.ID) {
+		b := []byte(fmt.Sprintf("blob %d of a cancelled transaction\n", i))
+		return b, object.Sum(b)
+	}
+	err := s.Update(ctx, func(tx Tx) error {
+		for i := 0; i < 200; i++ {
+			if i == 100 {
+				cancel()
+			}
+			b, id := blob(i)
+			if err := tx.PutBlob(id, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled transaction returned %v, want context.Canceled", err)
+	}
+	for i := 0; i < 200; i++ {
+		_, id := blob(i)
+		if ok, err := s.HasBlob(context.Background(), id); err != nil || ok {
+			t.Fatalf("blob %d after the cancelled transaction: stored %v, %v", i, ok, err)
+		}
+	}
+	_, id := blob(0)
+	if _, err := s.HasBlob(ctx, id); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a lookup with a cancelled context returned %v, want context.Canceled", err)
+	}
+	if _, err := s.ReadBlob(ctx, id); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a read with a cancelled context returned %v, want context.Canceled", err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"time"
 
@@ -36,6 +37,7 @@ func main() {
 	cpu := flag.String("cpuprofile", "/tmp/turn.cpu", "CPU profile")
 	mem := flag.String("memprofile", "/tmp/turn.mem", "heap profile (after the last save)")
 	blk := flag.String("blockprofile", "", "block profile")
+	trc := flag.String("trace", "", "execution trace of the saves (go tool trace FILE): where a save waits, step by step")
 	watch := flag.Bool("watch", false, "serve the saves by a watcher in this process (no restores)")
 	flag.Parse()
 	ctx := context.Background()
@@ -87,6 +89,16 @@ func main() {
 			if *blk != "" {
 				runtime.SetBlockProfileRate(1000)
 			}
+			if *trc != "" {
+				tf, err := os.Create(*trc)
+				if err != nil {
+					log.Fatal(err)
+				}
+				if err := trace.Start(tf); err != nil {
+					log.Fatal(err)
+				}
+				defer tf.Close()
+			}
 		}
 		start := time.Now()
 		res, err := r.Save(ctx, ckpt.SaveOptions{Kind: ckpt.KindTurn})
@@ -114,6 +126,9 @@ func main() {
 		}
 	}
 	pprof.StopCPUProfile()
+	if *trc != "" {
+		trace.Stop()
+	}
 	if *blk != "" {
 		bf, _ := os.Create(*blk)
 		pprof.Lookup("block").WriteTo(bf, 0)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,30 +104,17 @@ func (r *Repo) Stats(ctx context.Context) (*StoreStats, error) {
 			out.Snapshots++
 		}
 	}
-	idx, err := r.st.Index(ctx)
+	// Counted by the store: listing every object (the gc index) and
+	// reading every tree took seconds and hundreds of megabytes at a
+	// million files.
+	tot, err := r.st.Totals(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out.Stored = idx.Total
-	out.Blobs, out.Trees, out.Chunks = len(idx.Blobs), len(idx.Trees), len(idx.Chunks)
+	out.Stored, out.Unique = tot.Stored, tot.Content
+	out.Blobs, out.Trees, out.Chunks = tot.Blobs, tot.Trees, tot.Chunks
 	if u, err := r.st.Usage(ctx); err == nil {
 		out.Disk, out.Used = u.File, u.Used
-	}
-	// Unique content: every distinct blob's size, from the trees.
-	sizes := map[ID]int64{}
-	for id := range idx.Trees {
-		t, err := r.st.ReadTree(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range t.Entries {
-			if !object.IsDir(e.Mode) {
-				sizes[e.ID] = e.Size
-			}
-		}
-	}
-	for _, n := range sizes {
-		out.Unique += n
 	}
 	_, head, err := r.head(ctx)
 	if err != nil {
@@ -134,27 +122,37 @@ func (r *Repo) Stats(ctx context.Context) (*StoreStats, error) {
 	}
 	if head != nil {
 		out.Files, out.FileBytes = head.Stats.Files, head.Stats.Bytes
-		var all []FileSize
 		load := func(ctx context.Context, id object.ID) (*object.Tree, error) { return r.st.ReadTree(ctx, id) }
+		largest := make([]FileSize, 0, maxLargest+1)
 		err := tree.Walk(ctx, load, head.Tree, nil, func(p string, e object.Entry) error {
-			all = append(all, FileSize{Path: Path(p), Size: e.Size})
+			f := FileSize{Path: Path(p), Size: e.Size}
+			if len(largest) == maxLargest && !largerFile(f, largest[maxLargest-1]) {
+				return nil
+			}
+			i := sort.Search(len(largest), func(i int) bool { return largerFile(f, largest[i]) })
+			largest = slices.Insert(largest, i, f)
+			if len(largest) > maxLargest {
+				largest = largest[:maxLargest]
+			}
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		sort.Slice(all, func(i, j int) bool {
-			if all[i].Size != all[j].Size {
-				return all[i].Size > all[j].Size
-			}
-			return all[i].Path < all[j].Path
-		})
-		if len(all) > 10 {
-			all = all[:10]
-		}
-		out.Largest = append(out.Largest, all...)
+		out.Largest = append(out.Largest, largest...)
 	}
 	return out, nil
+}
+
+// maxLargest is how many of HEAD's largest files Stats lists.
+const maxLargest = 10
+
+// largerFile orders files largest first, then by path.
+func largerFile(a, b FileSize) bool {
+	if a.Size != b.Size {
+		return a.Size > b.Size
+	}
+	return a.Path < b.Path
 }
 
 // Clear removes the workspace's whole history: every checkpoint, snapshot,

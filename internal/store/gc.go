@@ -45,6 +45,16 @@ type Index struct {
 	Total int64
 }
 
+// Totals is what a store holds, counted (see [Store.Totals]).
+type Totals struct {
+	Blobs, Trees, Chunks, Checkpoints int
+	// Stored is the bytes the objects and checkpoints take, as
+	// [Index.Total] counts them.
+	Stored int64
+	// Content is the blobs' sizes added up: the distinct file contents.
+	Content int64
+}
+
 // SweepPlan is what [Store.Sweep] deletes.
 type SweepPlan struct {
 	Checkpoints []object.ID

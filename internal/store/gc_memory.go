@@ -32,6 +32,21 @@ func (m *Memory) Index(ctx context.Context) (*Index, error) {
 	return idx, nil
 }
 
+// Totals counts what the store holds.
+func (m *Memory) Totals(ctx context.Context) (*Totals, error) {
+	idx, err := m.Index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := &Totals{Blobs: len(idx.Blobs), Trees: len(idx.Trees), Chunks: len(idx.Chunks), Checkpoints: len(idx.Checkpoints), Stored: idx.Total}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, b := range m.blobs {
+		t.Content += int64(len(b))
+	}
+	return t, nil
+}
+
 // Sweep deletes what the plan lists.
 func (m *Memory) Sweep(ctx context.Context, p *SweepPlan) (SweepResult, error) {
 	m.mu.Lock()

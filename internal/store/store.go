@@ -210,6 +210,9 @@ type Store interface {
 
 	// Index lists every stored object for garbage collection.
 	Index(ctx context.Context) (*Index, error)
+
+	// Totals counts what the store holds without listing it.
+	Totals(ctx context.Context) (*Totals, error)
 	// Sweep deletes what a plan lists, atomically, recording the deleted
 	// checkpoints as pruned. The caller holds the lock.
 	Sweep(ctx context.Context, p *SweepPlan) (SweepResult, error)

@@ -659,3 +659,69 @@ func TestCancelledContextStopsTheStore(t *testing.T) {
 		t.Fatalf("a read with a cancelled context returned %v, want context.Canceled", err)
 	}
 }
+
+// Totals adds up in SQL what Index lists object by object: the same
+// counts and stored bytes, and the blobs' sizes (raw, compressed, deltas,
+// chunked) as their contents' lengths.
+func TestTotalsMatchIndex(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	r := rand.New(rand.NewPCG(5, 5))
+	var content int64
+	add := func(data []byte) object.ID {
+		content += int64(len(data))
+		return putBlob(t, s, data)
+	}
+	add(randBytes(r, 10))                                 // raw: too small to compress
+	add(bytes.Repeat([]byte("compressible line\n"), 500)) // zstd
+	base := randBytes(r, 8192)
+	ib := add(base)
+	near := append(append([]byte(nil), base[:4000]...), append([]byte("edit"), base[4004:]...)...)
+	content += int64(len(near))
+	if err := s.Update(ctx, func(tx Tx) error { return tx.PutBlobFrom(object.Sum(near), near, ib) }); err != nil {
+		t.Fatal(err)
+	}
+	add(randBytes(r, ChunkThreshold+12345)) // chunked
+	add(randBytes(r, 0x300))
+	tree := (&object.Tree{Entries: []object.Entry{{Name: "a", Mode: object.ModeFile | 0o644, Size: int64(len(base)), ID: ib}}}).Encode()
+	tid := object.Sum(tree)
+	if err := s.Update(ctx, func(tx Tx) error {
+		if err := tx.PutTree(tid, tree); err != nil {
+			return err
+		}
+		for i := 0; i < 3; i++ {
+			if _, err := tx.PutCheckpoint(&object.Checkpoint{Tree: tid, Time: time.Unix(int64(i), 0), Kind: "manual", Message: strings.Repeat("m", i)}, Stats{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []Store{s, NewMemory("")} {
+		if m, ok := st.(*Memory); ok {
+			// The same objects in the memory store.
+			content = 0
+			for _, n := range []int{10, 200, 5000} {
+				data := randBytes(r, n)
+				content += int64(n)
+				putBlob(t, m, data)
+			}
+		}
+		idx, err := st.Index(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Totals(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Totals{Blobs: len(idx.Blobs), Trees: len(idx.Trees), Chunks: len(idx.Chunks), Checkpoints: len(idx.Checkpoints), Stored: idx.Total, Content: content}
+		if *got != want {
+			t.Errorf("%T: totals %+v, want %+v (from the index)", st, *got, want)
+		}
+		if st == Store(s) && (got.Chunks == 0 || got.Checkpoints != 3 || got.Trees != 1 || got.Blobs != 6) {
+			t.Errorf("the test's store holds %+v: want 6 blobs (one chunked), a tree, 3 checkpoints", *got)
+		}
+	}
+}

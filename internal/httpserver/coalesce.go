@@ -5,8 +5,9 @@ import (
 	"sync"
 )
 
-// coalesced runs an expensive read (GET /api/stats reads every tree in
-// the store) once at a time, however many requests ask for it at once.
+// coalesced runs an expensive read (GET /api/stats adds up the whole
+// store and walks HEAD's trees; the store's growth reads its history)
+// once at a time, however many requests ask for it at once.
 // Each caller gets the result of a run that began after it called, so it
 // sees every change made before its request; the callers that arrive
 // while a run is under way share the next one. Fifty clients asking

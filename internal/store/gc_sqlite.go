@@ -51,21 +51,16 @@ func (s *SQLite) Totals(ctx context.Context) (*Totals, error) {
 	if err != nil {
 		return nil, s.wrap("count checkpoints", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		r, err := s.scanRecord(rows)
-		if err != nil {
-			var ce *CorruptError
-			if errors.As(err, &ce) {
-				return nil, err
-			}
-			return nil, s.wrap("count checkpoints", err)
-		}
+	err = s.scanRecords(rows, "count checkpoints", func(r *Record) {
 		t.Checkpoints++
-		t.Stored += int64(len(r.Encode())) + 120
-	}
-	return t, s.wrap("count checkpoints", rows.Err())
+		t.Stored += recordStored(r)
+	})
+	return t, err
 }
+
+// recordStored is what a checkpoint's record takes in the store, as gc
+// counts it.
+func recordStored(r *Record) int64 { return int64(len(r.Encode())) + 120 }
 
 // Index lists every stored object with its stored size, delta base and
 // chunks, reading no content but chunk lists.
@@ -138,21 +133,15 @@ func (s *SQLite) Index(ctx context.Context) (*Index, error) {
 	if err != nil {
 		return nil, s.wrap("gc: list checkpoints", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		r, err := s.scanRecord(rows)
-		if err != nil {
-			var ce *CorruptError
-			if errors.As(err, &ce) {
-				return nil, err
-			}
-			return nil, s.wrap("gc: list checkpoints", err)
-		}
-		n := int64(len(r.Encode())) + 120
+	err = s.scanRecords(rows, "gc: list checkpoints", func(r *Record) {
+		n := recordStored(r)
 		idx.Checkpoints[r.ID] = CheckpointInfo{ID: r.ID, Seq: r.Seq, Tree: r.Tree, Stored: n, Parents: r.Parents}
 		idx.Total += n
+	})
+	if err != nil {
+		return nil, err
 	}
-	return idx, s.wrap("gc: list checkpoints", rows.Err())
+	return idx, nil
 }
 
 // Sweep deletes what the plan lists in one transaction and records the

@@ -757,20 +757,28 @@ func (s *SQLite) Checkpoints(ctx context.Context, f ListFilter) ([]*Record, erro
 	if err != nil {
 		return nil, s.wrap("list checkpoints", err)
 	}
-	defer rows.Close()
 	var out []*Record
+	err = s.scanRecords(rows, "list checkpoints", func(r *Record) { out = append(out, r) })
+	return out, err
+}
+
+// scanRecords calls fn with each checkpoint record rows holds, and closes
+// rows. A corrupt record's error is returned as it is; others are
+// wrapped as op's.
+func (s *SQLite) scanRecords(rows *sql.Rows, op string, fn func(*Record)) error {
+	defer rows.Close()
 	for rows.Next() {
 		r, err := s.scanRecord(rows)
 		if err != nil {
 			var ce *CorruptError
 			if errors.As(err, &ce) {
-				return nil, err
+				return err
 			}
-			return nil, s.wrap("list checkpoints", err)
+			return s.wrap(op, err)
 		}
-		out = append(out, r)
+		fn(r)
 	}
-	return out, s.wrap("list checkpoints", rows.Err())
+	return s.wrap(op, rows.Err())
 }
 
 // FindCheckpoints resolves a hex prefix.

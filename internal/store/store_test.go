@@ -483,13 +483,19 @@ func TestDeltas(t *testing.T) {
 	}
 }
 
+// manyEntries returns n file entries of a directory, in order.
+func manyEntries(n int) []object.Entry {
+	var es []object.Entry
+	for i := 0; i < n; i++ {
+		es = append(es, object.Entry{Name: fmt.Sprintf("file%04d.go", i), Mode: object.ModeFile | 0o644, Size: int64(i), ID: object.Sum([]byte{byte(i), byte(i >> 8)})})
+	}
+	return es
+}
+
 func TestTreeDeltas(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
-	var es []object.Entry
-	for i := 0; i < 300; i++ {
-		es = append(es, object.Entry{Name: fmt.Sprintf("file%04d.go", i), Mode: object.ModeFile | 0o644, Size: int64(i), ID: object.Sum([]byte{byte(i), byte(i >> 8)})})
-	}
+	es := manyEntries(300)
 	t1 := &object.Tree{Entries: es}
 	es2 := append([]object.Entry(nil), es...)
 	es2[150].ID = object.Sum([]byte("changed"))
@@ -525,10 +531,7 @@ func TestTreeDeltas(t *testing.T) {
 func TestPutTreeAgainKeepsItsRow(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
-	var es []object.Entry
-	for i := 0; i < 300; i++ {
-		es = append(es, object.Entry{Name: fmt.Sprintf("file%04d.go", i), Mode: object.ModeFile | 0o644, Size: int64(i), ID: object.Sum([]byte{byte(i), byte(i >> 8)})})
-	}
+	es := manyEntries(300)
 	d1 := (&object.Tree{Entries: es}).Encode()
 	es[150].ID = object.Sum([]byte("changed"))
 	d2 := (&object.Tree{Entries: es}).Encode()

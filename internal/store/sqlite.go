@@ -307,7 +307,17 @@ func (s *SQLite) update(ctx context.Context, fn func(*sql.Tx) error) error {
 		tx.Rollback()
 		return err
 	}
+	return s.commit(ctx, tx)
+}
+
+// commit commits tx, begun with ctx. Cancelled, database/sql may have
+// rolled tx back before the commit, which then says only ErrTxDone: the
+// error is the cancellation's.
+func (s *SQLite) commit(ctx context.Context, tx *sql.Tx) error {
 	if err := tx.Commit(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		return s.wrap("commit", err)
 	}
 	return nil
@@ -973,10 +983,7 @@ func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
 		tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap("commit", err)
-	}
-	return nil
+	return s.commit(ctx, tx)
 }
 
 // A transaction's statements run on one goroutine, in order. Inserts of

@@ -600,7 +600,9 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 		return nil, err
 	}
 	r.commitCache(c)
-	out.Checkpoint, err = r.describe(ctx, rec)
+	// Committed: a cancellation from here on must not make a save that
+	// happened look failed (see committedCtx).
+	out.Checkpoint, err = r.describe(committedCtx(ctx), rec)
 	if err != nil {
 		return nil, err
 	}
@@ -609,6 +611,12 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 	}
 	return out, nil
 }
+
+// committedCtx is ctx for the steps after a commit, which only report
+// what was done: without its cancellation, so that a save cancelled once
+// committed still returns the checkpoint it made rather than an error
+// (the caller would take it for a save that did not happen).
+func committedCtx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // cleanPaths validates and normalizes workspace-relative paths, dropping
 // paths inside other listed paths.
@@ -719,7 +727,7 @@ func (r *Repo) savePathsLocked(ctx context.Context, opts SaveOptions) (*SaveResu
 	if err != nil {
 		return nil, err
 	}
-	out.Checkpoint, err = r.describe(ctx, rec)
+	out.Checkpoint, err = r.describe(committedCtx(ctx), rec)
 	if err != nil {
 		return nil, err
 	}

@@ -183,6 +183,8 @@ func (r *Repo) saveServed(ctx context.Context, opts SaveOptions) (out *SaveResul
 	if err != nil {
 		return nil, false, nil
 	}
+	// The watcher committed: see committedCtx.
+	ctx = committedCtx(ctx)
 	rec, err := r.st.Checkpoint(ctx, id)
 	if err != nil {
 		// Not in this store (it was replaced under the watcher): save here.

@@ -1,0 +1,93 @@
+//go:build linux
+
+package ckpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A save the watcher serves, its client cancelled at a random moment: the
+// client's answer must be true once the watcher is done. An error means
+// no checkpoint was made; a result is the newest checkpoint. (The client
+// used to stop waiting at the cancellation, while the watcher could
+// still commit the save it had begun for it.)
+func TestAttackCancelServedSaveAtRandom(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	for d := 0; d < 20; d++ {
+		dir := filepath.Join(ws, fmt.Sprintf("dir%02d", d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := 0; f < 50; f++ {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", f)), []byte(fmt.Sprintf("dir %d file %d\n", d, f)), 0o644)
+		}
+	}
+	r, err := Open(ctx, ws, Options{Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	startWatcher(t, r)
+	nl := r.st.(namedLocker)
+	rnd := rand.New(rand.NewPCG(21, 22))
+	rounds := 60
+	if testing.Short() {
+		rounds = 30
+	}
+	served, cancelled := 0, 0
+	for round := 0; round < rounds; round++ {
+		for i := 0; i < 40; i++ {
+			p := filepath.Join(ws, fmt.Sprintf("dir%02d", rnd.IntN(20)), fmt.Sprintf("f%03d.txt", rnd.IntN(50)))
+			os.WriteFile(p, []byte(fmt.Sprint("round ", round, " ", i, "\n")), 0o644)
+		}
+		before, err := r.List(ctx, ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		timer := time.AfterFunc(time.Duration(rnd.IntN(20_000))*time.Microsecond, cancel)
+		res, err := r.Save(cctx, SaveOptions{Kind: KindTurn, Message: fmt.Sprint("round ", round)})
+		timer.Stop()
+		cancel()
+		// Whatever the watcher was doing for the client is over.
+		if err := r.waitServeLock(ctx, nl); err != nil {
+			t.Fatal(err)
+		}
+		after, lerr := r.List(ctx, ListOptions{})
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		if err == nil {
+			if res.Served {
+				served++
+			}
+			if len(after) != len(before)+1 || after[0].ID != res.Checkpoint.ID {
+				t.Fatalf("round %d: a save that returned %s is not the newest checkpoint", round, res.Checkpoint.ID)
+			}
+			continue
+		}
+		cancelled++
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("round %d: a cancelled save returned %v, not an error wrapping context.Canceled", round, err)
+		}
+		if len(after) != len(before) {
+			t.Fatalf("round %d: a save that failed (%v) made a checkpoint: %d -> %d", round, err, len(before), len(after))
+		}
+	}
+	t.Logf("%d saves served, %d cancelled", served, cancelled)
+	if served == 0 || cancelled == 0 {
+		t.Fatalf("%d saves served, %d cancelled: the test wants both", served, cancelled)
+	}
+	attackVerify(t, r, ws)
+}

@@ -612,10 +612,11 @@ func (r *Repo) saveLocked(ctx context.Context, opts SaveOptions, within func(tx 
 	return out, nil
 }
 
-// committedCtx is ctx for the steps after a commit, which only report
-// what was done: without its cancellation, so that a save cancelled once
-// committed still returns the checkpoint it made rather than an error
-// (the caller would take it for a save that did not happen).
+// committedCtx is ctx for the steps that only find out and report what
+// was done, after a commit (or a save the watcher may have committed):
+// without its cancellation, so that a save cancelled once committed still
+// returns the checkpoint it made rather than an error (the caller would
+// take it for a save that did not happen).
 func committedCtx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // cleanPaths validates and normalizes workspace-relative paths, dropping

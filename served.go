@@ -157,18 +157,24 @@ func (r *Repo) saveServed(ctx context.Context, opts SaveOptions) (out *SaveResul
 		}
 		// The watcher may have saved, or may still be saving: wait until
 		// it is not, then look at HEAD (the lock is ours: only the
-		// watcher saving for us can have moved it).
-		if err := r.waitServeLock(ctx, nl); err != nil {
+		// watcher saving for us can have moved it). A cancelled client
+		// waits too: the watcher stops soon after it hangs up, but may
+		// commit first, and the answer must say whether it did.
+		wctx := committedCtx(ctx)
+		if err := r.waitServeLock(wctx, nl); err != nil {
 			return nil, true, err
 		}
-		_, now, err := r.head(ctx)
+		_, now, err := r.head(wctx)
 		if err != nil {
 			return nil, true, err
 		}
 		if now == nil || headRec != nil && now.ID == headRec.ID {
+			if err := ctx.Err(); err != nil {
+				return nil, true, err // cancelled, and nothing was saved
+			}
 			return nil, false, nil
 		}
-		cp, err := r.describe(ctx, now)
+		cp, err := r.describe(wctx, now)
 		if err != nil {
 			return nil, true, err
 		}

@@ -51,11 +51,9 @@ func TestAttackCancelColdSaveAtRandom(t *testing.T) {
 			t.Fatal(err)
 		}
 		cctx, cancel := context.WithCancel(ctx)
-		go func() {
-			time.Sleep(time.Duration(rnd.IntN(150_000)) * time.Microsecond)
-			cancel()
-		}()
+		timer := time.AfterFunc(time.Duration(rnd.IntN(150_000))*time.Microsecond, cancel)
 		res, err := r.Save(cctx, SaveOptions{AllowEmpty: true, Message: fmt.Sprint("round ", round)})
+		timer.Stop()
 		cancel()
 		after, lerr := r.List(ctx, ListOptions{})
 		if lerr != nil {

@@ -41,6 +41,20 @@ func TestAttackCancelServedSaveAtRandom(t *testing.T) {
 	startWatcher(t, r)
 	nl := r.st.(namedLocker)
 	rnd := rand.New(rand.NewPCG(21, 22))
+	// Cancel within twice what a served save of such a change takes here
+	// (the race detector makes it many times slower).
+	var span time.Duration
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 40; j++ {
+			p := filepath.Join(ws, fmt.Sprintf("dir%02d", rnd.IntN(20)), fmt.Sprintf("f%03d.txt", rnd.IntN(50)))
+			os.WriteFile(p, []byte(fmt.Sprint("warm-up ", i, " ", j, "\n")), 0o644)
+		}
+		start := time.Now()
+		if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
+			t.Fatal(err)
+		}
+		span = max(span, 2*time.Since(start))
+	}
 	rounds := 60
 	if testing.Short() {
 		rounds = 30
@@ -56,7 +70,7 @@ func TestAttackCancelServedSaveAtRandom(t *testing.T) {
 			t.Fatal(err)
 		}
 		cctx, cancel := context.WithCancel(ctx)
-		timer := time.AfterFunc(time.Duration(rnd.IntN(20_000))*time.Microsecond, cancel)
+		timer := time.AfterFunc(time.Duration(rnd.Int64N(int64(span))), cancel)
 		res, err := r.Save(cctx, SaveOptions{Kind: KindTurn, Message: fmt.Sprint("round ", round)})
 		timer.Stop()
 		cancel()

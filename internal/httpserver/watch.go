@@ -3,8 +3,10 @@ package httpserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -145,7 +147,13 @@ func keys(e ckpt.Event) []string {
 }
 
 // fingerprint is the names, sizes and modification times of the store's
-// files: any change another process makes to the store changes it.
+// files, and the header of SQLite's WAL index: any change another process
+// makes to the store changes it. Sizes and times alone can miss a commit:
+// after a checkpoint SQLite writes the WAL from its start again, so its
+// size stays, and two commits within one tick of the file system's clock
+// leave one modification time. The WAL index header (the first 48 bytes
+// of ckpt.db-shm: a change counter, the last frame, checksums) changes
+// with every commit, and only writers change it.
 func (w *watcher) fingerprint() string {
 	dir := w.s.repo.StoreDir()
 	ents, err := os.ReadDir(dir)
@@ -157,6 +165,12 @@ func (w *watcher) fingerprint() string {
 		if fi, err := e.Info(); err == nil {
 			fmt.Fprintf(&b, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
 		}
+	}
+	if f, err := os.Open(filepath.Join(dir, "ckpt.db-shm")); err == nil {
+		var hdr [48]byte
+		n, _ := io.ReadFull(f, hdr[:])
+		f.Close()
+		fmt.Fprintf(&b, "wal index %x\n", hdr[:n])
 	}
 	return b.String()
 }

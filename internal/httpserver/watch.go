@@ -155,7 +155,11 @@ func keys(e ckpt.Event) []string {
 // of ckpt.db-shm: a change counter, the last frame, checksums) changes
 // with every commit, and only writers change it.
 func (w *watcher) fingerprint() string {
-	dir := w.s.repo.StoreDir()
+	return storeFingerprint(w.s.repo.StoreDir())
+}
+
+// storeFingerprint is the fingerprint of the store in dir.
+func storeFingerprint(dir string) string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return ""

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -168,15 +169,29 @@ func storeFingerprint(dir string) string {
 	for _, e := range ents {
 		if fi, err := e.Info(); err == nil {
 			fmt.Fprintf(&b, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+			if e.Name() == "ckpt.db-shm" && fi.Mode().IsRegular() {
+				fmt.Fprintf(&b, "wal index %x\n", walIndexHeader(filepath.Join(dir, e.Name())))
+			}
 		}
 	}
-	if f, err := os.Open(filepath.Join(dir, "ckpt.db-shm")); err == nil {
-		var hdr [48]byte
-		n, _ := io.ReadFull(f, hdr[:])
-		f.Close()
-		fmt.Fprintf(&b, "wal index %x\n", hdr[:n])
-	}
 	return b.String()
+}
+
+// walIndexHeader reads the first 48 bytes of the WAL index at path. It
+// opens without blocking and reads only a regular file, so a FIFO or a
+// device put there in the meantime cannot hold the poller.
+func walIndexHeader(path string) []byte {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	var hdr [48]byte
+	n, _ := io.ReadFull(f, hdr[:])
+	return hdr[:n]
 }
 
 func (w *watcher) poll(ctx context.Context) {

@@ -92,3 +92,18 @@ func (r *Repo) Usage(ctx context.Context) (StoreUsage, error) {
 	u, err := r.st.Usage(ctx)
 	return StoreUsage{File: u.File, Used: u.Used}, err
 }
+
+// StoreVersion returns a number that changes with every commit to the
+// store, by this process or another, without opening the store's files;
+// ok is false when the store cannot tell (the memory store, a store that
+// failed to answer). A watcher compares it from one poll to the next.
+func (r *Repo) StoreVersion(ctx context.Context) (v int64, ok bool) {
+	dv, is := r.st.(interface {
+		DataVersion(context.Context) (int64, error)
+	})
+	if !is {
+		return 0, false
+	}
+	v, err := dv.DataVersion(ctx)
+	return v, err == nil
+}

@@ -3,14 +3,11 @@ package httpserver
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/seed1cedbf7c/ckpt"
@@ -76,7 +73,7 @@ func newWatcher(s *Server) *watcher {
 }
 
 func (w *watcher) run(ctx context.Context) {
-	w.stamp = w.fingerprint()
+	w.stamp = w.fingerprint(ctx)
 	w.st, _ = w.read(ctx)
 	w.last = time.Now()
 	t := time.NewTicker(w.s.opts.PollInterval)
@@ -148,18 +145,25 @@ func keys(e ckpt.Event) []string {
 }
 
 // fingerprint is the names, sizes and modification times of the store's
-// files, and the header of SQLite's WAL index: any change another process
-// makes to the store changes it. Sizes and times alone can miss a commit:
-// after a checkpoint SQLite writes the WAL from its start again, so its
-// size stays, and two commits within one tick of the file system's clock
-// leave one modification time. The WAL index header (the first 48 bytes
-// of ckpt.db-shm: a change counter, the last frame, checksums) changes
-// with every commit, and only writers change it.
-func (w *watcher) fingerprint() string {
-	return storeFingerprint(w.s.repo.StoreDir())
+// files, and the store's data version: any change another process makes
+// to the store changes it. Sizes and times alone can miss a commit: after
+// a checkpoint SQLite writes the WAL from its start again, so its size
+// stays, and two commits within one tick of the file system's clock leave
+// one modification time. The data version changes with every commit.
+//
+// It opens none of the store's files: this process has the database open
+// through SQLite, and closing any descriptor of a file drops every POSIX
+// lock the process holds on it, SQLite's too.
+func (w *watcher) fingerprint(ctx context.Context) string {
+	fp := storeFingerprint(w.s.repo.StoreDir())
+	if v, ok := w.s.repo.StoreVersion(ctx); ok {
+		fp += fmt.Sprintf("data version %d\n", v)
+	}
+	return fp
 }
 
-// storeFingerprint is the fingerprint of the store in dir.
+// storeFingerprint is the names, sizes and modification times of the
+// files in the store directory dir, taken without opening any.
 func storeFingerprint(dir string) string {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -169,33 +173,13 @@ func storeFingerprint(dir string) string {
 	for _, e := range ents {
 		if fi, err := e.Info(); err == nil {
 			fmt.Fprintf(&b, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
-			if e.Name() == "ckpt.db-shm" && fi.Mode().IsRegular() {
-				fmt.Fprintf(&b, "wal index %x\n", walIndexHeader(filepath.Join(dir, e.Name())))
-			}
 		}
 	}
 	return b.String()
 }
 
-// walIndexHeader reads the first 48 bytes of the WAL index at path. It
-// opens without blocking and reads only a regular file, so a FIFO or a
-// device put there in the meantime cannot hold the poller.
-func walIndexHeader(path string) []byte {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	var hdr [48]byte
-	n, _ := io.ReadFull(f, hdr[:])
-	return hdr[:n]
-}
-
 func (w *watcher) poll(ctx context.Context) {
-	stamp := w.fingerprint()
+	stamp := w.fingerprint(ctx)
 	if stamp == w.stamp && time.Since(w.last) < fullPoll {
 		return
 	}

@@ -3,12 +3,26 @@
 package httpserver
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// storeFiles makes the files of a store in WAL mode in a new directory:
+// the database, its WAL and its WAL index, each of fixed size.
+func storeFiles(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, size := range map[string]int{"ckpt.db": 4096, "ckpt.db-wal": 8192, "ckpt.db-shm": 32768} {
+		if err := os.WriteFile(filepath.Join(dir, name), bytes.Repeat([]byte{1}, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
 
 // A FIFO in the WAL index's place must not stop the poller: opening one
 // to read blocks until a writer comes, and the poller would stop seeing

@@ -1,55 +1,69 @@
 package httpserver
 
 import (
-	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
-	"time"
+
+	"github.com/seed1cedbf7c/ckpt"
 )
 
-// storeFiles makes the files of a store in WAL mode in a new directory:
-// the database, its WAL and its WAL index, each of fixed size.
-func storeFiles(t *testing.T) string {
-	t.Helper()
+// A commit changes the fingerprint even where the store's files hide it
+// (after a checkpoint SQLite writes the WAL from its start again, so its
+// size stays; two commits within one tick of the file system's clock
+// leave one modification time): the part the files do not show, the
+// store's data version, changes with every commit, of this process or
+// another, and stays while nothing is committed.
+func TestFingerprintSeesCommitsTheFilesHide(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
-	for name, size := range map[string]int{"ckpt.db": 4096, "ckpt.db-wal": 8192, "ckpt.db-shm": 32768} {
-		if err := os.WriteFile(filepath.Join(dir, name), bytes.Repeat([]byte{1}, size), 0o644); err != nil {
+	ws, sd := filepath.Join(dir, "ws"), filepath.Join(dir, "store")
+	save := func(r *ckpt.Repo, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Save(ctx, ckpt.SaveOptions{Message: content}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dir
-}
-
-// A commit that leaves every file's size and modification time as they
-// were (the WAL written again from its start, within one tick of the
-// file system's clock) still changes the fingerprint: its WAL index
-// header changed.
-func TestFingerprintSeesTheWALIndexHeader(t *testing.T) {
-	dir := storeFiles(t)
-	shm := filepath.Join(dir, "ckpt.db-shm")
-	fi, err := os.Stat(shm)
-	if err != nil {
+	open := func() *ckpt.Repo {
+		t.Helper()
+		r, err := ckpt.Open(ctx, ws, ckpt.Options{Store: sd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	before := storeFingerprint(dir)
-	if before != storeFingerprint(dir) {
-		t.Fatal("the fingerprint of an unchanged store changed")
+	r := open()
+	save(r, "one")
+	w := &watcher{s: &Server{repo: r}}
+	hidden := func() string {
+		t.Helper()
+		fp, files := w.fingerprint(ctx), storeFingerprint(sd)
+		if !strings.HasPrefix(fp, files) {
+			t.Fatalf("the fingerprint does not start with the store's files:\n%s", fp)
+		}
+		return fp[len(files):]
 	}
-	f, err := os.OpenFile(shm, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
+	last := hidden()
+	if again := hidden(); again != last {
+		t.Fatalf("with nothing committed, the fingerprint went from %q to %q", last, again)
 	}
-	if _, err := f.WriteAt([]byte{2, 3, 4, 5}, 8); err != nil { // the change counter
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(shm, time.Time{}, fi.ModTime()); err != nil {
-		t.Fatal(err)
-	}
-	if after := storeFingerprint(dir); after == before {
-		t.Fatalf("a changed WAL index header left the fingerprint as it was:\n%s", after)
+	other := open()
+	for i, r := range []*ckpt.Repo{other, r, other} {
+		save(r, fmt.Sprint("two", i))
+		if now := hidden(); now == last {
+			t.Fatalf("save %d: a commit left the fingerprint's hidden part as it was: %q", i, now)
+		} else {
+			last = now
+		}
 	}
 }

@@ -77,6 +77,10 @@ type SQLite struct {
 	// recent, if set, keeps new versions' content for delta bases (see
 	// KeepRecent).
 	recent *recentCache
+
+	// ver is the connection DataVersion asks, held so its answers compare.
+	verMu sync.Mutex
+	ver   *sql.Conn
 }
 
 var _ Store = (*SQLite)(nil)
@@ -398,8 +402,40 @@ func (s *SQLite) snapshot(ctx context.Context) (*SQLite, func(), error) {
 // Dir returns the store directory.
 func (s *SQLite) Dir() string { return s.dir }
 
+// DataVersion returns a number that differs from the one before whenever
+// the database was committed to since the last call, by this process or
+// another: SQLite's data_version, asked on a connection held for it and
+// used for nothing else. A watcher of the store learns of every commit
+// this way without opening the store's files, which would drop the locks
+// SQLite holds on them (see OpenSQLite).
+func (s *SQLite) DataVersion(ctx context.Context) (int64, error) {
+	s.verMu.Lock()
+	defer s.verMu.Unlock()
+	if s.ver == nil {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return 0, s.wrap("read the data version", err)
+		}
+		s.ver = c
+	}
+	var v int64
+	if err := s.ver.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		// A fresh connection next time: its first answer differs anyway.
+		s.ver.Close()
+		s.ver = nil
+		return 0, s.wrap("read the data version", err)
+	}
+	return v, nil
+}
+
 // Close closes the database.
 func (s *SQLite) Close() error {
+	s.verMu.Lock()
+	if s.ver != nil {
+		s.ver.Close()
+		s.ver = nil
+	}
+	s.verMu.Unlock()
 	err := s.db.Close()
 	openDBs.Lock()
 	if e := openDBs.n[s.key]; e != nil && !s.closed {

@@ -19,21 +19,8 @@ import (
 // save and fsck are clean and every checkpoint restores exactly.
 func TestAttackCancelColdSaveAtRandom(t *testing.T) {
 	ctx := context.Background()
-	ws := t.TempDir()
-	for d := 0; d < 40; d++ {
-		dir := filepath.Join(ws, fmt.Sprintf("dir%02d", d))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for f := 0; f < 50; f++ {
-			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", f)), []byte(fmt.Sprintf("dir %d file %d\n%0200d\n", d, f, d*f)), 0o644)
-		}
-	}
-	r, err := Open(ctx, ws, Options{Store: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	g := dirsOfFiles{dirs: 40, files: 50, pad: 200}
+	r, ws := g.open(t)
 	rnd := rand.New(rand.NewPCG(11, 12))
 	cancelled, committed := 0, 0
 	rounds := 12
@@ -42,10 +29,7 @@ func TestAttackCancelColdSaveAtRandom(t *testing.T) {
 	}
 	for round := 0; round < rounds; round++ {
 		// Change a few files so each save has something to store.
-		for i := 0; i < 30; i++ {
-			p := filepath.Join(ws, fmt.Sprintf("dir%02d", rnd.IntN(40)), fmt.Sprintf("f%03d.txt", rnd.IntN(50)))
-			os.WriteFile(p, []byte(fmt.Sprint("round ", round, " ", i, "\n")), 0o644)
-		}
+		g.change(t, ws, rnd, 30, fmt.Sprint("round ", round))
 		before, err := r.List(ctx, ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -87,4 +71,49 @@ func TestAttackCancelColdSaveAtRandom(t *testing.T) {
 	}
 	t.Logf("%d saves cancelled, %d committed", cancelled, committed)
 	attackVerify(t, r, ws)
+}
+
+// dirsOfFiles is a workspace of dirs directories of files small files
+// each, every file's content padded with pad digits.
+type dirsOfFiles struct{ dirs, files, pad int }
+
+func (g dirsOfFiles) path(ws string, d, f int) string {
+	return filepath.Join(ws, fmt.Sprintf("dir%02d", d), fmt.Sprintf("f%03d.txt", f))
+}
+
+// open makes the workspace and opens it with a store of its own.
+func (g dirsOfFiles) open(t *testing.T) (*Repo, string) {
+	t.Helper()
+	ws := t.TempDir()
+	for d := 0; d < g.dirs; d++ {
+		if err := os.MkdirAll(filepath.Dir(g.path(ws, d, 0)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := 0; f < g.files; f++ {
+			content := fmt.Sprintf("dir %d file %d\n", d, f)
+			if g.pad > 0 {
+				content += fmt.Sprintf("%0*d\n", g.pad, d*f)
+			}
+			if err := os.WriteFile(g.path(ws, d, f), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r, err := Open(context.Background(), ws, Options{Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, ws
+}
+
+// change writes n files picked at random, tagging their content.
+func (g dirsOfFiles) change(t *testing.T, ws string, rnd *rand.Rand, n int, tag string) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		p := g.path(ws, rnd.IntN(g.dirs), rnd.IntN(g.files))
+		if err := os.WriteFile(p, []byte(fmt.Sprint(tag, " ", i, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -20,21 +18,8 @@ import (
 // still commit the save it had begun for it.)
 func TestAttackCancelServedSaveAtRandom(t *testing.T) {
 	ctx := context.Background()
-	ws := t.TempDir()
-	for d := 0; d < 20; d++ {
-		dir := filepath.Join(ws, fmt.Sprintf("dir%02d", d))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for f := 0; f < 50; f++ {
-			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", f)), []byte(fmt.Sprintf("dir %d file %d\n", d, f)), 0o644)
-		}
-	}
-	r, err := Open(ctx, ws, Options{Store: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	g := dirsOfFiles{dirs: 20, files: 50}
+	r, ws := g.open(t)
 	if _, err := r.Save(ctx, SaveOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -45,10 +30,7 @@ func TestAttackCancelServedSaveAtRandom(t *testing.T) {
 	// (the race detector makes it many times slower).
 	var span time.Duration
 	for i := 0; i < 3; i++ {
-		for j := 0; j < 40; j++ {
-			p := filepath.Join(ws, fmt.Sprintf("dir%02d", rnd.IntN(20)), fmt.Sprintf("f%03d.txt", rnd.IntN(50)))
-			os.WriteFile(p, []byte(fmt.Sprint("warm-up ", i, " ", j, "\n")), 0o644)
-		}
+		g.change(t, ws, rnd, 40, fmt.Sprint("warm-up ", i))
 		start := time.Now()
 		if _, err := r.Save(ctx, SaveOptions{Kind: KindTurn}); err != nil {
 			t.Fatal(err)
@@ -61,10 +43,7 @@ func TestAttackCancelServedSaveAtRandom(t *testing.T) {
 	}
 	served, cancelled := 0, 0
 	for round := 0; round < rounds; round++ {
-		for i := 0; i < 40; i++ {
-			p := filepath.Join(ws, fmt.Sprintf("dir%02d", rnd.IntN(20)), fmt.Sprintf("f%03d.txt", rnd.IntN(50)))
-			os.WriteFile(p, []byte(fmt.Sprint("round ", round, " ", i, "\n")), 0o644)
-		}
+		g.change(t, ws, rnd, 40, fmt.Sprint("round ", round))
 		before, err := r.List(ctx, ListOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -30,13 +30,9 @@ func TestAttackCancelNearCommitWrapsCanceled(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var ids []object.ID
 		err := s.Update(ctx, func(tx Tx) error {
-			for i := 0; i < 20; i++ {
-				b := []byte(fmt.Sprintf("iteration %d blob %d of a transaction cancelled at its end\n", it, i))
-				id := object.Sum(b)
-				ids = append(ids, id)
-				if err := tx.PutBlob(id, b); err != nil {
-					return err
-				}
+			var err error
+			if ids, err = putBlobs(tx, 20, fmt.Sprintf("iteration %d, cancelled at its end", it)); err != nil {
+				return err
 			}
 			cancel()
 			// Let database/sql's watcher of the context run (on two
@@ -55,11 +51,7 @@ func TestAttackCancelNearCommitWrapsCanceled(t *testing.T) {
 				first = err
 			}
 		}
-		for _, id := range ids {
-			if ok, err := s.HasBlob(context.Background(), id); err != nil || ok {
-				t.Fatalf("iteration %d: blob of the cancelled transaction: stored %v, %v", it, ok, err)
-			}
-		}
+		checkBlobs(t, s, ids, false, fmt.Sprint("iteration ", it))
 	}
 	if bad > 0 {
 		t.Fatalf("%d of %d cancelled transactions failed without context.Canceled; first: %v", bad, iters, first)
@@ -86,25 +78,15 @@ func TestAttackCancelAtRandomWrapsCanceled(t *testing.T) {
 		timer := time.AfterFunc(delay, cancel)
 		var ids []object.ID
 		err := s.Update(ctx, func(tx Tx) error {
-			for i := 0; i < 200; i++ {
-				b := []byte(fmt.Sprintf("iteration %d blob %d of a transaction cancelled at random\n", it, i))
-				id := object.Sum(b)
-				ids = append(ids, id)
-				if err := tx.PutBlob(id, b); err != nil {
-					return err
-				}
-			}
-			return nil
+			var err error
+			ids, err = putBlobs(tx, 200, fmt.Sprintf("iteration %d, cancelled at random", it))
+			return err
 		})
 		timer.Stop()
 		cancel()
 		if err == nil {
 			// Committed whole before the cancellation.
-			for _, id := range ids {
-				if ok, err := s.HasBlob(context.Background(), id); err != nil || !ok {
-					t.Fatalf("iteration %d: a blob of the committed transaction is missing: %v, %v", it, ok, err)
-				}
-			}
+			checkBlobs(t, s, ids, true, fmt.Sprint("iteration ", it))
 			continue
 		}
 		cancelled++
@@ -114,16 +96,38 @@ func TestAttackCancelAtRandomWrapsCanceled(t *testing.T) {
 				first = err
 			}
 		}
-		for _, id := range ids {
-			if ok, err := s.HasBlob(context.Background(), id); err != nil || ok {
-				t.Fatalf("iteration %d: blob of the cancelled transaction: stored %v, %v", it, ok, err)
-			}
-		}
+		checkBlobs(t, s, ids, false, fmt.Sprint("iteration ", it))
 	}
 	if bad > 0 {
 		t.Fatalf("%d of %d cancelled transactions failed without context.Canceled; first: %v", bad, cancelled, first)
 	}
 	if cancelled == 0 {
 		t.Fatal("no transaction was cancelled: the test tests nothing")
+	}
+}
+
+// putBlobs puts n blobs, their contents named by what, and returns their
+// ids: those put before an error too.
+func putBlobs(tx Tx, n int, what string) ([]object.ID, error) {
+	var ids []object.ID
+	for i := 0; i < n; i++ {
+		b := []byte(fmt.Sprintf("%s: blob %d\n", what, i))
+		id := object.Sum(b)
+		ids = append(ids, id)
+		if err := tx.PutBlob(id, b); err != nil {
+			return ids, err
+		}
+	}
+	return ids, nil
+}
+
+// checkBlobs checks that every blob of ids is stored (want) or none is:
+// a transaction committed whole or not at all.
+func checkBlobs(t *testing.T, s Store, ids []object.ID, want bool, what string) {
+	t.Helper()
+	for _, id := range ids {
+		if ok, err := s.HasBlob(context.Background(), id); err != nil || ok != want {
+			t.Fatalf("%s: blob %s: stored %v (want %v), %v", what, id.Short(), ok, want, err)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 )
@@ -88,4 +90,51 @@ func TestTxLookupsAnswerTrueFromEmptyAndFull(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// Another handle (as another process) that puts a blob while a
+// transaction that began on an empty store runs waits for the write lock:
+// the transaction's lookups were right to take the table for empty, and
+// after both commit, both blobs are there.
+func TestTxOnEmptyStoreHoldsOffOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	other, err := OpenSQLite(ctx, s.Dir(), "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	mine, theirs := []byte("mine\n"), []byte("theirs\n")
+	mid, tid := object.Sum(mine), object.Sum(theirs)
+	began, done := make(chan struct{}), make(chan error, 1)
+	err = s.Update(ctx, func(tx Tx) error {
+		go func() {
+			close(began)
+			done <- other.Update(ctx, func(tx Tx) error { return tx.PutBlob(tid, theirs) })
+		}()
+		<-began
+		for i := 0; i < 50; i++ {
+			if ok, err := tx.HasBlob(tid); err != nil || ok {
+				return fmt.Errorf("lookup %d of the other handle's blob: %v, %v", i, ok, err)
+			}
+			select {
+			case err := <-done:
+				return fmt.Errorf("the other handle committed inside this transaction: %v", err)
+			default:
+			}
+			time.Sleep(time.Millisecond) // let the other handle try to write
+		}
+		return tx.PutBlob(mid, mine)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []object.ID{mid, tid} {
+		if ok, err := s.HasBlob(ctx, id); err != nil || !ok {
+			t.Fatalf("blob %s after both commits: %v, %v", id.Short(), ok, err)
+		}
+	}
 }

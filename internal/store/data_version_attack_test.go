@@ -2,9 +2,13 @@ package store
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
 )
 
 // A watcher polling DataVersion while the store is closed (a server whose
@@ -54,5 +58,53 @@ func TestAttackDataVersionRacingCloseLeavesNoConnection(t *testing.T) {
 			t.Fatalf("round %d: after Close the store still holds its data version connection (%v), "+
 				"DataVersion after Close: err %v, %d answers after Close without an error", i, leaked, err, stale.Load())
 		}
+	}
+}
+
+// The connection DataVersion holds is idle between polls: gc's
+// checkpoints still empty the WAL, and the data version sees gc's
+// rewrite of the database.
+func TestAttackVacuumTruncatesWALWithDataVersionConnection(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	data := make([]byte, 1<<16)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	if err := s.Update(ctx, func(tx Tx) error { return tx.PutBlob(object.Sum(data), data) }); err != nil {
+		t.Fatal(err)
+	}
+	v0, err := s.DataVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := OpenSQLite(ctx, s.Dir(), "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Vacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(s.Dir(), DBName+"-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != 0 {
+		t.Errorf("the WAL is %d bytes after gc's checkpoint, with DataVersion's connection open", fi.Size())
+	}
+	v1, err := s.DataVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1 == v0 {
+		t.Errorf("data version %d unchanged by another handle's VACUUM", v1)
+	}
+	// This store's own gc, its pinned connection included.
+	if err := s.Vacuum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(s.Dir(), DBName+"-wal")); err != nil || fi.Size() != 0 {
+		t.Errorf("the WAL after this store's gc: %v, %v", fi.Size(), err)
 	}
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -106,5 +108,38 @@ func TestAttackVacuumTruncatesWALWithDataVersionConnection(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(s.Dir(), DBName+"-wal")); err != nil || fi.Size() != 0 {
 		t.Errorf("the WAL after this store's gc: %v, %v", fi.Size(), err)
+	}
+}
+
+// A store opened read-only (a store this user cannot write, served while
+// its owner saves) still tells every commit of the writer by its data
+// version, and answers without an error.
+func TestAttackDataVersionOfReadOnlyStoreSeesWriterCommits(t *testing.T) {
+	ctx := context.Background()
+	w := openTest(t)
+	ro, err := openReadOnly(ctx, w.Dir(), "/ws", errors.New("not writable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	last, err := ro.DataVersion(ctx)
+	if err != nil {
+		t.Fatalf("data version of a read-only store: %v", err)
+	}
+	for i := 0; i < 5; i++ {
+		if err := w.Update(ctx, func(tx Tx) error { return tx.SetMeta("k", fmt.Sprint(i)) }); err != nil {
+			t.Fatal(err)
+		}
+		v, err := ro.DataVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v == last {
+			t.Fatalf("commit %d: the read-only store's data version stays %d", i, v)
+		}
+		last = v
+	}
+	if v, err := ro.DataVersion(ctx); err != nil || v != last {
+		t.Errorf("no commit: data version %d (%v), was %d", v, err, last)
 	}
 }

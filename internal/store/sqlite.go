@@ -78,9 +78,11 @@ type SQLite struct {
 	// KeepRecent).
 	recent *recentCache
 
-	// ver is the connection DataVersion asks, held so its answers compare.
-	verMu sync.Mutex
-	ver   *sql.Conn
+	// ver is the connection DataVersion asks, held so its answers compare;
+	// verClosed, set by Close, keeps it from being taken again.
+	verMu     sync.Mutex
+	ver       *sql.Conn
+	verClosed bool
 }
 
 var _ Store = (*SQLite)(nil)
@@ -411,6 +413,9 @@ func (s *SQLite) Dir() string { return s.dir }
 func (s *SQLite) DataVersion(ctx context.Context) (int64, error) {
 	s.verMu.Lock()
 	defer s.verMu.Unlock()
+	if s.verClosed {
+		return 0, s.wrap("read the data version", sql.ErrConnDone)
+	}
 	if s.ver == nil {
 		c, err := s.db.Conn(ctx)
 		if err != nil {
@@ -431,6 +436,7 @@ func (s *SQLite) DataVersion(ctx context.Context) (int64, error) {
 // Close closes the database.
 func (s *SQLite) Close() error {
 	s.verMu.Lock()
+	s.verClosed = true
 	if s.ver != nil {
 		s.ver.Close()
 		s.ver = nil

@@ -22,7 +22,11 @@ import (
 func TestAttackDataVersionRacingCloseLeavesNoConnection(t *testing.T) {
 	ctx := context.Background()
 	dir := openTest(t).Dir()
-	for i := 0; i < 2000; i++ {
+	rounds := 2000
+	if testing.Short() || raceEnabled {
+		rounds = 300
+	}
+	for i := 0; i < rounds; i++ {
 		s, err := OpenSQLite(ctx, dir, "/ws")
 		if err != nil {
 			t.Fatal(err)

@@ -84,11 +84,7 @@ func TestAttackVacuumTruncatesWALWithDataVersionConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := OpenSQLite(ctx, s.Dir(), "/ws")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := openAgain(t, s)
 	if err := other.Vacuum(ctx); err != nil {
 		t.Fatal(err)
 	}

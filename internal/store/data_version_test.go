@@ -11,11 +11,7 @@ import (
 func TestDataVersionSeesEveryCommit(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
-	other, err := OpenSQLite(ctx, s.Dir(), "/ws")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := openAgain(t, s)
 	version := func() int64 {
 		t.Helper()
 		v, err := s.DataVersion(ctx)

@@ -26,6 +26,18 @@ func openTest(t *testing.T) *SQLite {
 	return s
 }
 
+// openAgain opens a second handle of s's database, as another process
+// would (its own connections), closed when the test ends.
+func openAgain(t *testing.T, s *SQLite) *SQLite {
+	t.Helper()
+	other, err := OpenSQLite(context.Background(), s.Dir(), "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
+}
+
 func backends(t *testing.T) map[string]Store {
 	return map[string]Store{"sqlite": openTest(t), "memory": NewMemory("/ws")}
 }

@@ -99,15 +99,11 @@ func TestTxLookupsAnswerTrueFromEmptyAndFull(t *testing.T) {
 func TestTxOnEmptyStoreHoldsOffOtherWriters(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
-	other, err := OpenSQLite(ctx, s.Dir(), "/ws")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := openAgain(t, s)
 	mine, theirs := []byte("mine\n"), []byte("theirs\n")
 	mid, tid := object.Sum(mine), object.Sum(theirs)
 	began, done := make(chan struct{}), make(chan error, 1)
-	err = s.Update(ctx, func(tx Tx) error {
+	err := s.Update(ctx, func(tx Tx) error {
 		go func() {
 			close(began)
 			done <- other.Update(ctx, func(tx Tx) error { return tx.PutBlob(tid, theirs) })

@@ -1073,6 +1073,10 @@ type sqliteTx struct {
 
 	// noBlobs and noTrees say the table had no row when the transaction
 	// began: no row but this transaction's can be in it until it commits.
+	// HasBlob, HasTree and HasTrees then answer from blobs and trees
+	// alone, so every insert into those tables must record its id there
+	// first: putObject and NewBlobWriter do. An insert that bypasses
+	// them would be invisible to this transaction's lookups.
 	noBlobs, noTrees bool
 
 	bmu    sync.Mutex
@@ -1206,8 +1210,10 @@ func (t *sqliteTx) HasBlob(id object.ID) (bool, error) {
 	}
 	t.mu.Unlock()
 	if t.noBlobs {
-		// Forgotten from the bounded set at most: storing it again is
-		// ignored (see maxTxBlobs).
+		// Only this transaction's rows can be in the table (see noBlobs:
+		// every insert records its id in t.blobs). One missing from the
+		// bounded set was forgotten at most: storing it again is ignored
+		// (see maxTxBlobs).
 		return false, nil
 	}
 	return t.s.HasBlob(t.ctx, id)

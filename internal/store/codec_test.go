@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// damagedZstd is a zstd frame whose header claims 3.8 GiB of content,
+// followed by 20 bytes: what a damaged row of 30 bytes may hold.
+var damagedZstd = append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x7b, 0x13, 0x20, 0xe4, 0xf0}, make([]byte, 20)...)
+
+// allocated returns the bytes fn allocated (no other test runs meanwhile:
+// the package's tests that allocate much are not parallel).
+func allocated(fn func()) uint64 {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	fn()
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc
+}
+
+// A zstd frame's header is stored data too: a damaged one that claims
+// gigabytes is corruption, found without allocating them (they would
+// have killed ckpt on a small machine before it could report the object).
+func TestDamagedZstdHeaderAllocatesLittle(t *testing.T) {
+	for _, hint := range []int64{3000, int64(len(damagedZstd)) * 4, -1} {
+		var err error
+		n := allocated(func() { _, err = decompress(encZstd, damagedZstd, hint) })
+		if err == nil {
+			t.Fatalf("hint %d: a damaged frame decoded", hint)
+		}
+		if n > 64<<20 {
+			t.Errorf("hint %d: decoding a damaged frame of %d bytes allocated %d MiB", hint, len(damagedZstd), n>>20)
+		}
+	}
+
+	ctx := context.Background()
+	s := openTest(t)
+	data := []byte(strings.Repeat("a line of a file in a workspace\n", 100))
+	id := putBlob(t, s, data)
+	if _, err := s.db.Exec(`UPDATE blobs SET enc=?, data=? WHERE id=?`, encZstd, damagedZstd, id[:]); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	n := allocated(func() { _, err = s.ReadBlob(ctx, id) })
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("read of the damaged blob: %v, want a CorruptError", err)
+	}
+	if n > 64<<20 {
+		t.Errorf("reading the damaged blob allocated %d MiB", n>>20)
+	}
+	var problems []Problem
+	n = allocated(func() {
+		_, err = s.Fsck(ctx, func(p Problem) { problems = append(problems, p) }, nil)
+	})
+	if err != nil || len(problems) != 1 || problems[0].ID != id {
+		t.Fatalf("fsck: %v, %v; want the damaged blob", problems, err)
+	}
+	if n > 64<<20 {
+		t.Errorf("fsck of the damaged blob allocated %d MiB", n>>20)
+	}
+}

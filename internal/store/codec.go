@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -105,15 +106,76 @@ func decompress(enc int, data []byte, size int64) ([]byte, error) {
 	case encRaw:
 		return data, nil
 	case encZstd:
+		bound, err := zstdBound(data)
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %v", err)
+		}
 		_, d := codecs()
 		// The stored size is a hint, never trusted for an allocation.
-		out, err := d.DecodeAll(data, make([]byte, 0, min(max(size, 0), 16<<20)))
+		out, err := d.DecodeAll(data, make([]byte, 0, min(max(size, 0), bound, 16<<20)))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %v", err)
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown encoding %d", enc)
+}
+
+// zstdBlockMax is the most one zstd block decodes to (RFC 8878, 3.1.1.2.3).
+const zstdBlockMax = 128 << 10
+
+// zstdBound checks that data is one zstd frame, as compress writes, and
+// returns the most it can decode to, from its block headers alone. A
+// frame whose header claims more is refused: the decoder allocates what
+// the header claims before it finds the frame short, and a damaged row of
+// 30 bytes made it allocate 3.8 GiB.
+func zstdBound(data []byte) (int64, error) {
+	var h zstd.Header
+	if err := h.Decode(data); err != nil {
+		return 0, err
+	}
+	if h.Skippable {
+		return 0, errors.New("a skippable frame")
+	}
+	p, bound := h.HeaderSize, int64(0)
+	for last := false; !last; {
+		if len(data)-p < 3 {
+			return 0, errors.New("truncated block header")
+		}
+		bh := int(data[p]) | int(data[p+1])<<8 | int(data[p+2])<<16
+		p += 3
+		last = bh&1 == 1
+		size := bh >> 3
+		if size > zstdBlockMax {
+			return 0, fmt.Errorf("a block of %d bytes", size)
+		}
+		switch (bh >> 1) & 3 {
+		case 0: // raw
+			bound += int64(size)
+			p += size
+		case 1: // one byte repeated
+			bound += int64(size)
+			p++
+		case 2: // compressed
+			bound += zstdBlockMax
+			p += size
+		default:
+			return 0, errors.New("a block of the reserved type")
+		}
+		if p > len(data) {
+			return 0, errors.New("truncated block")
+		}
+	}
+	if h.HasCheckSum {
+		p += 4
+	}
+	if p != len(data) {
+		return 0, fmt.Errorf("%d bytes where the frame ends at %d", len(data), p)
+	}
+	if h.HasFCS && h.FrameContentSize > uint64(bound) {
+		return 0, fmt.Errorf("the frame claims %d bytes; its blocks hold at most %d", h.FrameContentSize, bound)
+	}
+	return bound, nil
 }
 
 // Content-defined chunking (FastCDC-style gear hash). Boundaries depend only

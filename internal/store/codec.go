@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/seed1cedbf7c/ckpt/internal/object"
 )
@@ -19,7 +20,13 @@ const (
 	encZstd    = 1 // zstd frame
 	encChunked = 2 // blobs only: concatenated chunk ids and sizes
 	encDelta   = 3 // base object id [32] | encoding byte | delta instructions (see delta.go)
+	encS2      = 4 // S2 block (a store's first blobs and chunks; see compressFast)
 )
+
+// maxS2Len bounds what an S2 block may claim to decode to: S2 is only
+// written for whole blobs below ChunkThreshold and for chunks, never over
+// chunkMax. A corrupt length is refused before anything is allocated.
+const maxS2Len = 4 << 20
 
 // maxDeltaDepth bounds delta chains: an object whose base is this deep is
 // stored whole, so a read follows at most this many bases.
@@ -66,9 +73,29 @@ func compress(data []byte) (enc int, out []byte) {
 	return encZstd, c
 }
 
-// compressOwned is compress for data that is queued: the result never
-// aliases data, which the caller may reuse at once.
-func compressOwned(data []byte) (int, []byte) {
+// compressFast is compress with S2 (from the same module as zstd) instead
+// of zstd: about three times faster than zstd's fastest level on source
+// code, and about a quarter larger. A store's first save takes it for its
+// files: compressing every file of a large tree with zstd took longer than
+// reading and hashing them, on two cores, by itself (docs/benchmarks.md).
+func compressFast(data []byte) (enc int, out []byte) {
+	if len(data) < 64 || len(data) > maxS2Len {
+		return compress(data)
+	}
+	c := s2.Encode(make([]byte, s2.MaxEncodedLen(len(data))), data)
+	if len(c) >= len(data)-len(data)/16 {
+		return encRaw, data
+	}
+	return encS2, c
+}
+
+// compressOwned is compress (compressFast if fast) for data that is
+// queued: the result never aliases data, which the caller may reuse at once.
+func compressOwned(data []byte, fast bool) (int, []byte) {
+	compress := compress
+	if fast {
+		compress = compressFast
+	}
 	enc, c := compress(data)
 	if enc == encRaw {
 		c = append(make([]byte, 0, len(c)), c...) // never nil: NULL would violate NOT NULL
@@ -115,6 +142,19 @@ func decompress(enc int, data []byte, size int64) ([]byte, error) {
 		out, err := d.DecodeAll(data, make([]byte, 0, min(max(size, 0), bound, 16<<20)))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %v", err)
+		}
+		return out, nil
+	case encS2:
+		n, err := s2.DecodedLen(data)
+		if err != nil {
+			return nil, fmt.Errorf("s2: %v", err)
+		}
+		if n > maxS2Len {
+			return nil, fmt.Errorf("s2: claims %d bytes, more than S2 is written for", n)
+		}
+		out, err := s2.Decode(make([]byte, n), data)
+		if err != nil {
+			return nil, fmt.Errorf("s2: %v", err)
 		}
 		return out, nil
 	}

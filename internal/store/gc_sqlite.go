@@ -14,7 +14,8 @@ import (
 )
 
 // migrations are tables added after schema version 2 that older versions
-// ignore (so the schema version does not change).
+// ignore (so they did not change the schema version; S2 blobs did, see
+// schemaVersion).
 const migrations = `
 CREATE TABLE IF NOT EXISTS pruned (id BLOB PRIMARY KEY, time INTEGER NOT NULL);
 ` + sessionMigrations
@@ -166,7 +167,7 @@ func (s *SQLite) Sweep(ctx context.Context, p *SweepPlan) (SweepResult, error) {
 			if err != nil {
 				return res, fmt.Errorf("gc: re-encode %s %s: %w", strings.TrimSuffix(t.table, "s"), id, err)
 			}
-			enc, c := compressOwned(raw)
+			enc, c := compressOwned(raw, false)
 			rewrites = append(rewrites, full{t.table, id, enc, c})
 		}
 	}

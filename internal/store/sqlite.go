@@ -24,7 +24,15 @@ import (
 // DBName is the database file inside a store directory.
 const DBName = "ckpt.db"
 
-const schemaVersion = "2"
+// schemaVersion is the schema of stores this ckpt creates. Version 3 added
+// S2 blobs (encS2), which a ckpt that reads only version 2 cannot decode:
+// such a ckpt refuses the store by its version instead of calling its
+// blobs corrupt. A version 2 store is read as it is, and becomes version 3
+// when its first blob is stored (see Update): only then may it hold one.
+const schemaVersion = "3"
+
+// readsSchema reports whether this ckpt reads stores of schema version v.
+func readsSchema(v string) bool { return v == "2" || v == schemaVersion }
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -218,7 +226,7 @@ func (s *SQLite) init(ctx context.Context, workspace string) error {
 	if err != nil {
 		return s.wrap("open store "+s.dir, err)
 	}
-	if ver != schemaVersion {
+	if !readsSchema(ver) {
 		return &SchemaError{Store: s.dir, Version: ver}
 	}
 	if s.readOnly == nil {
@@ -249,7 +257,7 @@ type SchemaError struct{ Store, Version string }
 
 // Error implements error.
 func (e *SchemaError) Error() string {
-	return fmt.Sprintf("store %s has schema version %s; this ckpt understands version %s", e.Store, e.Version, schemaVersion)
+	return fmt.Sprintf("store %s has schema version %s; this ckpt understands versions 2 and %s", e.Store, e.Version, schemaVersion)
 }
 
 // Hint suggests what to do.
@@ -1022,6 +1030,14 @@ func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
 		return s.wrap("begin transaction", err)
 	}
 	t.noBlobs, t.noTrees = !hasBlobs, !hasTrees
+	if t.noBlobs {
+		// This transaction may store the first blobs, in S2: a store of
+		// schema version 2 becomes version 3 with them (see schemaVersion).
+		if _, err := tx.ExecContext(t.wctx, `UPDATE meta SET value=? WHERE key='schema' AND value<>?`, schemaVersion, schemaVersion); err != nil {
+			tx.Rollback()
+			return s.wrap("begin transaction", err)
+		}
+	}
 	t.budget = sync.NewCond(&t.bmu)
 	go t.writer()
 	ferr := fn(t)
@@ -1264,7 +1280,9 @@ func (t *sqliteTx) encode(table string, data []byte, base object.ID) (enc int, c
 	if ok && len(d) <= len(data)/8 {
 		return encDelta, d, dep
 	}
-	enc, c = compressOwned(data)
+	// A store's first save (its blob table empty when the transaction
+	// began) compresses its files with S2: see compressFast.
+	enc, c = compressOwned(data, table == "blobs" && t.noBlobs)
 	if ok && len(d) < len(c) {
 		return encDelta, d, dep
 	}
@@ -1345,7 +1363,7 @@ func (t *sqliteTx) markBlob(id object.ID) {
 
 func (t *sqliteTx) putChunk(data []byte) (object.ID, error) {
 	id := sum(data)
-	enc, c := compressOwned(data)
+	enc, c := compressOwned(data, t.noBlobs)
 	err := t.async("store chunk", `INSERT OR IGNORE INTO chunks(id, size, enc, data) VALUES(?, ?, ?, ?)`, len(c), id[:], len(data), enc, c)
 	return id, err
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"runtime"
 	"strings"
@@ -63,4 +64,32 @@ func TestDamagedZstdHeaderAllocatesLittle(t *testing.T) {
 	if n > 64<<20 {
 		t.Errorf("fsck of the damaged blob allocated %d MiB", n>>20)
 	}
+}
+
+// Stored data is untrusted: no encoding's decoder panics on it or
+// allocates far more than the data could hold, and an S2 block never
+// decodes to more than S2 is written for.
+func FuzzDecompress(f *testing.F) {
+	text := sourceLike(9, 3000)
+	_, z := compress(text)
+	_, s2b := compressFast(text)
+	for _, enc := range []int{encRaw, encZstd, encChunked, encDelta, encS2, 99} {
+		f.Add(enc, []byte{}, int64(0))
+		f.Add(enc, z, int64(len(text)))
+		f.Add(enc, s2b, int64(len(text)))
+	}
+	f.Add(encS2, append(binary.AppendUvarint(nil, 64<<20), 0), int64(64<<20))
+	f.Add(encZstd, damagedZstd, int64(3000))
+	f.Fuzz(func(t *testing.T, enc int, data []byte, size int64) {
+		var out []byte
+		var err error
+		n := allocated(func() { out, err = decompress(enc, data, size) })
+		if err == nil && enc == encS2 && len(out) > maxS2Len {
+			t.Fatalf("an S2 block decoded to %d bytes", len(out))
+		}
+		// A zstd block of 3 bytes or more decodes to at most 128 KiB.
+		if limit := uint64(64<<20) + uint64(len(data))*(zstdBlockMax/3)*2; n > limit {
+			t.Fatalf("%d bytes of encoding %d allocated %d MiB", len(data), enc, n>>20)
+		}
+	})
 }

@@ -1035,6 +1035,9 @@ func (s *SQLite) Update(ctx context.Context, fn func(Tx) error) error {
 		// schema version 2 becomes version 3 with them (see schemaVersion).
 		if _, err := tx.ExecContext(t.wctx, `UPDATE meta SET value=? WHERE key='schema' AND value<>?`, schemaVersion, schemaVersion); err != nil {
 			tx.Rollback()
+			if ctx.Err() != nil {
+				return ctx.Err() // database/sql rolled the transaction back
+			}
 			return s.wrap("begin transaction", err)
 		}
 	}

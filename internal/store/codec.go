@@ -116,7 +116,7 @@ func decompressDelta(stored, base []byte, size int64) ([]byte, error) {
 	if len(stored) < 1 {
 		return nil, errDelta
 	}
-	d, err := decompress(int(stored[0]), stored[1:], size/8+64)
+	d, err := decompress(int(stored[0]), stored[1:], -1)
 	if err != nil {
 		return nil, err
 	}
@@ -127,19 +127,28 @@ func decompressDelta(stored, base []byte, size int64) ([]byte, error) {
 	return out, nil
 }
 
-// decompress inverts compress. size is the expected decoded length.
+// decompress inverts compress. size is the exact decoded length when the
+// row records it (blobs, chunks), or -1. Stored data is untrusted: a frame
+// or block that claims another length than the row, or more than its own
+// blocks can hold, is refused before anything is allocated for it.
 func decompress(enc int, data []byte, size int64) ([]byte, error) {
 	switch enc {
 	case encRaw:
 		return data, nil
 	case encZstd:
-		bound, err := zstdBound(data)
+		bound, fcs, err := zstdBound(data)
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %v", err)
 		}
+		if size >= 0 && fcs >= 0 && fcs != size {
+			return nil, fmt.Errorf("zstd: the frame holds %d bytes, the row says %d", fcs, size)
+		}
+		hint := bound
+		if size >= 0 {
+			hint = min(size, bound)
+		}
 		_, d := codecs()
-		// The stored size is a hint, never trusted for an allocation.
-		out, err := d.DecodeAll(data, make([]byte, 0, min(max(size, 0), bound, 16<<20)))
+		out, err := d.DecodeAll(data, make([]byte, 0, min(hint, 16<<20)))
 		if err != nil {
 			return nil, fmt.Errorf("zstd: %v", err)
 		}
@@ -147,16 +156,15 @@ func decompress(enc int, data []byte, size int64) ([]byte, error) {
 	case encS2:
 		n, err := s2.DecodedLen(data)
 		if err != nil {
-			return nil, fmt.Errorf("s2: %v", err)
+			return nil, err // "s2: corrupt input" and the like
 		}
 		if n > maxS2Len {
 			return nil, fmt.Errorf("s2: claims %d bytes, more than S2 is written for", n)
 		}
-		out, err := s2.Decode(make([]byte, n), data)
-		if err != nil {
-			return nil, fmt.Errorf("s2: %v", err)
+		if size >= 0 && int64(n) != size {
+			return nil, fmt.Errorf("s2: the block holds %d bytes, the row says %d", n, size)
 		}
-		return out, nil
+		return s2.Decode(make([]byte, n), data)
 	}
 	return nil, fmt.Errorf("unknown encoding %d", enc)
 }
@@ -165,29 +173,37 @@ func decompress(enc int, data []byte, size int64) ([]byte, error) {
 const zstdBlockMax = 128 << 10
 
 // zstdBound checks that data is one zstd frame, as compress writes, and
-// returns the most it can decode to, from its block headers alone. A
-// frame whose header claims more is refused: the decoder allocates what
-// the header claims before it finds the frame short, and a damaged row of
-// 30 bytes made it allocate 3.8 GiB.
-func zstdBound(data []byte) (int64, error) {
+// returns the most it can decode to, from its block headers alone, and the
+// content size its header claims (-1 if none). A frame whose header claims
+// more than its blocks can hold is refused: the decoder allocates what the
+// header claims before it finds the frame short, and a damaged row of 30
+// bytes made it allocate 3.8 GiB.
+//
+// A compressed block holds a literals section and a sequences section, a
+// byte each at least; with 3 bytes it can decode to at most 31 bytes (RLE
+// literals under a one-byte header), and only from 4 bytes on to a whole
+// block. A block of 4 bytes can decode to 128 KiB, and an RLE block too,
+// so a frame may still decode to about 30,000 times its size: rows that
+// record their size (blobs, chunks) are held to it by decompress.
+func zstdBound(data []byte) (bound, fcs int64, err error) {
 	var h zstd.Header
 	if err := h.Decode(data); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if h.Skippable {
-		return 0, errors.New("a skippable frame")
+		return 0, 0, errors.New("a skippable frame")
 	}
-	p, bound := h.HeaderSize, int64(0)
+	p := h.HeaderSize
 	for last := false; !last; {
 		if len(data)-p < 3 {
-			return 0, errors.New("truncated block header")
+			return 0, 0, errors.New("truncated block header")
 		}
 		bh := int(data[p]) | int(data[p+1])<<8 | int(data[p+2])<<16
 		p += 3
 		last = bh&1 == 1
 		size := bh >> 3
 		if size > zstdBlockMax {
-			return 0, fmt.Errorf("a block of %d bytes", size)
+			return 0, 0, fmt.Errorf("a block of %d bytes", size)
 		}
 		switch (bh >> 1) & 3 {
 		case 0: // raw
@@ -197,25 +213,36 @@ func zstdBound(data []byte) (int64, error) {
 			bound += int64(size)
 			p++
 		case 2: // compressed
-			bound += zstdBlockMax
+			switch {
+			case size < 2:
+				return 0, 0, fmt.Errorf("a compressed block of %d bytes", size)
+			case size < 4:
+				bound += 31
+			default:
+				bound += zstdBlockMax
+			}
 			p += size
 		default:
-			return 0, errors.New("a block of the reserved type")
+			return 0, 0, errors.New("a block of the reserved type")
 		}
 		if p > len(data) {
-			return 0, errors.New("truncated block")
+			return 0, 0, errors.New("truncated block")
 		}
 	}
 	if h.HasCheckSum {
 		p += 4
 	}
 	if p != len(data) {
-		return 0, fmt.Errorf("%d bytes where the frame ends at %d", len(data), p)
+		return 0, 0, fmt.Errorf("%d bytes where the frame ends at %d", len(data), p)
 	}
-	if h.HasFCS && h.FrameContentSize > uint64(bound) {
-		return 0, fmt.Errorf("the frame claims %d bytes; its blocks hold at most %d", h.FrameContentSize, bound)
+	fcs = -1
+	if h.HasFCS {
+		if h.FrameContentSize > uint64(bound) {
+			return 0, 0, fmt.Errorf("the frame claims %d bytes; its blocks hold at most %d", h.FrameContentSize, bound)
+		}
+		fcs = int64(h.FrameContentSize)
 	}
-	return bound, nil
+	return bound, fcs, nil
 }
 
 // Content-defined chunking (FastCDC-style gear hash). Boundaries depend only

@@ -628,11 +628,7 @@ func (s *SQLite) rawContent(ctx context.Context, table string, id object.ID, hop
 			return nil, 0, &CorruptError{Kind: kind, ID: id, Detail: err.Error()}
 		}
 	default:
-		hint := size
-		if hint < 0 {
-			hint = int64(len(data)) * 4
-		}
-		out, err = decompress(enc, data, hint)
+		out, err = decompress(enc, data, size)
 		if err != nil {
 			return nil, 0, &CorruptError{Kind: kind, ID: id, Detail: err.Error()}
 		}
@@ -741,7 +737,7 @@ func (s *SQLite) ReadTree(ctx context.Context, id object.ID) (*object.Tree, erro
 }
 
 func decodeTree(id object.ID, enc int, data []byte) (*object.Tree, error) {
-	raw, err := decompress(enc, data, int64(len(data))*4)
+	raw, err := decompress(enc, data, -1)
 	if err != nil {
 		return nil, &CorruptError{Kind: "tree", ID: id, Detail: err.Error()}
 	}

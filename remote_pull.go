@@ -231,6 +231,7 @@ func (r *Repo) fetchCheckpoints(ctx context.Context, rm *remote.Remote, view *pu
 	}
 	// Checkpoints, a generation at a time.
 	var cps []*object.Checkpoint
+	var ended []ID // parents the remote does not hold: history ends there
 	stats := map[ID]store.Stats{}
 	seen := map[ID]bool{}
 	frontier := starts
@@ -250,7 +251,8 @@ func (r *Repo) fetchCheckpoints(ctx context.Context, rm *remote.Remote, view *pu
 			}
 			k := remote.ObjKey{Kind: remote.KindCheckpoint, ID: id}
 			if !rm.Listed(k) && !slices.Contains(starts, id) {
-				continue // the pushing store's gc had removed it
+				ended = append(ended, id) // the pushing store's gc had removed it
+				continue
 			}
 			want = append(want, k)
 		}
@@ -383,6 +385,13 @@ func (r *Repo) fetchCheckpoints(ctx context.Context, rm *remote.Remote, view *pu
 	done += int64(len(trees))
 	report()
 	err = r.st.Update(ctx, func(tx store.Tx) error {
+		// As in the store they were pushed from, where gc recorded them:
+		// fsck then knows these parents are gone on purpose.
+		for _, id := range ended {
+			if err := tx.MarkPruned(id); err != nil {
+				return err
+			}
+		}
 		for i := len(cps) - 1; i >= 0; i-- {
 			if _, err := tx.PutCheckpoint(cps[i], stats[cps[i].ID()]); err != nil {
 				return err

@@ -296,6 +296,12 @@ func (m *Memory) Update(ctx context.Context, fn func(Tx) error) error {
 	if tx.journalSet {
 		m.journal = tx.journal
 	}
+	for _, id := range tx.pruned {
+		if m.pruned == nil {
+			m.pruned = map[object.ID]bool{}
+		}
+		m.pruned[id] = true
+	}
 	for k, v := range tx.meta {
 		m.meta[k] = v
 	}
@@ -385,6 +391,7 @@ type memTx struct {
 	journal    *Journal
 	journalSet bool
 	meta       map[string]string
+	pruned     []object.ID
 }
 
 func (t *memTx) HasBlob(id object.ID) (bool, error) {
@@ -462,6 +469,13 @@ func (t *memTx) PutCheckpoint(cp *object.Checkpoint, st Stats) (object.ID, error
 		t.cpOrder = append(t.cpOrder, id)
 	}
 	return id, nil
+}
+
+func (t *memTx) MarkPruned(id object.ID) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pruned = append(t.pruned, id)
+	return nil
 }
 
 func (t *memTx) SetRef(r Ref) error {

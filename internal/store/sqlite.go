@@ -1444,6 +1444,10 @@ func (t *sqliteTx) PutCheckpoint(cp *object.Checkpoint, st Stats) (object.ID, er
 	return id, err
 }
 
+func (t *sqliteTx) MarkPruned(id object.ID) error {
+	return t.sync("mark pruned "+id.String(), `INSERT OR IGNORE INTO pruned(id, time) VALUES(?, ?)`, id[:], time.Now().UnixNano())
+}
+
 func (t *sqliteTx) SetRef(r Ref) error {
 	var exp int64
 	if !r.Expires.IsZero() {

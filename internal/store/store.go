@@ -274,6 +274,10 @@ type Tx interface {
 	ReadTree(id object.ID) (*object.Tree, error)
 	// PutCheckpoint stores a checkpoint.
 	PutCheckpoint(cp *object.Checkpoint, stats Stats) (object.ID, error)
+	// MarkPruned records that checkpoint id was removed from the history
+	// on purpose (by gc, here or in the store a pulled history came from),
+	// so that a checkpoint naming it as a parent is not missing one.
+	MarkPruned(id object.ID) error
 	// SetRef creates or moves a ref.
 	SetRef(r Ref) error
 	// DeleteRef removes a ref (no error if absent).

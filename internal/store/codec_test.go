@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/seed1cedbf7c/ckpt/internal/object"
 )
 
 // damagedZstd is a zstd frame whose header claims 3.8 GiB of content,
@@ -23,40 +25,60 @@ func allocated(fn func()) uint64 {
 	return m1.TotalAlloc - m0.TotalAlloc
 }
 
+// refusedWithLittle checks that decompress refuses frame with each of
+// hints, allocating at most limit bytes.
+func refusedWithLittle(t *testing.T, frame []byte, limit uint64, hints ...int64) {
+	t.Helper()
+	for _, hint := range hints {
+		var err error
+		n := allocated(func() { _, err = decompress(encZstd, frame, hint) })
+		if err == nil {
+			t.Fatalf("hint %d: a frame of %d bytes decoded", hint, len(frame))
+		}
+		if n > limit {
+			t.Errorf("hint %d: decoding a frame of %d bytes allocated %d MiB", hint, len(frame), n>>20)
+		}
+	}
+}
+
+// storeWithRow returns a store and the id of a blob whose row was
+// overwritten with enc and data.
+func storeWithRow(t *testing.T, enc int, data []byte) (*SQLite, object.ID) {
+	t.Helper()
+	s := openTest(t)
+	id := putBlob(t, s, []byte(strings.Repeat("a line of a file in a workspace\n", 100)))
+	if _, err := s.db.Exec(`UPDATE blobs SET enc=?, data=? WHERE id=?`, enc, data, id[:]); err != nil {
+		t.Fatal(err)
+	}
+	return s, id
+}
+
+// readCorrupt reads blob id, which must be reported corrupt with an
+// error containing detail, allocating at most limit bytes.
+func readCorrupt(t *testing.T, s *SQLite, id object.ID, detail string, limit uint64) {
+	t.Helper()
+	var err error
+	n := allocated(func() { _, err = s.ReadBlob(context.Background(), id) })
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), detail) {
+		t.Fatalf("read of the damaged blob: %v, want a CorruptError (%q)", err, detail)
+	}
+	if n > limit {
+		t.Errorf("reading the damaged blob allocated %d MiB", n>>20)
+	}
+}
+
 // A zstd frame's header is stored data too: a damaged one that claims
 // gigabytes is corruption, found without allocating them (they would
 // have killed ckpt on a small machine before it could report the object).
 func TestDamagedZstdHeaderAllocatesLittle(t *testing.T) {
-	for _, hint := range []int64{3000, int64(len(damagedZstd)) * 4, -1} {
-		var err error
-		n := allocated(func() { _, err = decompress(encZstd, damagedZstd, hint) })
-		if err == nil {
-			t.Fatalf("hint %d: a damaged frame decoded", hint)
-		}
-		if n > 64<<20 {
-			t.Errorf("hint %d: decoding a damaged frame of %d bytes allocated %d MiB", hint, len(damagedZstd), n>>20)
-		}
-	}
-
-	ctx := context.Background()
-	s := openTest(t)
-	data := []byte(strings.Repeat("a line of a file in a workspace\n", 100))
-	id := putBlob(t, s, data)
-	if _, err := s.db.Exec(`UPDATE blobs SET enc=?, data=? WHERE id=?`, encZstd, damagedZstd, id[:]); err != nil {
-		t.Fatal(err)
-	}
+	refusedWithLittle(t, damagedZstd, 64<<20, 3000, -1)
+	s, id := storeWithRow(t, encZstd, damagedZstd)
+	readCorrupt(t, s, id, "", 64<<20)
 	var err error
-	n := allocated(func() { _, err = s.ReadBlob(ctx, id) })
-	var ce *CorruptError
-	if !errors.As(err, &ce) {
-		t.Fatalf("read of the damaged blob: %v, want a CorruptError", err)
-	}
-	if n > 64<<20 {
-		t.Errorf("reading the damaged blob allocated %d MiB", n>>20)
-	}
 	var problems []Problem
-	n = allocated(func() {
-		_, err = s.Fsck(ctx, func(p Problem) { problems = append(problems, p) }, nil)
+	n := allocated(func() {
+		_, err = s.Fsck(context.Background(), func(p Problem) { problems = append(problems, p) }, nil)
 	})
 	if err != nil || len(problems) != 1 || problems[0].ID != id {
 		t.Fatalf("fsck: %v, %v; want the damaged blob", problems, err)

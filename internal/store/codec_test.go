@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -114,4 +115,25 @@ func FuzzDecompress(f *testing.F) {
 			t.Fatalf("%d bytes of encoding %d allocated %d MiB", len(data), enc, n>>20)
 		}
 	})
+}
+
+// A decoded object is as large as its content, whether its row records
+// its size or not: trees are kept in the recent cache, which counts their
+// length, and a buffer sized by the frame's bound (128 KiB a block) held
+// many times that.
+func TestDecompressSizesItsBuffer(t *testing.T) {
+	text := sourceLike(11, 3000)
+	enc, c := compress(text)
+	if enc != encZstd {
+		t.Fatalf("encoding %d", enc)
+	}
+	for _, size := range []int64{int64(len(text)), -1} {
+		out, err := decompress(encZstd, c, size)
+		if err != nil || !bytes.Equal(out, text) {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if cap(out) > 2*len(text) {
+			t.Errorf("size %d: %d bytes decoded into a buffer of %d", size, len(out), cap(out))
+		}
+	}
 }

@@ -143,7 +143,13 @@ func decompress(enc int, data []byte, size int64) ([]byte, error) {
 		if size >= 0 && fcs >= 0 && fcs != size {
 			return nil, fmt.Errorf("zstd: the frame holds %d bytes, the row says %d", fcs, size)
 		}
-		hint := bound
+		// The buffer: the size the row records, else what the frame says
+		// it holds (checked against its blocks), else a guess. Never the
+		// bound itself, 128 KiB a block: the result keeps its buffer.
+		hint := min(int64(len(data))*4, bound)
+		if fcs >= 0 {
+			hint = fcs
+		}
 		if size >= 0 {
 			hint = min(size, bound)
 		}
